@@ -1,0 +1,369 @@
+//! The one error type of lindiff. Every message names the op, the argument and
+//! the offending shape or value, e.g. ``det: argument `a` must be square, got
+//! 2×3``.
+
+use crate::dtype::DType;
+use crate::shape::{Shape, TooManyDims};
+use core::fmt;
+
+/// Result alias used throughout lindiff.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// Which dim of an argument a [`Error::DimMismatch`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// Dim 0 of a matrix.
+    Rows,
+    /// Dim 1 of a matrix.
+    Cols,
+    /// Dim 0 of a vector.
+    Len,
+}
+
+impl Dim {
+    fn noun(self) -> &'static str {
+        match self {
+            Dim::Rows => "rows",
+            Dim::Cols => "columns",
+            Dim::Len => "elements",
+        }
+    }
+}
+
+/// What kind of argument an op expected (for [`Error::Rank`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Core dims `[rows, cols]`.
+    Matrix,
+    /// Core dims `[len]`.
+    Vector,
+    /// No core dims.
+    Scalar,
+}
+
+impl ArgKind {
+    /// Number of core dims.
+    pub const fn core_rank(self) -> usize {
+        match self {
+            ArgKind::Matrix => 2,
+            ArgKind::Vector => 1,
+            ArgKind::Scalar => 0,
+        }
+    }
+}
+
+/// Which dtypes an argument accepts (for [`Error::DType`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DTypeReq {
+    /// f32, f64, c32 or c64.
+    Float,
+    /// Exactly this dtype (e.g. the dtype of another argument).
+    Exactly(DType),
+}
+
+/// Every way a lindiff call can fail.
+///
+/// Bad input is always one of these — never a panic, never undefined
+/// behaviour. New variants may be added (`#[non_exhaustive]`).
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// The op got the wrong number of inputs.
+    Arity {
+        /// Op name.
+        op: &'static str,
+        /// Number of inputs the op takes.
+        expected: usize,
+        /// Number given.
+        got: usize,
+    },
+    /// An argument has fewer dims than its kind needs, e.g. a vector where a
+    /// matrix is required.
+    Rank {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// What the argument must be.
+        expected: ArgKind,
+        /// The shape given.
+        shape: Shape,
+    },
+    /// A square matrix was required.
+    NotSquare {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// The shape given.
+        shape: Shape,
+    },
+    /// A dim of `arg` does not match what another argument implies.
+    DimMismatch {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Which dim.
+        dim: Dim,
+        /// The size that was required.
+        expected: usize,
+        /// The argument that fixes the required size.
+        because_of: &'static str,
+        /// The shape given.
+        shape: Shape,
+    },
+    /// Two arguments have different batch dims (there is no broadcasting).
+    BatchMismatch {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Its shape.
+        shape: Shape,
+        /// The argument it was compared with.
+        other: &'static str,
+        /// That argument's shape.
+        other_shape: Shape,
+    },
+    /// An argument has the wrong dtype.
+    DType {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// What was required.
+        expected: DTypeReq,
+        /// What was given.
+        got: DType,
+    },
+    /// An argument may not be empty here.
+    Empty {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// The shape given.
+        shape: Shape,
+        /// Why it may not be empty.
+        why: &'static str,
+    },
+    /// An element count or byte size overflows `usize`.
+    Overflow {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// The shape whose size overflows.
+        shape: Shape,
+    },
+    /// A shape would need more than [`MAX_RANK`](crate::MAX_RANK) dims.
+    TooManyDims {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// The rank that was needed.
+        rank: usize,
+    },
+    /// An option has a value the op cannot use.
+    InvalidOption {
+        /// Op name.
+        op: &'static str,
+        /// Option name.
+        option: &'static str,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// A buffer or view does not fit what the call needs.
+    Buffer {
+        /// Op name.
+        op: &'static str,
+        /// Argument name (`"workspace"` for the workspace).
+        arg: &'static str,
+        /// What is wrong.
+        why: &'static str,
+        /// Bytes or elements needed.
+        needed: usize,
+        /// Bytes or elements present.
+        got: usize,
+    },
+    /// The caller's allocator could not satisfy a request.
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: usize,
+        /// Alignment requested.
+        align: usize,
+        /// Bytes that were still available, if the allocator knows.
+        available: usize,
+    },
+    /// An input contains NaN or infinity.
+    NonFinite {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Lowest-indexed batch item where it was found.
+        batch_index: usize,
+    },
+    /// A Cholesky factorization met a non-positive pivot.
+    NotPositiveDefinite {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Lowest-indexed failing batch item.
+        batch_index: usize,
+    },
+    /// A solve met an exactly singular matrix.
+    Singular {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Lowest-indexed failing batch item.
+        batch_index: usize,
+    },
+    /// An iterative algorithm did not converge.
+    NonConvergence {
+        /// Op name.
+        op: &'static str,
+        /// Lowest-indexed failing batch item.
+        batch_index: usize,
+    },
+    /// The provider does not implement this op (or this dtype of it).
+    Unsupported {
+        /// Op name.
+        op: &'static str,
+        /// Provider name.
+        provider: &'static str,
+        /// Why, and what to use instead.
+        why: &'static str,
+    },
+    /// The provider cannot run at all (e.g. no CUDA driver or device).
+    ProviderUnavailable {
+        /// Provider name.
+        provider: &'static str,
+        /// Why.
+        why: &'static str,
+    },
+    /// The derivative of this output is not implemented.
+    UnsupportedDerivative {
+        /// Op name.
+        op: &'static str,
+        /// Output name.
+        output: &'static str,
+    },
+    /// The function is not differentiable at this point or for this output
+    /// (discontinuous outputs, integer outputs, a gauge-dependent loss at a
+    /// degenerate spectrum, a kink).
+    NotDifferentiable {
+        /// Op name.
+        op: &'static str,
+        /// Output name.
+        output: &'static str,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+impl From<TooManyDims> for Error {
+    fn from(e: TooManyDims) -> Error {
+        Error::TooManyDims {
+            op: "shape",
+            arg: "dims",
+            rank: e.rank,
+        }
+    }
+}
+
+impl fmt::Display for DTypeReq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DTypeReq::Float => f.write_str("a float dtype (f32, f64, c32 or c64)"),
+            DTypeReq::Exactly(d) => write!(f, "dtype {d}"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Arity { op, expected, got } => {
+                write!(f, "{op}: takes {expected} inputs, got {got}")
+            }
+            Error::Rank { op, arg, expected, shape } => {
+                let (what, dims) = match expected {
+                    ArgKind::Matrix => ("a matrix", "[rows, cols, batch…]"),
+                    ArgKind::Vector => ("a vector", "[len, batch…]"),
+                    ArgKind::Scalar => ("a scalar", "[batch…]"),
+                };
+                write!(f, "{op}: argument `{arg}` must be {what} with dims {dims}, got shape {shape}")
+            }
+            Error::NotSquare { op, arg, shape } => {
+                write!(f, "{op}: argument `{arg}` must be square, got {shape}")
+            }
+            Error::DimMismatch { op, arg, dim, expected, because_of, shape } => write!(
+                f,
+                "{op}: argument `{arg}` must have {expected} {} to match `{because_of}`, got {shape}",
+                dim.noun()
+            ),
+            Error::BatchMismatch { op, arg, shape, other, other_shape } => write!(
+                f,
+                "{op}: argument `{arg}` ({shape}) and `{other}` ({other_shape}) have different batch dims (no broadcasting)"
+            ),
+            Error::DType { op, arg, expected, got } => {
+                write!(f, "{op}: argument `{arg}` must have {expected}, got {got}")
+            }
+            Error::Empty { op, arg, shape, why } => {
+                write!(f, "{op}: argument `{arg}` must not be empty ({why}), got {shape}")
+            }
+            Error::Overflow { op, arg, shape } => {
+                write!(f, "{op}: argument `{arg}` of shape {shape} has more elements or bytes than fit in usize")
+            }
+            Error::TooManyDims { op, arg, rank } => write!(
+                f,
+                "{op}: argument `{arg}` would need {rank} dims; lindiff supports at most {}",
+                crate::shape::MAX_RANK
+            ),
+            Error::InvalidOption { op, option, why } => {
+                write!(f, "{op}: option `{option}` {why}")
+            }
+            Error::Buffer { op, arg, why, needed, got } => {
+                write!(f, "{op}: buffer for `{arg}` {why}: needs {needed}, got {got}")
+            }
+            Error::OutOfMemory { bytes, align, available } => write!(
+                f,
+                "allocator: cannot provide {bytes} bytes aligned to {align} ({available} bytes available)"
+            ),
+            Error::NonFinite { op, arg, batch_index } => write!(
+                f,
+                "{op}: argument `{arg}` contains NaN or infinity (batch item {batch_index})"
+            ),
+            Error::NotPositiveDefinite { op, arg, batch_index } => write!(
+                f,
+                "{op}: argument `{arg}` is not positive definite (batch item {batch_index})"
+            ),
+            Error::Singular { op, arg, batch_index } => {
+                write!(f, "{op}: argument `{arg}` is singular (batch item {batch_index})")
+            }
+            Error::NonConvergence { op, batch_index } => {
+                write!(f, "{op}: the algorithm did not converge (batch item {batch_index})")
+            }
+            Error::Unsupported { op, provider, why } => {
+                write!(f, "{op}: not supported by provider {provider}: {why}")
+            }
+            Error::ProviderUnavailable { provider, why } => {
+                write!(f, "provider {provider} is unavailable: {why}")
+            }
+            Error::UnsupportedDerivative { op, output } => {
+                write!(f, "{op}: the derivative of output `{output}` is not implemented")
+            }
+            Error::NotDifferentiable { op, output, why } => {
+                write!(f, "{op}: output `{output}` is not differentiable here: {why}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}

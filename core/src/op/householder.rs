@@ -1,0 +1,138 @@
+//! Compact Householder QR and incremental column appends.
+//!
+//! The state of a factorization of an m×n matrix is `h` (m×n: R on and above
+//! the diagonal, the essential parts of the reflectors below it) and `tau`
+//! (k = min(m, n) reflector scalars). Reflectors are generated so that
+//! diag(R) is real and ≥ 0. `HouseholderQrAppend` factors `[a b]` from the
+//! state of `a` by applying the stored reflectors to `b` only — no
+//! re-factorization, Q never formed.
+
+use super::check::{dim, float_matrix, operand, out, outputs, vector};
+use super::{MatOp, OpSpec, Outputs};
+use crate::error::{Dim, Error, Result};
+use crate::tensor::TensorMeta;
+
+/// `a` (m×n) → `h` (m×n), `tau` (k).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HouseholderQrFactor;
+
+/// `h` (m×n₁), `tau` (min(m, n₁)), `b` (m×n₂) → `h` (m×(n₁+n₂)),
+/// `tau` (min(m, n₁+n₂)): the compact QR of `[a b]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HouseholderQrAppend;
+
+/// `h`, `tau` → `q` (m×k): the thin Q.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HouseholderQrQ;
+
+/// `h` (m×n) → `r` (k×n): the upper triangle of the first k rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HouseholderQrR;
+
+/// `h`, `tau`, `b` (m×r) → `y` (m×r) = Q b or Qᴴ b (full m×m Q), per `MatOp`
+/// (`Transpose` is Qᵀ b).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HouseholderQrApply(pub MatOp);
+
+/// Checks a compact state `(h, tau)`; returns (m, n, dtype, batch) of `h`.
+fn state<'a>(
+    op: &'static str,
+    h: &'a TensorMeta,
+    tau: &'a TensorMeta,
+) -> Result<super::check::Mat<'a>> {
+    let hm = float_matrix(op, "h", h)?;
+    let (len, batch) = vector(op, "tau", tau, hm.dtype)?;
+    dim(op, "tau", &tau.shape, Dim::Len, len, hm.k(), "h")?;
+    super::check::same_batch(op, ("tau", &tau.shape, batch), ("h", hm.shape, hm.batch))?;
+    Ok(hm)
+}
+
+impl OpSpec for HouseholderQrFactor {
+    const NAME: &'static str = "householder_qr_factor";
+    const INPUTS: &'static [&'static str] = &["a"];
+    const OUTPUTS: &'static [&'static str] = &["h", "tau"];
+
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        let a = float_matrix(Self::NAME, "a", inputs[0])?;
+        Ok(outputs([
+            Some(out(Self::NAME, "h", a.dtype, &[a.rows, a.cols], a.batch)?),
+            Some(out(Self::NAME, "tau", a.dtype, &[a.k()], a.batch)?),
+        ]))
+    }
+}
+
+impl OpSpec for HouseholderQrAppend {
+    const NAME: &'static str = "householder_qr_append";
+    const INPUTS: &'static [&'static str] = &["h", "tau", "b"];
+    const OUTPUTS: &'static [&'static str] = &["h", "tau"];
+
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        let op = Self::NAME;
+        let h = state(op, inputs[0], inputs[1])?;
+        let b = operand(op, "h", &h, "b", inputs[2])?;
+        dim(op, "b", b.shape, Dim::Rows, b.rows, h.rows, "h")?;
+        let n = h.cols.checked_add(b.cols).ok_or_else(|| Error::Overflow {
+            op,
+            arg: "b",
+            shape: b.shape.clone(),
+        })?;
+        Ok(outputs([
+            Some(out(op, "h", h.dtype, &[h.rows, n], h.batch)?),
+            Some(out(op, "tau", h.dtype, &[h.rows.min(n)], h.batch)?),
+        ]))
+    }
+}
+
+impl OpSpec for HouseholderQrQ {
+    const NAME: &'static str = "householder_qr_q";
+    const INPUTS: &'static [&'static str] = &["h", "tau"];
+    const OUTPUTS: &'static [&'static str] = &["q"];
+
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        let h = state(Self::NAME, inputs[0], inputs[1])?;
+        Ok(outputs([Some(out(
+            Self::NAME,
+            "q",
+            h.dtype,
+            &[h.rows, h.k()],
+            h.batch,
+        )?)]))
+    }
+}
+
+impl OpSpec for HouseholderQrR {
+    const NAME: &'static str = "householder_qr_r";
+    const INPUTS: &'static [&'static str] = &["h"];
+    const OUTPUTS: &'static [&'static str] = &["r"];
+
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        let h = float_matrix(Self::NAME, "h", inputs[0])?;
+        Ok(outputs([Some(out(
+            Self::NAME,
+            "r",
+            h.dtype,
+            &[h.k(), h.cols],
+            h.batch,
+        )?)]))
+    }
+}
+
+impl OpSpec for HouseholderQrApply {
+    const NAME: &'static str = "householder_qr_apply";
+    const INPUTS: &'static [&'static str] = &["h", "tau", "b"];
+    const OUTPUTS: &'static [&'static str] = &["y"];
+
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        let op = Self::NAME;
+        let h = state(op, inputs[0], inputs[1])?;
+        let b = operand(op, "h", &h, "b", inputs[2])?;
+        dim(op, "b", b.shape, Dim::Rows, b.rows, h.rows, "h")?;
+        Ok(outputs([Some(out(
+            op,
+            "y",
+            h.dtype,
+            &[b.rows, b.cols],
+            h.batch,
+        )?)]))
+    }
+}

@@ -1,0 +1,118 @@
+//! The provider contract: `workspace` says what a call needs, `run_into`
+//! writes the outputs into caller memory and takes every scratch region from
+//! the workspace. A provider carries its [`Exec`], so both see the same plan.
+//!
+//! Call providers through [`crate::call`], which runs every shape, dtype and
+//! buffer check first: a provider never re-implements a check.
+
+use crate::error::Result;
+use crate::exec::Exec;
+use crate::memory::Memory;
+use crate::op::LinalgOp;
+use crate::tensor::{TensorDesc, TensorMeta};
+use crate::workspace::WorkspaceReq;
+
+/// Anything a provider runs.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A linear-algebra op.
+    Linalg(LinalgOp),
+}
+
+impl Op {
+    /// The op's name as used in messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Linalg(op) => op.name(),
+        }
+    }
+
+    /// Input names, in order.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        match self {
+            Op::Linalg(op) => op.input_names(),
+        }
+    }
+
+    /// Output dtypes and shapes (see [`LinalgOp::infer`]).
+    ///
+    /// # Errors
+    /// The op's typed shape/dtype error.
+    pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<crate::op::Outputs> {
+        match self {
+            Op::Linalg(op) => op.infer(inputs),
+        }
+    }
+}
+
+impl From<LinalgOp> for Op {
+    fn from(op: LinalgOp) -> Op {
+        Op::Linalg(op)
+    }
+}
+
+/// An input: its layout and a read-only view of its memory.
+pub struct Input<'a, M: Memory> {
+    /// Dtype, shape, strides and offset.
+    pub desc: &'a TensorDesc,
+    /// The data.
+    pub data: M::Data<'a>,
+}
+
+impl<M: Memory> Clone for Input<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<M: Memory> Copy for Input<'_, M> {}
+
+/// An output slot: what it will hold and the buffer to write it into
+/// (contiguous, column-major, uninitialised on entry).
+pub struct Output<'a, 'm, M: Memory> {
+    /// Dtype and shape to write.
+    pub meta: &'a TensorMeta,
+    /// Where to write it.
+    pub buffer: &'a mut M::Buffer<'m>,
+}
+
+/// A backend that runs ops in one memory space.
+///
+/// Implementations may assume the checks of [`crate::call`] have passed:
+/// input arity, shapes, dtypes, strides within their buffers, every output
+/// buffer present and large enough, and a workspace of at least
+/// `workspace(op, inputs)` bytes at its alignment. On `Ok`, every present
+/// output has been fully written. Failures in a batch report the
+/// lowest-indexed failing matrix.
+pub trait Provider {
+    /// The memory space of this provider's buffers.
+    type Memory: Memory;
+
+    /// Short name for messages (`"cpu"`, `"blas"`, `"cuda"`).
+    fn name(&self) -> &'static str;
+
+    /// The execution token both calls use.
+    fn exec(&self) -> Exec;
+
+    /// Workspace bytes `run_into` will need for `op` on these inputs.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) for an op or dtype
+    /// the provider does not implement.
+    fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq>;
+
+    /// Runs `op`, writing each present output into its buffer and taking all
+    /// scratch from `workspace`.
+    ///
+    /// # Errors
+    /// Numerical failures ([`Error::NotPositiveDefinite`](crate::Error),
+    /// [`Error::NonConvergence`](crate::Error), …) and
+    /// [`Error::Unsupported`](crate::Error::Unsupported).
+    fn run_into<'m>(
+        &self,
+        op: &Op,
+        inputs: &[Input<'_, Self::Memory>],
+        outputs: &mut [Option<Output<'_, 'm, Self::Memory>>],
+        workspace: &mut <Self::Memory as Memory>::Buffer<'m>,
+    ) -> Result<()>;
+}

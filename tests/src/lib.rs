@@ -1,1 +1,8 @@
-//! Conformance tests live in tests/tests.
+//! Shared infrastructure for lindiff's conformance tests (the tests
+//! themselves live in `tests/`).
+//!
+//! [`handle_provider`] is a provider whose memory is opaque handles into its
+//! own storage, the way device memory is: it proves that core drives a
+//! provider without ever dereferencing its buffers.
+
+pub mod handle_provider;

@@ -1,1 +1,127 @@
-fn main() {}
+//! lindiff's task runner: `cargo xtask <task>`.
+//!
+//! * `test` — everything CI checks: formatting, clippy `-D warnings`, the
+//!   workspace tests, and the `no_std` builds of the core for Cortex-M
+//!   (`thumbv7em-none-eabihf`) and the browser (`wasm32-unknown-unknown`).
+//!   Installs the rustup targets and components it needs when missing.
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// Cross targets the no_std crates must build for.
+const CROSS_TARGETS: &[&str] = &["thumbv7em-none-eabihf", "wasm32-unknown-unknown"];
+/// rustup components the checks use.
+const COMPONENTS: &[&str] = &["rustfmt", "clippy"];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(),
+        _ => {
+            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Step = Result<(), String>;
+
+/// Runs a command, echoing it; fails with the command line on a non-zero exit.
+fn run(program: &str, args: &[&str]) -> Step {
+    let line = format!("{program} {}", args.join(" "));
+    eprintln!("\n==> {line}");
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot start `{line}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{line}` failed ({status})"))
+    }
+}
+
+/// Output of a command, or an empty string if it cannot run.
+fn capture(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// Adds the rustup targets and components the checks need, if missing.
+fn ensure_toolchain() -> Step {
+    let installed = capture("rustup", &["target", "list", "--installed"]);
+    for target in CROSS_TARGETS {
+        if !installed.lines().any(|l| l.trim() == *target) {
+            run("rustup", &["target", "add", target])?;
+        }
+    }
+    let components = capture("rustup", &["component", "list", "--installed"]);
+    for component in COMPONENTS {
+        if !components.lines().any(|l| l.starts_with(component)) {
+            run("rustup", &["component", "add", component])?;
+        }
+    }
+    Ok(())
+}
+
+fn test() -> Step {
+    let started = Instant::now();
+    let mut timings: Vec<(&str, f64)> = Vec::new();
+    let mut timed = |name: &'static str, step: &dyn Fn() -> Step| -> Step {
+        let t = Instant::now();
+        step()?;
+        timings.push((name, t.elapsed().as_secs_f64()));
+        Ok(())
+    };
+    timed("toolchain", &ensure_toolchain)?;
+    timed("rustfmt", &|| {
+        run("cargo", &["fmt", "--all", "--", "--check"])
+    })?;
+    timed("clippy", &|| {
+        run(
+            "cargo",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+    })?;
+    timed("tests", &|| run("cargo", &["test", "--workspace"]))?;
+    for target in CROSS_TARGETS {
+        timed("core no_std", &|| {
+            run(
+                "cargo",
+                &[
+                    "build",
+                    "-p",
+                    "lindiff-core",
+                    "--no-default-features",
+                    "--target",
+                    target,
+                ],
+            )
+        })?;
+    }
+    eprintln!(
+        "\nxtask test: all green in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    for (name, secs) in timings {
+        eprintln!("  {name:<14} {secs:>7.1} s");
+    }
+    Ok(())
+}

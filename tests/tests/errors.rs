@@ -1,0 +1,435 @@
+//! The error table: every op × bad input → an `Err` whose message names the
+//! op, the argument and the shape. Each row goes through the checked entry
+//! point `call::run_into` on a provider whose memory is opaque handles, so the
+//! checks are proven to run in core, before any provider code.
+
+use lindiff_core::op::{
+    check, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
+    FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply,
+    HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor,
+    LuFactorSolve, LuSolvePrepared, Pinv, PinvOptions, Polar, Qr, RankRevealingQr,
+    RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, TriangularSolve,
+    TriangularSolveOptions, Truncation,
+};
+use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
+use lindiff_core::{Allocator, Memory, WorkspaceReq};
+use lindiff_tests::handle_provider::{Handle, HandleMemory, HandleProvider, HandleStore};
+
+fn meta(dtype: DType, dims: &[usize]) -> TensorMeta {
+    TensorMeta::new(dtype, Shape::new(dims).unwrap())
+}
+fn f64s(dims: &[usize]) -> TensorMeta {
+    meta(DType::F64, dims)
+}
+fn i64s(dims: &[usize]) -> TensorMeta {
+    meta(DType::I64, dims)
+}
+
+/// Every op with inputs it accepts (a 3×3 system, batch-free).
+fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
+    let a = || f64s(&[3, 3]);
+    let b = || f64s(&[3, 2]);
+    let p = || i64s(&[3]);
+    let tau = || f64s(&[3]);
+    vec![
+        (LinalgOp::Svd(Svd::default()), vec![a()]),
+        (LinalgOp::SvdVals(SvdVals::default()), vec![a()]),
+        (LinalgOp::SvdFull(SvdFull::default()), vec![a()]),
+        (LinalgOp::Qr(Qr::default()), vec![a()]),
+        (
+            LinalgOp::RankRevealingQr(RankRevealingQr::default()),
+            vec![a()],
+        ),
+        (
+            LinalgOp::HouseholderQrFactor(HouseholderQrFactor),
+            vec![a()],
+        ),
+        (
+            LinalgOp::HouseholderQrAppend(HouseholderQrAppend),
+            vec![a(), tau(), b()],
+        ),
+        (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![a(), tau()]),
+        (LinalgOp::HouseholderQrR(HouseholderQrR), vec![a()]),
+        (
+            LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Adjoint)),
+            vec![a(), tau(), b()],
+        ),
+        (LinalgOp::Eigh(Eigh::default()), vec![a()]),
+        (LinalgOp::EighVals(EighVals::default()), vec![a()]),
+        (LinalgOp::Eig(Eig), vec![a()]),
+        (LinalgOp::EigVals(EigVals), vec![a()]),
+        (LinalgOp::Cholesky(Cholesky), vec![a()]),
+        (LinalgOp::Lu(Lu), vec![a()]),
+        (LinalgOp::LuFactor(LuFactor), vec![a()]),
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![a(), b()]),
+        (
+            LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)),
+            vec![a(), p(), b()],
+        ),
+        (LinalgOp::FullPivLu(FullPivLu), vec![a()]),
+        (LinalgOp::FullPivLuFactor(FullPivLuFactor), vec![a()]),
+        (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![a(), b()]),
+        (
+            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Adjoint)),
+            vec![a(), p(), p(), b()],
+        ),
+        (
+            LinalgOp::TriangularSolve(TriangularSolve::default()),
+            vec![a(), b()],
+        ),
+        (LinalgOp::Det(Det), vec![a()]),
+        (LinalgOp::Slogdet(Slogdet), vec![a()]),
+        (
+            LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))),
+            vec![a()],
+        ),
+        (LinalgOp::Polar(Polar), vec![a()]),
+        (LinalgOp::Pinv(Pinv::default()), vec![a()]),
+        (LinalgOp::Lstsq(Lstsq::default()), vec![a(), b()]),
+    ]
+}
+
+/// Runs `op` on `inputs` through `call::run_into` on the handle provider and
+/// returns the error message (or "ok").
+fn run(op: &LinalgOp, inputs: &[TensorMeta]) -> String {
+    let mut store = HandleStore::new();
+    let provider = HandleProvider::new(store.clone());
+    let descs: Vec<TensorDesc> = inputs
+        .iter()
+        .map(|m| TensorDesc::contiguous(m.clone()).unwrap())
+        .collect();
+    // Inputs of sane size get real (zero) storage; the overflow rows get
+    // phantom handles, which core must reject before anything reads them.
+    let handles: Vec<Handle> = descs
+        .iter()
+        .map(|d| match d.span() {
+            Some(span) if span <= 4096 => store.upload(&vec![0.0; span]),
+            span => store.phantom(span.unwrap_or(usize::MAX).saturating_mul(8)),
+        })
+        .collect();
+    let ins: Vec<Input<'_, HandleMemory>> = descs
+        .iter()
+        .zip(&handles)
+        .map(|(desc, h)| Input {
+            desc,
+            data: HandleMemory::data(h).unwrap(),
+        })
+        .collect();
+    let op = Op::Linalg(op.clone());
+    let slot = WorkspaceReq::of::<f64>(512);
+    let mut outs: Vec<Option<Handle>> = (0..op_output_count(&op))
+        .map(|_| Some(Allocator::<HandleMemory>::allocate(&mut store, slot).unwrap()))
+        .collect();
+    let mut out_refs: Vec<Option<&mut Handle>> = outs.iter_mut().map(|o| o.as_mut()).collect();
+    let mut ws = Allocator::<HandleMemory>::allocate(&mut store, slot).unwrap();
+    match call::run_into(&provider, &op, &ins, &mut out_refs, &mut ws) {
+        Ok(()) => "ok".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn op_output_count(op: &Op) -> usize {
+    match op {
+        Op::Linalg(l) => l.output_count(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn every_op_accepts_its_template_inputs() {
+    for (op, inputs) in every_op() {
+        let descs: Vec<TensorDesc> = inputs
+            .iter()
+            .map(|m| TensorDesc::contiguous(m.clone()).unwrap())
+            .collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let outs = call::infer(&Op::Linalg(op.clone()), &refs);
+        assert!(outs.is_ok(), "{}: {:?}", op.name(), outs);
+        assert_eq!(outs.unwrap().len(), op.output_count());
+    }
+    assert_eq!(every_op().len(), 30, "a new op must join this table");
+}
+
+#[test]
+fn every_op_rejects_a_vector_where_a_matrix_goes() {
+    for (op, mut inputs) in every_op() {
+        inputs[0] = f64s(&[3]);
+        let arg = op.input_names()[0];
+        let expected = format!(
+            "{}: argument `{arg}` must be a matrix with dims [rows, cols, batch…], got shape 3",
+            op.name()
+        );
+        assert_eq!(run(&op, &inputs), expected);
+    }
+}
+
+#[test]
+fn every_op_rejects_integer_matrices() {
+    for (op, mut inputs) in every_op() {
+        inputs[0] = i64s(&[3, 3]);
+        let arg = op.input_names()[0];
+        let expected = format!(
+            "{}: argument `{arg}` must have a float dtype (f32, f64, c32 or c64), got i64",
+            op.name()
+        );
+        assert_eq!(run(&op, &inputs), expected);
+    }
+}
+
+#[test]
+fn every_op_rejects_the_wrong_input_count() {
+    for (op, mut inputs) in every_op() {
+        let n = inputs.len();
+        inputs.push(f64s(&[3, 3]));
+        assert_eq!(
+            run(&op, &inputs),
+            format!("{}: takes {n} inputs, got {}", op.name(), n + 1)
+        );
+    }
+}
+
+/// (op, inputs, exact message).
+fn table() -> Vec<(LinalgOp, Vec<TensorMeta>, &'static str)> {
+    let sq = |n| f64s(&[n, n]);
+    vec![
+        // Square required.
+        (LinalgOp::Det(Det), vec![f64s(&[2, 3])], "det: argument `a` must be square, got 2×3"),
+        (LinalgOp::Slogdet(Slogdet), vec![f64s(&[2, 3])], "slogdet: argument `a` must be square, got 2×3"),
+        (LinalgOp::Cholesky(Cholesky), vec![f64s(&[4, 3, 2])], "cholesky: argument `a` must be square, got 4×3×2"),
+        (LinalgOp::Eigh(Eigh::default()), vec![f64s(&[3, 2])], "eigh: argument `a` must be square, got 3×2"),
+        (LinalgOp::EighVals(EighVals::default()), vec![f64s(&[1, 2])], "eigh_vals: argument `a` must be square, got 1×2"),
+        (LinalgOp::Eig(Eig), vec![f64s(&[5, 4])], "eig: argument `a` must be square, got 5×4"),
+        (LinalgOp::EigVals(EigVals), vec![f64s(&[5, 4])], "eig_vals: argument `a` must be square, got 5×4"),
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![f64s(&[3, 2]), f64s(&[3, 1])], "lu_factor_solve: argument `a` must be square, got 3×2"),
+        (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![f64s(&[2, 3]), f64s(&[2, 1])], "full_piv_lu_solve: argument `a` must be square, got 2×3"),
+        (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![f64s(&[2, 3]), f64s(&[2, 1])], "triangular_solve: argument `a` must be square, got 2×3"),
+        // Empty: a 0×2 system is rejected; det of 0×0 is valid.
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![f64s(&[0, 2]), f64s(&[0, 1])], "lu_factor_solve: argument `a` must be square, got 0×2"),
+        (LinalgOp::Det(Det), vec![sq(0)], "ok"),
+        // Rows of b must match a.
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![sq(3), f64s(&[4, 2])], "lu_factor_solve: argument `b` must have 3 rows to match `a`, got 4×2"),
+        (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![sq(3), f64s(&[2, 2])], "full_piv_lu_solve: argument `b` must have 3 rows to match `a`, got 2×2"),
+        (LinalgOp::Lstsq(Lstsq::default()), vec![f64s(&[5, 3]), f64s(&[3, 1])], "lstsq: argument `b` must have 5 rows to match `a`, got 3×1"),
+        (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![sq(3), f64s(&[2, 2])], "triangular_solve: argument `b` must have 3 rows to match `a`, got 2×2"),
+        (LinalgOp::TriangularSolve(TriangularSolve(TriangularSolveOptions::default().side(Side::Right))), vec![sq(3), f64s(&[3, 2])], "triangular_solve: argument `b` must have 3 columns to match `a`, got 3×2"),
+        (LinalgOp::HouseholderQrAppend(HouseholderQrAppend), vec![f64s(&[4, 2]), f64s(&[2]), f64s(&[3, 1])], "householder_qr_append: argument `b` must have 4 rows to match `h`, got 3×1"),
+        (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![f64s(&[4, 2]), f64s(&[3])], "householder_qr_q: argument `tau` must have 2 elements to match `h`, got 3"),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![sq(3), i64s(&[2]), f64s(&[3, 1])], "lu_solve_prepared: argument `perm` must have 3 elements to match `lu`, got 2"),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![sq(3), f64s(&[3]), f64s(&[3, 1])], "lu_solve_prepared: argument `perm` must have dtype i64, got f64"),
+        // Batch dims must match exactly.
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![f64s(&[3, 3, 2]), f64s(&[3, 1, 4])], "lu_factor_solve: argument `b` (3×1×4) and `a` (3×3×2) have different batch dims (no broadcasting)"),
+        (LinalgOp::Lstsq(Lstsq::default()), vec![f64s(&[3, 3, 2]), f64s(&[3, 1])], "lstsq: argument `b` (3×1) and `a` (3×3×2) have different batch dims (no broadcasting)"),
+        (LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)), vec![f64s(&[3, 3, 2]), i64s(&[3, 2]), i64s(&[3, 5]), f64s(&[3, 1, 2])], "full_piv_lu_solve_prepared: argument `col_perm` (3×5) and `lu` (3×3×2) have different batch dims (no broadcasting)"),
+        // Dtypes must agree.
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![sq(3), meta(DType::F32, &[3, 1])], "lu_factor_solve: argument `b` must have dtype f64, got f32"),
+        // Sizes that overflow usize.
+        (LinalgOp::Svd(Svd::default()), vec![f64s(&[usize::MAX / 2, 4])], "svd: argument `a` of shape 9223372036854775807×4 has more elements or bytes than fit in usize"),
+        (LinalgOp::Qr(Qr::default()), vec![f64s(&[1 << 31, 1 << 31, 1 << 3])], "qr: argument `a` of shape 2147483648×2147483648×8 has more elements or bytes than fit in usize"),
+        // Options.
+        (LinalgOp::Svd(Svd(SvdOptions::default().derivative_eps(-1.0))), vec![sq(3)], "svd: option `derivative_eps` must be a finite number ≥ 0"),
+        (LinalgOp::Eigh(Eigh(EighOptions::default().derivative_eps(f64::NAN))), vec![sq(3)], "eigh: option `derivative_eps` must be a finite number > 0 (use None for the exact rule)"),
+        (LinalgOp::RankRevealingQr(RankRevealingQr(RankRevealingQrOptions::default().rtol(-1e-3))), vec![sq(3)], "rank_revealing_qr: option `rtol` must be a finite number ≥ 0"),
+        (LinalgOp::Pinv(Pinv(PinvOptions::default().atol(f64::INFINITY))), vec![sq(3)], "pinv: option `atol` must be a finite number ≥ 0"),
+        (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(0))), vec![sq(3)], "low_rank_approx: option `rank` must keep at least one triplet"),
+    ]
+}
+
+#[test]
+fn shape_dtype_and_option_errors_name_op_argument_and_shape() {
+    for (op, inputs, expected) in table() {
+        assert_eq!(run(&op, &inputs), expected, "{}", op.name());
+    }
+}
+
+#[test]
+fn composites_use_the_same_checks() {
+    // inv is a composite (a fused solve against I); its face checks squareness
+    // under its own name before building anything.
+    let err = check::square("inv", "a", &f64s(&[2, 3])).unwrap_err();
+    assert_eq!(err.to_string(), "inv: argument `a` must be square, got 2×3");
+}
+
+#[test]
+fn buffer_errors_are_reported_not_dereferenced() {
+    let store = HandleStore::new();
+    let provider = HandleProvider::new(store.clone());
+    let op = Op::Linalg(LinalgOp::Det(Det));
+    let desc = TensorDesc::contiguous(f64s(&[3, 3])).unwrap();
+    let a = store.phantom(8 * 8); // one element short
+    let mut out = store.phantom(8);
+    let mut ws = store.phantom(9 * 8);
+    let ins = [Input::<HandleMemory> {
+        desc: &desc,
+        data: HandleMemory::data(&a).unwrap(),
+    }];
+    let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `a` is smaller than its view: needs 72, got 64"
+    );
+
+    let a = store.phantom(9 * 8);
+    let ins = [Input::<HandleMemory> {
+        desc: &desc,
+        data: HandleMemory::data(&a).unwrap(),
+    }];
+    let mut small_ws = store.phantom(8);
+    let err =
+        call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut small_ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `workspace` is too small: needs 72, got 8"
+    );
+
+    let err = call::run_into(&provider, &op, &ins, &mut [None], &mut ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `det` is missing: needs 8, got 0"
+    );
+
+    let mut tiny = store.phantom(4);
+    let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut tiny)], &mut ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `det` is too small: needs 8, got 4"
+    );
+
+    let err = call::run_into(&provider, &op, &ins, &mut [], &mut ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `outputs` has the wrong number of slots: needs 1, got 0"
+    );
+
+    // A row-major view whose strides reach past the buffer.
+    let mut rm = TensorDesc::row_major_matrix(DType::F64, 3, 3).unwrap();
+    rm.offset = 1;
+    let ins = [Input::<HandleMemory> {
+        desc: &rm,
+        data: HandleMemory::data(&a).unwrap(),
+    }];
+    let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `a` is smaller than its view: needs 80, got 72"
+    );
+    assert_eq!(
+        store.slot_count(),
+        0,
+        "no storage was touched by failing calls"
+    );
+}
+
+#[test]
+fn pruned_outputs_must_not_get_buffers() {
+    let op = Op::Linalg(
+        LinalgOp::Svd(Svd::default())
+            .prune(lindiff_core::Live::of(&[0, 1]))
+            .unwrap(),
+    );
+    let store = HandleStore::new();
+    let provider = HandleProvider::new(store.clone());
+    let desc = TensorDesc::contiguous(f64s(&[3, 3])).unwrap();
+    let a = store.phantom(72);
+    let ins = [Input::<HandleMemory> {
+        desc: &desc,
+        data: HandleMemory::data(&a).unwrap(),
+    }];
+    let (mut u, mut s, mut vh, mut ws) = (
+        store.phantom(72),
+        store.phantom(24),
+        store.phantom(72),
+        store.phantom(0),
+    );
+    let err = call::run_into(
+        &provider,
+        &op,
+        &ins,
+        &mut [Some(&mut u), Some(&mut s), Some(&mut vh)],
+        &mut ws,
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "svd: buffer for `vh` must be absent (the op's options switch this output off): needs 0, got 1");
+}
+
+/// Valid calls run end to end on opaque handles: det of 0×0 is 1, a singular
+/// det is a rounding-level number (no error), and a solve returns x with
+/// A x = b, read back through the store.
+#[test]
+fn valid_calls_run_through_handles() {
+    let mut store = HandleStore::new();
+    let provider = HandleProvider::new(store.clone());
+    let det = Op::Linalg(LinalgOp::Det(Det));
+    let run_det = |store: &mut HandleStore, n: usize, values: &[f64]| -> f64 {
+        let desc = TensorDesc::contiguous(f64s(&[n, n])).unwrap();
+        let a = store.upload(values);
+        let ins = [Input::<HandleMemory> {
+            desc: &desc,
+            data: HandleMemory::data(&a).unwrap(),
+        }];
+        let req = call::workspace(&provider, &det, &[&desc]).unwrap();
+        let mut ws = Allocator::<HandleMemory>::allocate(store, req).unwrap();
+        let mut out =
+            Allocator::<HandleMemory>::allocate(store, WorkspaceReq::of::<f64>(1)).unwrap();
+        call::run_into(&provider, &det, &ins, &mut [Some(&mut out)], &mut ws).unwrap();
+        store.download(&out).unwrap()[0]
+    };
+    assert_eq!(run_det(&mut store, 0, &[]), 1.0);
+    // Column-major [[1,2,3],[2,4,6],[1,0,1]]: rank 2.
+    let singular = run_det(
+        &mut store,
+        3,
+        &[1.0, 2.0, 1.0, 2.0, 4.0, 0.0, 3.0, 6.0, 1.0],
+    );
+    assert!(singular.abs() < 1e-14, "{singular}");
+    assert_eq!(run_det(&mut store, 2, &[3.0, 1.0, 2.0, 4.0]), 10.0);
+
+    let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve));
+    let a_desc = TensorDesc::contiguous(f64s(&[2, 2])).unwrap();
+    let b_desc = TensorDesc::contiguous(f64s(&[2, 1])).unwrap();
+    let a = store.upload(&[3.0, 1.0, 2.0, 4.0]); // [[3, 2], [1, 4]]
+    let b = store.upload(&[7.0, 9.0]);
+    let ins = [
+        Input::<HandleMemory> {
+            desc: &a_desc,
+            data: HandleMemory::data(&a).unwrap(),
+        },
+        Input::<HandleMemory> {
+            desc: &b_desc,
+            data: HandleMemory::data(&b).unwrap(),
+        },
+    ];
+    let req = call::workspace(&provider, &solve, &[&a_desc, &b_desc]).unwrap();
+    let mut ws = Allocator::<HandleMemory>::allocate(&mut store, req).unwrap();
+    let mut x =
+        Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(2)).unwrap();
+    let mut lu =
+        Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(4)).unwrap();
+    let mut perm =
+        Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<i64>(2)).unwrap();
+    call::run_into(
+        &provider,
+        &solve,
+        &ins,
+        &mut [Some(&mut x), Some(&mut lu), Some(&mut perm)],
+        &mut ws,
+    )
+    .unwrap();
+    let x = store.download(&x).unwrap();
+    assert!(
+        (x[0] - 1.0).abs() < 1e-15 && (x[1] - 2.0).abs() < 1e-15,
+        "{x:?}"
+    );
+}
+
+#[test]
+fn unsupported_ops_say_which_provider() {
+    let store = HandleStore::new();
+    let provider = HandleProvider::new(store);
+    let err = call::workspace(
+        &provider,
+        &Op::Linalg(LinalgOp::Svd(Svd::default())),
+        &[&TensorDesc::contiguous(f64s(&[2, 2])).unwrap()],
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "svd: not supported by provider handles: the handle test provider runs det and lu_factor_solve in f64 only");
+}

@@ -149,10 +149,7 @@ fn check_outputs<M: Memory>(
             got: outputs.len(),
         });
     }
-    let output_names = match op {
-        Op::Linalg(op) => op.output_names(),
-    };
-    for ((meta, buffer), &arg) in metas.iter().zip(outputs).zip(output_names) {
+    for ((meta, buffer), &arg) in metas.iter().zip(outputs).zip(op.output_names()) {
         match (meta, buffer) {
             (Some(meta), Some(buffer)) => {
                 // `infer` produced this meta with an overflow-checked size.

@@ -126,6 +126,32 @@ pub enum Error {
         /// That argument's shape.
         other_shape: Shape,
     },
+    /// Two arguments of an elementwise op have different shapes.
+    ShapeMismatch {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Its shape.
+        shape: Shape,
+        /// The argument it must match.
+        other: &'static str,
+        /// That argument's shape.
+        other_shape: Shape,
+    },
+    /// A block (slice or padding) does not fit inside a matrix.
+    OutOfBounds {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// The matrix shape.
+        shape: Shape,
+        /// Top-left corner of the block (row, column).
+        start: [usize; 2],
+        /// Block size (rows, columns).
+        size: [usize; 2],
+    },
     /// An argument has the wrong dtype.
     DType {
         /// Op name.
@@ -311,6 +337,15 @@ impl fmt::Display for Error {
             Error::BatchMismatch { op, arg, shape, other, other_shape } => write!(
                 f,
                 "{op}: argument `{arg}` ({shape}) and `{other}` ({other_shape}) have different batch dims (no broadcasting)"
+            ),
+            Error::ShapeMismatch { op, arg, shape, other, other_shape } => write!(
+                f,
+                "{op}: argument `{arg}` must have the shape of `{other}` ({other_shape}), got {shape}"
+            ),
+            Error::OutOfBounds { op, arg, shape, start, size } => write!(
+                f,
+                "{op}: a {}×{} block at ({}, {}) does not fit in argument `{arg}` of shape {shape}",
+                size[0], size[1], start[0], start[1]
             ),
             Error::DType { op, arg, expected, got } => {
                 write!(f, "{op}: argument `{arg}` must have {expected}, got {got}")

@@ -109,7 +109,7 @@ impl<'m> HostBuffer<'m> {
     /// skipped if the start is misaligned; `None` if it is).
     pub fn uninit_typed_mut<T: Element>(&mut self) -> Option<&mut [MaybeUninit<T>]> {
         let ptr = self.bytes.as_mut_ptr();
-        if (ptr as usize) % align_of::<T>() != 0 {
+        if !(ptr as usize).is_multiple_of(align_of::<T>()) {
             return None;
         }
         let count = self.bytes.len() / size_of::<T>();
@@ -132,7 +132,7 @@ impl<'m> HostBuffer<'m> {
     /// The buffer as initialised `T`s, zero-filling it first if it has never
     /// been written. `None` if misaligned for `T`.
     pub fn typed_mut<T: Element>(&mut self) -> Option<&mut [T]> {
-        if (self.bytes.as_ptr() as usize) % align_of::<T>() != 0 {
+        if !(self.bytes.as_ptr() as usize).is_multiple_of(align_of::<T>()) {
             return None;
         }
         if !self.initialized {
@@ -198,7 +198,7 @@ impl<'a> HostData<'a> {
     /// The data as `T`s (whole elements only), or `None` when misaligned.
     pub fn typed<T: Element>(&self) -> Option<&'a [T]> {
         let ptr = self.bytes.as_ptr();
-        if (ptr as usize) % align_of::<T>() != 0 {
+        if !(ptr as usize).is_multiple_of(align_of::<T>()) {
             return None;
         }
         let count = self.bytes.len() / size_of::<T>();

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::exec::Exec;
 use crate::memory::Memory;
 use crate::op::LinalgOp;
+use crate::prim::PrimOp;
 use crate::tensor::{TensorDesc, TensorMeta};
 use crate::workspace::WorkspaceReq;
 
@@ -18,6 +19,8 @@ use crate::workspace::WorkspaceReq;
 pub enum Op {
     /// A linear-algebra op.
     Linalg(LinalgOp),
+    /// An array primitive.
+    Prim(PrimOp),
 }
 
 impl Op {
@@ -25,6 +28,7 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::Linalg(op) => op.name(),
+            Op::Prim(op) => op.name(),
         }
     }
 
@@ -32,6 +36,15 @@ impl Op {
     pub fn input_names(&self) -> &'static [&'static str] {
         match self {
             Op::Linalg(op) => op.input_names(),
+            Op::Prim(op) => op.input_names(),
+        }
+    }
+
+    /// Output names, in order.
+    pub fn output_names(&self) -> &'static [&'static str] {
+        match self {
+            Op::Linalg(op) => op.output_names(),
+            Op::Prim(op) => op.output_names(),
         }
     }
 
@@ -42,7 +55,14 @@ impl Op {
     pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<crate::op::Outputs> {
         match self {
             Op::Linalg(op) => op.infer(inputs),
+            Op::Prim(op) => op.infer(inputs),
         }
+    }
+}
+
+impl From<PrimOp> for Op {
+    fn from(op: PrimOp) -> Op {
+        Op::Prim(op)
     }
 }
 

@@ -253,6 +253,37 @@ pub fn outputs<const N: usize>(items: [Option<TensorMeta>; N]) -> Outputs {
     v
 }
 
+/// A tensor of a float dtype whose size fits (any rank).
+///
+/// # Errors
+/// [`Error::DType`], [`Error::Overflow`].
+pub fn float_tensor(op: &'static str, arg: &'static str, meta: &TensorMeta) -> Result<()> {
+    if !meta.dtype.is_float() {
+        return Err(Error::DType {
+            op,
+            arg,
+            expected: DTypeReq::Float,
+            got: meta.dtype,
+        });
+    }
+    sized(op, arg, meta)
+}
+
+/// An option value must be finite.
+///
+/// # Errors
+/// [`Error::InvalidOption`].
+pub fn finite(op: &'static str, option: &'static str, value: f64) -> Result<()> {
+    if !value.is_finite() {
+        return Err(Error::InvalidOption {
+            op,
+            option,
+            why: "must be finite",
+        });
+    }
+    Ok(())
+}
+
 /// An option value must be finite and ≥ 0.
 ///
 /// # Errors

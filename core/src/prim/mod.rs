@@ -1,0 +1,132 @@
+//! The array primitives derivative programs are written in. Every provider
+//! implements all of them, so the set is kept small: batched matmul with
+//! transpose/conjugate flags, elementwise arithmetic and a few nonlinear maps,
+//! transpose/adjoint, diagonal extract/embed, triangular masks, row/column
+//! scaling, sums and their broadcasts, slices and zero-padding, constants.
+//!
+//! Shapes follow the crate conventions: matrix arguments are
+//! `[rows, cols, batch…]`, and all arguments of one call share batch dims.
+
+mod constant;
+mod diag;
+mod elementwise;
+mod layout;
+mod matmul;
+
+pub use constant::{Eye, Fill};
+pub use diag::{DiagEmbed, DiagPart, ScaleCols, ScaleRows, TriMask};
+pub use elementwise::{Binary, BinaryOp, Scale, Unary, UnaryOp};
+pub use layout::{Adjoint, Pad, Slice, Spread, Sum};
+pub use matmul::Matmul;
+
+use crate::error::{Error, Result};
+use crate::op::{OpSpec, Outputs};
+use crate::tensor::TensorMeta;
+
+/// Every array primitive.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrimOp {
+    /// `c = op(a) · op(b)`, batched.
+    Matmul(Matmul),
+    /// One-input elementwise map.
+    Unary(Unary),
+    /// Two-input elementwise arithmetic (same shape and dtype).
+    Binary(Binary),
+    /// Multiply by a real constant.
+    Scale(Scale),
+    /// Transpose or conjugate-transpose of the matrix dims.
+    Adjoint(Adjoint),
+    /// Main diagonal of each matrix.
+    DiagPart(DiagPart),
+    /// Square matrices with the given diagonals.
+    DiagEmbed(DiagEmbed),
+    /// Keep one triangle, scaling the diagonal.
+    TriMask(TriMask),
+    /// `a · diag(v)`.
+    ScaleCols(ScaleCols),
+    /// `diag(v) · a`.
+    ScaleRows(ScaleRows),
+    /// Sum over the core dims.
+    Sum(Sum),
+    /// Fill the core dims with a per-batch value (the transpose of `Sum`).
+    Spread(Spread),
+    /// A block of the matrix dims.
+    Slice(Slice),
+    /// Zero-pad the matrix dims (the transpose of `Slice`).
+    Pad(Pad),
+    /// A constant filled tensor.
+    Fill(Fill),
+    /// Batched identity matrices.
+    Eye(Eye),
+}
+
+macro_rules! dispatch_prim {
+    ($self:expr, $op:ident => $body:expr) => {
+        match $self {
+            PrimOp::Matmul($op) => $body,
+            PrimOp::Unary($op) => $body,
+            PrimOp::Binary($op) => $body,
+            PrimOp::Scale($op) => $body,
+            PrimOp::Adjoint($op) => $body,
+            PrimOp::DiagPart($op) => $body,
+            PrimOp::DiagEmbed($op) => $body,
+            PrimOp::TriMask($op) => $body,
+            PrimOp::ScaleCols($op) => $body,
+            PrimOp::ScaleRows($op) => $body,
+            PrimOp::Sum($op) => $body,
+            PrimOp::Spread($op) => $body,
+            PrimOp::Slice($op) => $body,
+            PrimOp::Pad($op) => $body,
+            PrimOp::Fill($op) => $body,
+            PrimOp::Eye($op) => $body,
+        }
+    };
+}
+
+fn name_of<T: OpSpec>(_: &T) -> &'static str {
+    T::NAME
+}
+fn inputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
+    T::INPUTS
+}
+fn outputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
+    T::OUTPUTS
+}
+
+impl PrimOp {
+    /// The primitive's name (elementwise ops use their map's name).
+    pub fn name(&self) -> &'static str {
+        match self {
+            PrimOp::Unary(u) => u.0.name(),
+            PrimOp::Binary(b) => b.0.name(),
+            other => dispatch_prim!(other, op => name_of(op)),
+        }
+    }
+
+    /// Input names, in order.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        dispatch_prim!(self, op => inputs_of(op))
+    }
+
+    /// Output names, in order.
+    pub fn output_names(&self) -> &'static [&'static str] {
+        dispatch_prim!(self, op => outputs_of(op))
+    }
+
+    /// Output metas for these inputs.
+    ///
+    /// # Errors
+    /// [`Error::Arity`] or the primitive's typed shape/dtype error.
+    pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        let expected = self.input_names().len();
+        if inputs.len() != expected {
+            return Err(Error::Arity {
+                op: self.name(),
+                expected,
+                got: inputs.len(),
+            });
+        }
+        dispatch_prim!(self, op => op.infer(inputs))
+    }
+}

@@ -24,20 +24,12 @@ use crate::workspace::WorkspaceReq;
 pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
     let names = op.input_names();
     if inputs.len() != names.len() || inputs.len() > MAX_INPUTS {
-        return Err(Error::Arity {
-            op: op.name(),
-            expected: names.len(),
-            got: inputs.len(),
-        });
+        return Err(Error::Arity { op: op.name(), expected: names.len(), got: inputs.len() });
     }
     let mut metas = heapless::Vec::<&TensorMeta, MAX_INPUTS>::new();
     for (desc, &arg) in inputs.iter().zip(names) {
         if desc.span().is_none() {
-            return Err(Error::Overflow {
-                op: op.name(),
-                arg,
-                shape: desc.meta.shape.clone(),
-            });
+            return Err(Error::Overflow { op: op.name(), arg, shape: desc.meta.shape.clone() });
         }
         // Capacity: inputs.len() ≤ MAX_INPUTS was checked above.
         let _ = metas.push(&desc.meta);
@@ -50,11 +42,7 @@ pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
 /// # Errors
 /// As [`infer`], plus the provider's
 /// [`Error::Unsupported`](crate::Error::Unsupported).
-pub fn workspace<P: Provider>(
-    provider: &P,
-    op: &Op,
-    inputs: &[&TensorDesc],
-) -> Result<WorkspaceReq> {
+pub fn workspace<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
     infer(op, inputs)?;
     provider.workspace(op, inputs)
 }
@@ -77,11 +65,7 @@ pub fn run_into<'m, P: Provider>(
     let mut descs = heapless::Vec::<&TensorDesc, MAX_INPUTS>::new();
     for input in inputs {
         if descs.push(input.desc).is_err() {
-            return Err(Error::Arity {
-                op: name,
-                expected: op.input_names().len(),
-                got: inputs.len(),
-            });
+            return Err(Error::Arity { op: name, expected: op.input_names().len(), got: inputs.len() });
         }
     }
     let metas = infer(op, &descs)?;
@@ -89,22 +73,14 @@ pub fn run_into<'m, P: Provider>(
         let desc = input.desc;
         // `infer` checked that the span fits; bytes may still overflow.
         let span = desc.span().unwrap_or(usize::MAX);
-        let needed = span
-            .checked_mul(desc.meta.dtype.size())
-            .ok_or_else(|| Error::Overflow {
-                op: name,
-                arg,
-                shape: desc.meta.shape.clone(),
-            })?;
+        let needed = span.checked_mul(desc.meta.dtype.size()).ok_or_else(|| Error::Overflow {
+            op: name,
+            arg,
+            shape: desc.meta.shape.clone(),
+        })?;
         let got = P::Memory::data_bytes(&input.data);
         if got < needed {
-            return Err(Error::Buffer {
-                op: name,
-                arg,
-                why: "is smaller than its view",
-                needed,
-                got,
-            });
+            return Err(Error::Buffer { op: name, arg, why: "is smaller than its view", needed, got });
         }
     }
     check_outputs::<P::Memory>(op, &metas, outputs)?;
@@ -122,10 +98,7 @@ pub fn run_into<'m, P: Provider>(
     let mut slots = heapless::Vec::<Option<Output<'_, 'm, P::Memory>>, MAX_OUTPUTS>::new();
     for (meta, buffer) in metas.iter().zip(outputs.iter_mut()) {
         let slot = match (meta, buffer) {
-            (Some(meta), Some(buffer)) => Some(Output {
-                meta,
-                buffer: &mut **buffer,
-            }),
+            (Some(meta), Some(buffer)) => Some(Output { meta, buffer: &mut **buffer }),
             _ => None,
         };
         // Capacity: metas has at most MAX_OUTPUTS entries.
@@ -134,11 +107,7 @@ pub fn run_into<'m, P: Provider>(
     provider.run_into(op, inputs, &mut slots, workspace)
 }
 
-fn check_outputs<M: Memory>(
-    op: &Op,
-    metas: &Outputs,
-    outputs: &[Option<&mut M::Buffer<'_>>],
-) -> Result<()> {
+fn check_outputs<M: Memory>(op: &Op, metas: &Outputs, outputs: &[Option<&mut M::Buffer<'_>>]) -> Result<()> {
     let name = op.name();
     if outputs.len() != metas.len() {
         return Err(Error::Buffer {
@@ -156,24 +125,12 @@ fn check_outputs<M: Memory>(
                 let needed = meta.bytes().unwrap_or(usize::MAX);
                 let got = M::usable_bytes(buffer, meta.dtype.align());
                 if got < needed {
-                    return Err(Error::Buffer {
-                        op: name,
-                        arg,
-                        why: "is too small",
-                        needed,
-                        got,
-                    });
+                    return Err(Error::Buffer { op: name, arg, why: "is too small", needed, got });
                 }
             }
             (Some(meta), None) => {
                 let needed = meta.bytes().unwrap_or(usize::MAX);
-                return Err(Error::Buffer {
-                    op: name,
-                    arg,
-                    why: "is missing",
-                    needed,
-                    got: 0,
-                });
+                return Err(Error::Buffer { op: name, arg, why: "is missing", needed, got: 0 });
             }
             (None, Some(_)) => {
                 return Err(Error::Buffer {

@@ -295,11 +295,7 @@ pub enum Error {
 
 impl From<TooManyDims> for Error {
     fn from(e: TooManyDims) -> Error {
-        Error::TooManyDims {
-            op: "shape",
-            arg: "dims",
-            rank: e.rank,
-        }
+        Error::TooManyDims { op: "shape", arg: "dims", rank: e.rank }
     }
 }
 

@@ -49,26 +49,17 @@ pub struct LanePlan {
 impl Exec {
     /// One thread: everything runs serially.
     pub const fn serial() -> Exec {
-        Exec {
-            threads: 1,
-            policy: BatchPolicy::Auto,
-        }
+        Exec { threads: 1, policy: BatchPolicy::Auto }
     }
 
     /// A team of `threads` threads (0 is taken as 1) with the `Auto` policy.
     pub const fn with_threads(threads: usize) -> Exec {
-        Exec {
-            threads: if threads == 0 { 1 } else { threads },
-            policy: BatchPolicy::Auto,
-        }
+        Exec { threads: if threads == 0 { 1 } else { threads }, policy: BatchPolicy::Auto }
     }
 
     /// The same team with another batch policy.
     pub const fn policy(self, policy: BatchPolicy) -> Exec {
-        Exec {
-            threads: self.threads,
-            policy,
-        }
+        Exec { threads: self.threads, policy }
     }
 
     /// Team width.
@@ -89,20 +80,10 @@ impl Exec {
             BatchPolicy::WholeTeam => false,
         };
         if split && self.threads > 1 {
-            let lanes = if batch < self.threads {
-                batch
-            } else {
-                self.threads
-            };
-            LanePlan {
-                lanes: if lanes == 0 { 1 } else { lanes },
-                threads_per_matrix: 1,
-            }
+            let lanes = if batch < self.threads { batch } else { self.threads };
+            LanePlan { lanes: if lanes == 0 { 1 } else { lanes }, threads_per_matrix: 1 }
         } else {
-            LanePlan {
-                lanes: 1,
-                threads_per_matrix: self.threads,
-            }
+            LanePlan { lanes: 1, threads_per_matrix: self.threads }
         }
     }
 }

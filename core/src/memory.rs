@@ -61,10 +61,7 @@ pub struct HostBuffer<'m> {
 impl<'m> HostBuffer<'m> {
     /// Wraps uninitialised bytes (e.g. from an [`Arena`](crate::Arena)).
     pub fn from_uninit(bytes: &'m mut [MaybeUninit<u8>]) -> HostBuffer<'m> {
-        HostBuffer {
-            bytes,
-            initialized: false,
-        }
+        HostBuffer { bytes, initialized: false }
     }
 
     /// Wraps caller-owned elements, e.g. output memory the caller already has.
@@ -74,13 +71,9 @@ impl<'m> HostBuffer<'m> {
         // is `len` initialised bytes; we keep the unique borrow for `'m`, and
         // every write through the byte view stores bytes of valid `Element`
         // values (any bit pattern is a valid `T`).
-        let bytes = unsafe {
-            core::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<MaybeUninit<u8>>(), len)
-        };
-        HostBuffer {
-            bytes,
-            initialized: true,
-        }
+        let bytes =
+            unsafe { core::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<MaybeUninit<u8>>(), len) };
+        HostBuffer { bytes, initialized: true }
     }
 
     /// Length in bytes.
@@ -153,9 +146,8 @@ impl<'m> HostBuffer<'m> {
         }
         // SAFETY: the flag says every byte is initialised; `MaybeUninit<u8>`
         // and `u8` have the same layout.
-        let bytes = unsafe {
-            core::slice::from_raw_parts(self.bytes.as_ptr().cast::<u8>(), self.bytes.len())
-        };
+        let bytes =
+            unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast::<u8>(), self.bytes.len()) };
         Some(HostData { bytes })
     }
 
@@ -184,9 +176,13 @@ impl<'a> HostData<'a> {
     pub fn from_slice<T: Element>(data: &'a [T]) -> HostData<'a> {
         // SAFETY: `T: Element` has no padding, so its storage is
         // `size_of_val(data)` initialised bytes, borrowed for `'a`.
-        let bytes = unsafe {
-            core::slice::from_raw_parts(data.as_ptr().cast::<u8>(), core::mem::size_of_val(data))
-        };
+        let bytes =
+            unsafe { core::slice::from_raw_parts(data.as_ptr().cast::<u8>(), core::mem::size_of_val(data)) };
+        HostData { bytes }
+    }
+
+    /// Views raw bytes (e.g. a tensor received over a wire).
+    pub fn from_bytes(bytes: &'a [u8]) -> HostData<'a> {
         HostData { bytes }
     }
 

@@ -182,26 +182,8 @@ macro_rules! real_scalar {
     };
 }
 
-real_scalar!(
-    f32,
-    libm::sqrtf,
-    libm::hypotf,
-    libm::logf,
-    libm::expf,
-    libm::atan2f,
-    libm::sinf,
-    libm::cosf
-);
-real_scalar!(
-    f64,
-    libm::sqrt,
-    libm::hypot,
-    libm::log,
-    libm::exp,
-    libm::atan2,
-    libm::sin,
-    libm::cos
-);
+real_scalar!(f32, libm::sqrtf, libm::hypotf, libm::logf, libm::expf, libm::atan2f, libm::sinf, libm::cosf);
+real_scalar!(f64, libm::sqrt, libm::hypot, libm::log, libm::exp, libm::atan2, libm::sin, libm::cos);
 
 macro_rules! complex_scalar {
     ($r:ty) => {
@@ -274,20 +256,11 @@ mod tests {
 
     #[test]
     fn complex_sqrt_is_principal() {
-        for &(re, im) in &[
-            (4.0, 0.0),
-            (-4.0, 0.0),
-            (0.0, 2.0),
-            (-3.0, -4.0),
-            (1e-300, 1e-300),
-        ] {
+        for &(re, im) in &[(4.0, 0.0), (-4.0, 0.0), (0.0, 2.0), (-3.0, -4.0), (1e-300, 1e-300)] {
             sqrt_squares_back(Complex::<f64>::new(re, im));
             sqrt_squares_back(Complex::<f32>::new(re as f32, im as f32));
         }
-        assert_eq!(
-            Complex::<f64>::new(-4.0, 0.0).sqrt(),
-            Complex::new(0.0, 2.0)
-        );
+        assert_eq!(Complex::<f64>::new(-4.0, 0.0).sqrt(), Complex::new(0.0, 2.0));
     }
 
     #[test]

@@ -36,20 +36,14 @@ pub struct TooManyDims {
 
 impl fmt::Display for TooManyDims {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "a shape of rank {} exceeds the maximum rank {MAX_RANK}",
-            self.rank
-        )
+        write!(f, "a shape of rank {} exceeds the maximum rank {MAX_RANK}", self.rank)
     }
 }
 
 impl Shape {
     /// The shape of a scalar (rank 0, one element).
     pub const fn scalar() -> Shape {
-        Shape {
-            dims: heapless::Vec::new(),
-        }
+        Shape { dims: heapless::Vec::new() }
     }
 
     /// A shape from its dims.
@@ -75,12 +69,7 @@ impl Shape {
     /// [`TooManyDims`] when the two together exceed [`MAX_RANK`].
     pub fn from_parts(core: &[usize], batch: &[usize]) -> Result<Shape, TooManyDims> {
         let mut shape = Shape::new(core)?;
-        shape
-            .dims
-            .extend_from_slice(batch)
-            .map_err(|_| TooManyDims {
-                rank: core.len() + batch.len(),
-            })?;
+        shape.dims.extend_from_slice(batch).map_err(|_| TooManyDims { rank: core.len() + batch.len() })?;
         Ok(shape)
     }
 
@@ -167,10 +156,7 @@ mod tests {
         assert_eq!(s.batch(2), &[2, 5]);
         assert_eq!(s.batch_count(2), Some(10));
         assert_eq!(s.batch(7), &[] as &[usize]);
-        assert_eq!(
-            Shape::from_parts(&[1; 4], &[1; 5]),
-            Err(TooManyDims { rank: 9 })
-        );
+        assert_eq!(Shape::from_parts(&[1; 4], &[1; 5]), Err(TooManyDims { rank: 9 }));
     }
 
     #[test]

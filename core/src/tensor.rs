@@ -69,11 +69,7 @@ impl TensorDesc {
                 stride = stride.checked_mul(d.max(1))?;
             }
         }
-        Some(TensorDesc {
-            meta,
-            strides,
-            offset: 0,
-        })
+        Some(TensorDesc { meta, strides, offset: 0 })
     }
 
     /// A row-major `rows×cols` matrix: strides `[cols, 1]`.
@@ -83,11 +79,7 @@ impl TensorDesc {
         rows.checked_mul(cols)?;
         let shape = Shape::new(&[rows, cols]).ok()?;
         let strides = Strides::from_slice(&[cols, 1]).ok()?;
-        Some(TensorDesc {
-            meta: TensorMeta::new(dtype, shape),
-            strides,
-            offset: 0,
-        })
+        Some(TensorDesc { meta: TensorMeta::new(dtype, shape), strides, offset: 0 })
     }
 
     /// Number of elements the buffer must hold for this view: one past the

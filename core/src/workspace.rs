@@ -47,12 +47,7 @@ impl WorkspaceReq {
         } else {
             match align.checked_next_power_of_two() {
                 Some(a) => a,
-                None => {
-                    return WorkspaceReq {
-                        bytes: usize::MAX,
-                        align: 1,
-                    }
-                }
+                None => return WorkspaceReq { bytes: usize::MAX, align: 1 },
             }
         };
         WorkspaceReq { bytes, align }
@@ -99,24 +94,12 @@ impl WorkspaceReq {
     /// Both regions at once: `self` first, then `other` at its alignment.
     pub const fn and(self, other: WorkspaceReq) -> WorkspaceReq {
         if !self.is_satisfiable() || !other.is_satisfiable() {
-            return WorkspaceReq {
-                bytes: usize::MAX,
-                align: 1,
-            };
+            return WorkspaceReq { bytes: usize::MAX, align: 1 };
         }
-        let align = if self.align > other.align {
-            self.align
-        } else {
-            other.align
-        };
+        let align = if self.align > other.align { self.align } else { other.align };
         let start = match align_up(self.bytes, other.align) {
             Some(s) => s,
-            None => {
-                return WorkspaceReq {
-                    bytes: usize::MAX,
-                    align,
-                }
-            }
+            None => return WorkspaceReq { bytes: usize::MAX, align },
         };
         let bytes = match start.checked_add(other.bytes) {
             Some(b) => b,
@@ -128,16 +111,8 @@ impl WorkspaceReq {
     /// Either region, one at a time: the larger size and alignment.
     pub const fn or(self, other: WorkspaceReq) -> WorkspaceReq {
         WorkspaceReq {
-            bytes: if self.bytes > other.bytes {
-                self.bytes
-            } else {
-                other.bytes
-            },
-            align: if self.align > other.align {
-                self.align
-            } else {
-                other.align
-            },
+            bytes: if self.bytes > other.bytes { self.bytes } else { other.bytes },
+            align: if self.align > other.align { self.align } else { other.align },
         }
     }
 
@@ -148,12 +123,7 @@ impl WorkspaceReq {
         }
         let stride = match align_up(self.bytes, self.align) {
             Some(s) => s,
-            None => {
-                return WorkspaceReq {
-                    bytes: usize::MAX,
-                    align: self.align,
-                }
-            }
+            None => return WorkspaceReq { bytes: usize::MAX, align: self.align },
         };
         // (count - 1) strides plus one unpadded copy.
         let bytes = match stride.checked_mul(count - 1) {
@@ -163,10 +133,7 @@ impl WorkspaceReq {
             },
             None => usize::MAX,
         };
-        WorkspaceReq {
-            bytes,
-            align: self.align,
-        }
+        WorkspaceReq { bytes, align: self.align }
     }
 }
 
@@ -310,9 +277,7 @@ mod tests {
         let huge = WorkspaceReq::of::<f64>(usize::MAX / 4);
         assert!(!huge.is_satisfiable());
         assert!(!huge.and(WorkspaceReq::new(1, 1)).is_satisfiable());
-        assert!(!WorkspaceReq::new(usize::MAX / 2 + 2, 1)
-            .repeat(2)
-            .is_satisfiable());
+        assert!(!WorkspaceReq::new(usize::MAX / 2 + 2, 1).repeat(2).is_satisfiable());
         assert_eq!(WorkspaceReq::new(3, 4).repeat(3).bytes(), 11);
         assert_eq!(WorkspaceReq::new(3, 3).align(), 4);
     }
@@ -337,16 +302,7 @@ mod tests {
         let mut bytes = [MaybeUninit::<u8>::uninit(); 8];
         let mut arena = Arena::new(&mut bytes);
         let err = arena.allocate_bytes(WorkspaceReq::new(9, 1)).unwrap_err();
-        assert_eq!(
-            err,
-            Error::OutOfMemory {
-                bytes: 9,
-                align: 1,
-                available: 8
-            }
-        );
-        assert!(arena
-            .allocate_bytes(WorkspaceReq::new(usize::MAX, 1))
-            .is_err());
+        assert_eq!(err, Error::OutOfMemory { bytes: 9, align: 1, available: 8 });
+        assert!(arena.allocate_bytes(WorkspaceReq::new(usize::MAX, 1)).is_err());
     }
 }

@@ -1,1 +1,95 @@
-#![no_std]
+//! # lindiff-cpu
+//!
+//! The CPU provider of lindiff over [faer] 0.24: every op runs through faer's
+//! allocation-free `*_scratch` + `MemStack` APIs over the caller's workspace
+//! bytes and writes its outputs into caller memory.
+//!
+//! * Batches: with at least as many matrices as threads, each thread runs a
+//!   lane of matrices serially (`Par::Seq`); otherwise matrices run one at a
+//!   time (with faer's own threads under the `faer-rayon` feature). Results
+//!   do not depend on how a batch is split; `faer-rayon` parallelism inside
+//!   one matrix may change the last bits.
+//! * Outputs follow lindiff's conventions: Vᴴ, real descending singular
+//!   values, canonical phases (largest-magnitude entry of each U / eigenvector
+//!   column real and positive).
+//! * SVD guard: faer's divide-and-conquer SVD (min(m, n) ≥ 128) is checked
+//!   with probe vectors ([`svd_guard`]) and redone with the QR algorithm if
+//!   inaccurate.
+//!
+//! Without the `std` feature the crate is `no_std` (faer then needs a
+//! `#[global_allocator]` to link, and its GEMM allocates above 16³-sized
+//! products).
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod batch;
+mod field;
+mod kernels;
+pub mod svd_guard;
+
+pub use field::Field;
+
+use lindiff_core::{
+    Error, Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq,
+};
+
+/// The faer provider. Carries its [`Exec`], so `workspace` and `run_into`
+/// plan lanes the same way.
+///
+/// ```
+/// use lindiff_cpu::Cpu;
+/// use lindiff_core::{Exec, Provider};
+/// let cpu = Cpu::new();
+/// assert_eq!(cpu.exec(), Exec::serial());
+/// assert_eq!(Cpu::with_exec(Exec::with_threads(2)).exec().threads(), 2);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cpu {
+    exec: Exec,
+}
+
+impl Cpu {
+    /// A serial provider.
+    pub const fn new() -> Cpu {
+        Cpu { exec: Exec::serial() }
+    }
+
+    /// A provider running with `exec`'s team and batch policy. Team widths
+    /// above 1 need the `threads` feature to run in parallel.
+    pub const fn with_exec(exec: Exec) -> Cpu {
+        Cpu { exec }
+    }
+}
+
+impl Provider for Cpu {
+    type Memory = Host;
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn exec(&self) -> Exec {
+        self.exec
+    }
+
+    fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
+        match op {
+            Op::Linalg(op) => kernels::workspace(op, inputs, self.exec),
+            other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
+        }
+    }
+
+    fn run_into<'m>(
+        &self,
+        op: &Op,
+        inputs: &[Input<'_, Host>],
+        outputs: &mut [Option<Output<'_, 'm, Host>>],
+        workspace: &mut HostBuffer<'m>,
+    ) -> Result<()> {
+        match op {
+            Op::Linalg(op) => kernels::run(op, inputs, outputs, workspace, self.exec),
+            other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
+        }
+    }
+}

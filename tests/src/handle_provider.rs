@@ -7,8 +7,8 @@
 //! whole contract — and answers every other op with `Error::Unsupported`.
 
 use lindiff_core::{
-    Allocator, DType, Error, Exec, Input, LinalgOp, Memory, Op, Output, Provider, Result,
-    TensorDesc, WorkspaceReq,
+    Allocator, DType, Error, Exec, Input, LinalgOp, Memory, Op, Output, Provider, Result, TensorDesc,
+    WorkspaceReq,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -46,10 +46,7 @@ impl Memory for HandleMemory {
     }
 
     fn data<'a, 'm: 'a>(buffer: &'a Handle) -> Option<DataHandle> {
-        buffer.written.then_some(DataHandle {
-            id: buffer.id,
-            bytes: buffer.bytes,
-        })
+        buffer.written.then_some(DataHandle { id: buffer.id, bytes: buffer.bytes })
     }
 }
 
@@ -69,28 +66,18 @@ impl HandleStore {
     pub fn upload(&self, values: &[f64]) -> Handle {
         let mut slots = self.slots.borrow_mut();
         slots.push(values.to_vec());
-        Handle {
-            id: slots.len() - 1,
-            bytes: values.len() * 8,
-            written: true,
-        }
+        Handle { id: slots.len() - 1, bytes: values.len() * 8, written: true }
     }
 
     /// A handle claiming `bytes` bytes without storage behind it (for
     /// shape-error tests whose inputs are never read).
     pub fn phantom(&self, bytes: usize) -> Handle {
-        Handle {
-            id: usize::MAX,
-            bytes,
-            written: true,
-        }
+        Handle { id: usize::MAX, bytes, written: true }
     }
 
     /// Copies a written buffer back.
     pub fn download(&self, handle: &Handle) -> Option<Vec<f64>> {
-        handle
-            .written
-            .then(|| self.slots.borrow()[handle.id].clone())
+        handle.written.then(|| self.slots.borrow()[handle.id].clone())
     }
 
     /// The number of slots ever allocated.
@@ -103,29 +90,18 @@ impl HandleStore {
             .borrow()
             .get(data.id)
             .cloned()
-            .ok_or(Error::ProviderUnavailable {
-                provider: "handles",
-                why: "a phantom handle was read",
-            })
+            .ok_or(Error::ProviderUnavailable { provider: "handles", why: "a phantom handle was read" })
     }
 }
 
 impl<'m> Allocator<'m, HandleMemory> for HandleStore {
     fn allocate(&mut self, req: WorkspaceReq) -> Result<Handle> {
         if !req.is_satisfiable() || req.bytes() > (1 << 30) {
-            return Err(Error::OutOfMemory {
-                bytes: req.bytes(),
-                align: req.align(),
-                available: 1 << 30,
-            });
+            return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 1 << 30 });
         }
         let mut slots = self.slots.borrow_mut();
         slots.push(vec![0.0; req.bytes().div_ceil(8)]);
-        Ok(Handle {
-            id: slots.len() - 1,
-            bytes: req.bytes(),
-            written: false,
-        })
+        Ok(Handle { id: slots.len() - 1, bytes: req.bytes(), written: false })
     }
 
     fn release(&mut self, buffer: Handle) {
@@ -185,9 +161,7 @@ fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> (f64, bool) {
         *p = i;
     }
     for k in 0..n {
-        let p = (k..n)
-            .max_by(|&x, &y| a[x + k * n].abs().total_cmp(&a[y + k * n].abs()))
-            .unwrap_or(k);
+        let p = (k..n).max_by(|&x, &y| a[x + k * n].abs().total_cmp(&a[y + k * n].abs())).unwrap_or(k);
         if p != k {
             for j in 0..n {
                 a.swap(k + j * n, p + j * n);
@@ -273,11 +247,7 @@ impl Provider for HandleProvider {
                 }
                 LinalgOp::LuFactorSolve(_) => {
                     if singular {
-                        return Err(Error::Singular {
-                            op: op.name(),
-                            arg: "a",
-                            batch_index: b,
-                        });
+                        return Err(Error::Singular { op: op.name(), arg: "a", batch_index: b });
                     }
                     let b_desc = inputs[1].desc;
                     let rhs = gather(b_desc, &b_data, b);

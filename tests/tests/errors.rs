@@ -5,11 +5,10 @@
 
 use lindiff_core::op::{
     check, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
-    FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply,
-    HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor,
-    LuFactorSolve, LuSolvePrepared, Pinv, PinvOptions, Polar, Qr, RankRevealingQr,
-    RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, TriangularSolve,
-    TriangularSolveOptions, Truncation,
+    FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
+    HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv,
+    PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions,
+    SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -36,24 +35,12 @@ fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
         (LinalgOp::SvdVals(SvdVals::default()), vec![a()]),
         (LinalgOp::SvdFull(SvdFull::default()), vec![a()]),
         (LinalgOp::Qr(Qr::default()), vec![a()]),
-        (
-            LinalgOp::RankRevealingQr(RankRevealingQr::default()),
-            vec![a()],
-        ),
-        (
-            LinalgOp::HouseholderQrFactor(HouseholderQrFactor),
-            vec![a()],
-        ),
-        (
-            LinalgOp::HouseholderQrAppend(HouseholderQrAppend),
-            vec![a(), tau(), b()],
-        ),
+        (LinalgOp::RankRevealingQr(RankRevealingQr::default()), vec![a()]),
+        (LinalgOp::HouseholderQrFactor(HouseholderQrFactor), vec![a()]),
+        (LinalgOp::HouseholderQrAppend(HouseholderQrAppend), vec![a(), tau(), b()]),
         (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![a(), tau()]),
         (LinalgOp::HouseholderQrR(HouseholderQrR), vec![a()]),
-        (
-            LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Adjoint)),
-            vec![a(), tau(), b()],
-        ),
+        (LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Adjoint)), vec![a(), tau(), b()]),
         (LinalgOp::Eigh(Eigh::default()), vec![a()]),
         (LinalgOp::EighVals(EighVals::default()), vec![a()]),
         (LinalgOp::Eig(Eig), vec![a()]),
@@ -62,27 +49,15 @@ fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
         (LinalgOp::Lu(Lu), vec![a()]),
         (LinalgOp::LuFactor(LuFactor), vec![a()]),
         (LinalgOp::LuFactorSolve(LuFactorSolve), vec![a(), b()]),
-        (
-            LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)),
-            vec![a(), p(), b()],
-        ),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![a(), p(), b()]),
         (LinalgOp::FullPivLu(FullPivLu), vec![a()]),
         (LinalgOp::FullPivLuFactor(FullPivLuFactor), vec![a()]),
         (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![a(), b()]),
-        (
-            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Adjoint)),
-            vec![a(), p(), p(), b()],
-        ),
-        (
-            LinalgOp::TriangularSolve(TriangularSolve::default()),
-            vec![a(), b()],
-        ),
+        (LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Adjoint)), vec![a(), p(), p(), b()]),
+        (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![a(), b()]),
         (LinalgOp::Det(Det), vec![a()]),
         (LinalgOp::Slogdet(Slogdet), vec![a()]),
-        (
-            LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))),
-            vec![a()],
-        ),
+        (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))), vec![a()]),
         (LinalgOp::Polar(Polar), vec![a()]),
         (LinalgOp::Pinv(Pinv::default()), vec![a()]),
         (LinalgOp::Lstsq(Lstsq::default()), vec![a(), b()]),
@@ -94,10 +69,7 @@ fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
 fn run(op: &LinalgOp, inputs: &[TensorMeta]) -> String {
     let mut store = HandleStore::new();
     let provider = HandleProvider::new(store.clone());
-    let descs: Vec<TensorDesc> = inputs
-        .iter()
-        .map(|m| TensorDesc::contiguous(m.clone()).unwrap())
-        .collect();
+    let descs: Vec<TensorDesc> = inputs.iter().map(|m| TensorDesc::contiguous(m.clone()).unwrap()).collect();
     // Inputs of sane size get real (zero) storage; the overflow rows get
     // phantom handles, which core must reject before anything reads them.
     let handles: Vec<Handle> = descs
@@ -110,10 +82,7 @@ fn run(op: &LinalgOp, inputs: &[TensorMeta]) -> String {
     let ins: Vec<Input<'_, HandleMemory>> = descs
         .iter()
         .zip(&handles)
-        .map(|(desc, h)| Input {
-            desc,
-            data: HandleMemory::data(h).unwrap(),
-        })
+        .map(|(desc, h)| Input { desc, data: HandleMemory::data(h).unwrap() })
         .collect();
     let op = Op::Linalg(op.clone());
     let slot = WorkspaceReq::of::<f64>(512);
@@ -138,10 +107,8 @@ fn op_output_count(op: &Op) -> usize {
 #[test]
 fn every_op_accepts_its_template_inputs() {
     for (op, inputs) in every_op() {
-        let descs: Vec<TensorDesc> = inputs
-            .iter()
-            .map(|m| TensorDesc::contiguous(m.clone()).unwrap())
-            .collect();
+        let descs: Vec<TensorDesc> =
+            inputs.iter().map(|m| TensorDesc::contiguous(m.clone()).unwrap()).collect();
         let refs: Vec<&TensorDesc> = descs.iter().collect();
         let outs = call::infer(&Op::Linalg(op.clone()), &refs);
         assert!(outs.is_ok(), "{}: {:?}", op.name(), outs);
@@ -181,10 +148,7 @@ fn every_op_rejects_the_wrong_input_count() {
     for (op, mut inputs) in every_op() {
         let n = inputs.len();
         inputs.push(f64s(&[3, 3]));
-        assert_eq!(
-            run(&op, &inputs),
-            format!("{}: takes {n} inputs, got {}", op.name(), n + 1)
-        );
+        assert_eq!(run(&op, &inputs), format!("{}: takes {n} inputs, got {}", op.name(), n + 1));
     }
 }
 
@@ -258,97 +222,51 @@ fn buffer_errors_are_reported_not_dereferenced() {
     let a = store.phantom(8 * 8); // one element short
     let mut out = store.phantom(8);
     let mut ws = store.phantom(9 * 8);
-    let ins = [Input::<HandleMemory> {
-        desc: &desc,
-        data: HandleMemory::data(&a).unwrap(),
-    }];
+    let ins = [Input::<HandleMemory> { desc: &desc, data: HandleMemory::data(&a).unwrap() }];
     let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut ws).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "det: buffer for `a` is smaller than its view: needs 72, got 64"
-    );
+    assert_eq!(err.to_string(), "det: buffer for `a` is smaller than its view: needs 72, got 64");
 
     let a = store.phantom(9 * 8);
-    let ins = [Input::<HandleMemory> {
-        desc: &desc,
-        data: HandleMemory::data(&a).unwrap(),
-    }];
+    let ins = [Input::<HandleMemory> { desc: &desc, data: HandleMemory::data(&a).unwrap() }];
     let mut small_ws = store.phantom(8);
-    let err =
-        call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut small_ws).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "det: buffer for `workspace` is too small: needs 72, got 8"
-    );
+    let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut small_ws).unwrap_err();
+    assert_eq!(err.to_string(), "det: buffer for `workspace` is too small: needs 72, got 8");
 
     let err = call::run_into(&provider, &op, &ins, &mut [None], &mut ws).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "det: buffer for `det` is missing: needs 8, got 0"
-    );
+    assert_eq!(err.to_string(), "det: buffer for `det` is missing: needs 8, got 0");
 
     let mut tiny = store.phantom(4);
     let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut tiny)], &mut ws).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "det: buffer for `det` is too small: needs 8, got 4"
-    );
+    assert_eq!(err.to_string(), "det: buffer for `det` is too small: needs 8, got 4");
 
     let err = call::run_into(&provider, &op, &ins, &mut [], &mut ws).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "det: buffer for `outputs` has the wrong number of slots: needs 1, got 0"
-    );
+    assert_eq!(err.to_string(), "det: buffer for `outputs` has the wrong number of slots: needs 1, got 0");
 
     // A row-major view whose strides reach past the buffer.
     let mut rm = TensorDesc::row_major_matrix(DType::F64, 3, 3).unwrap();
     rm.offset = 1;
-    let ins = [Input::<HandleMemory> {
-        desc: &rm,
-        data: HandleMemory::data(&a).unwrap(),
-    }];
+    let ins = [Input::<HandleMemory> { desc: &rm, data: HandleMemory::data(&a).unwrap() }];
     let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut ws).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "det: buffer for `a` is smaller than its view: needs 80, got 72"
-    );
-    assert_eq!(
-        store.slot_count(),
-        0,
-        "no storage was touched by failing calls"
-    );
+    assert_eq!(err.to_string(), "det: buffer for `a` is smaller than its view: needs 80, got 72");
+    assert_eq!(store.slot_count(), 0, "no storage was touched by failing calls");
 }
 
 #[test]
 fn pruned_outputs_must_not_get_buffers() {
-    let op = Op::Linalg(
-        LinalgOp::Svd(Svd::default())
-            .prune(lindiff_core::Live::of(&[0, 1]))
-            .unwrap(),
-    );
+    let op = Op::Linalg(LinalgOp::Svd(Svd::default()).prune(lindiff_core::Live::of(&[0, 1])).unwrap());
     let store = HandleStore::new();
     let provider = HandleProvider::new(store.clone());
     let desc = TensorDesc::contiguous(f64s(&[3, 3])).unwrap();
     let a = store.phantom(72);
-    let ins = [Input::<HandleMemory> {
-        desc: &desc,
-        data: HandleMemory::data(&a).unwrap(),
-    }];
-    let (mut u, mut s, mut vh, mut ws) = (
-        store.phantom(72),
-        store.phantom(24),
-        store.phantom(72),
-        store.phantom(0),
+    let ins = [Input::<HandleMemory> { desc: &desc, data: HandleMemory::data(&a).unwrap() }];
+    let (mut u, mut s, mut vh, mut ws) =
+        (store.phantom(72), store.phantom(24), store.phantom(72), store.phantom(0));
+    let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut u), Some(&mut s), Some(&mut vh)], &mut ws)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "svd: buffer for `vh` must be absent (the op's options switch this output off): needs 0, got 1"
     );
-    let err = call::run_into(
-        &provider,
-        &op,
-        &ins,
-        &mut [Some(&mut u), Some(&mut s), Some(&mut vh)],
-        &mut ws,
-    )
-    .unwrap_err();
-    assert_eq!(err.to_string(), "svd: buffer for `vh` must be absent (the op's options switch this output off): needs 0, got 1");
 }
 
 /// Valid calls run end to end on opaque handles: det of 0×0 is 1, a singular
@@ -362,24 +280,16 @@ fn valid_calls_run_through_handles() {
     let run_det = |store: &mut HandleStore, n: usize, values: &[f64]| -> f64 {
         let desc = TensorDesc::contiguous(f64s(&[n, n])).unwrap();
         let a = store.upload(values);
-        let ins = [Input::<HandleMemory> {
-            desc: &desc,
-            data: HandleMemory::data(&a).unwrap(),
-        }];
+        let ins = [Input::<HandleMemory> { desc: &desc, data: HandleMemory::data(&a).unwrap() }];
         let req = call::workspace(&provider, &det, &[&desc]).unwrap();
         let mut ws = Allocator::<HandleMemory>::allocate(store, req).unwrap();
-        let mut out =
-            Allocator::<HandleMemory>::allocate(store, WorkspaceReq::of::<f64>(1)).unwrap();
+        let mut out = Allocator::<HandleMemory>::allocate(store, WorkspaceReq::of::<f64>(1)).unwrap();
         call::run_into(&provider, &det, &ins, &mut [Some(&mut out)], &mut ws).unwrap();
         store.download(&out).unwrap()[0]
     };
     assert_eq!(run_det(&mut store, 0, &[]), 1.0);
     // Column-major [[1,2,3],[2,4,6],[1,0,1]]: rank 2.
-    let singular = run_det(
-        &mut store,
-        3,
-        &[1.0, 2.0, 1.0, 2.0, 4.0, 0.0, 3.0, 6.0, 1.0],
-    );
+    let singular = run_det(&mut store, 3, &[1.0, 2.0, 1.0, 2.0, 4.0, 0.0, 3.0, 6.0, 1.0]);
     assert!(singular.abs() < 1e-14, "{singular}");
     assert_eq!(run_det(&mut store, 2, &[3.0, 1.0, 2.0, 4.0]), 10.0);
 
@@ -389,36 +299,18 @@ fn valid_calls_run_through_handles() {
     let a = store.upload(&[3.0, 1.0, 2.0, 4.0]); // [[3, 2], [1, 4]]
     let b = store.upload(&[7.0, 9.0]);
     let ins = [
-        Input::<HandleMemory> {
-            desc: &a_desc,
-            data: HandleMemory::data(&a).unwrap(),
-        },
-        Input::<HandleMemory> {
-            desc: &b_desc,
-            data: HandleMemory::data(&b).unwrap(),
-        },
+        Input::<HandleMemory> { desc: &a_desc, data: HandleMemory::data(&a).unwrap() },
+        Input::<HandleMemory> { desc: &b_desc, data: HandleMemory::data(&b).unwrap() },
     ];
     let req = call::workspace(&provider, &solve, &[&a_desc, &b_desc]).unwrap();
     let mut ws = Allocator::<HandleMemory>::allocate(&mut store, req).unwrap();
-    let mut x =
-        Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(2)).unwrap();
-    let mut lu =
-        Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(4)).unwrap();
-    let mut perm =
-        Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<i64>(2)).unwrap();
-    call::run_into(
-        &provider,
-        &solve,
-        &ins,
-        &mut [Some(&mut x), Some(&mut lu), Some(&mut perm)],
-        &mut ws,
-    )
-    .unwrap();
+    let mut x = Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(2)).unwrap();
+    let mut lu = Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(4)).unwrap();
+    let mut perm = Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<i64>(2)).unwrap();
+    call::run_into(&provider, &solve, &ins, &mut [Some(&mut x), Some(&mut lu), Some(&mut perm)], &mut ws)
+        .unwrap();
     let x = store.download(&x).unwrap();
-    assert!(
-        (x[0] - 1.0).abs() < 1e-15 && (x[1] - 2.0).abs() < 1e-15,
-        "{x:?}"
-    );
+    assert!((x[0] - 1.0).abs() < 1e-15 && (x[1] - 2.0).abs() < 1e-15, "{x:?}");
 }
 
 #[test]

@@ -37,10 +37,8 @@ type Step = Result<(), String>;
 fn run(program: &str, args: &[&str]) -> Step {
     let line = format!("{program} {}", args.join(" "));
     eprintln!("\n==> {line}");
-    let status = Command::new(program)
-        .args(args)
-        .status()
-        .map_err(|e| format!("cannot start `{line}`: {e}"))?;
+    let status =
+        Command::new(program).args(args).status().map_err(|e| format!("cannot start `{line}`: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -84,42 +82,15 @@ fn test() -> Step {
         Ok(())
     };
     timed("toolchain", &ensure_toolchain)?;
-    timed("rustfmt", &|| {
-        run("cargo", &["fmt", "--all", "--", "--check"])
-    })?;
-    timed("clippy", &|| {
-        run(
-            "cargo",
-            &[
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ],
-        )
-    })?;
+    timed("rustfmt", &|| run("cargo", &["fmt", "--all", "--", "--check"]))?;
+    timed("clippy", &|| run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     timed("tests", &|| run("cargo", &["test", "--workspace"]))?;
     for target in CROSS_TARGETS {
         timed("core no_std", &|| {
-            run(
-                "cargo",
-                &[
-                    "build",
-                    "-p",
-                    "lindiff-core",
-                    "--no-default-features",
-                    "--target",
-                    target,
-                ],
-            )
+            run("cargo", &["build", "-p", "lindiff-core", "--no-default-features", "--target", target])
         })?;
     }
-    eprintln!(
-        "\nxtask test: all green in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("\nxtask test: all green in {:.0} s", started.elapsed().as_secs_f64());
     for (name, secs) in timings {
         eprintln!("  {name:<14} {secs:>7.1} s");
     }

@@ -34,11 +34,7 @@ impl Mat<'_> {
 /// # Errors
 /// [`Error::Overflow`].
 pub fn sized(op: &'static str, arg: &'static str, meta: &TensorMeta) -> Result<()> {
-    meta.bytes().map(|_| ()).ok_or_else(|| Error::Overflow {
-        op,
-        arg,
-        shape: meta.shape.clone(),
-    })
+    meta.bytes().map(|_| ()).ok_or_else(|| Error::Overflow { op, arg, shape: meta.shape.clone() })
 }
 
 /// `arg` must have at least the core dims of `kind`.
@@ -47,12 +43,7 @@ pub fn sized(op: &'static str, arg: &'static str, meta: &TensorMeta) -> Result<(
 /// [`Error::Rank`].
 pub fn rank(op: &'static str, arg: &'static str, meta: &TensorMeta, kind: ArgKind) -> Result<()> {
     if meta.shape.rank() < kind.core_rank() {
-        return Err(Error::Rank {
-            op,
-            arg,
-            expected: kind,
-            shape: meta.shape.clone(),
-        });
+        return Err(Error::Rank { op, arg, expected: kind, shape: meta.shape.clone() });
     }
     Ok(())
 }
@@ -61,19 +52,9 @@ pub fn rank(op: &'static str, arg: &'static str, meta: &TensorMeta, kind: ArgKin
 ///
 /// # Errors
 /// [`Error::DType`].
-pub fn dtype(
-    op: &'static str,
-    arg: &'static str,
-    meta: &TensorMeta,
-    expected: DType,
-) -> Result<()> {
+pub fn dtype(op: &'static str, arg: &'static str, meta: &TensorMeta, expected: DType) -> Result<()> {
     if meta.dtype != expected {
-        return Err(Error::DType {
-            op,
-            arg,
-            expected: DTypeReq::Exactly(expected),
-            got: meta.dtype,
-        });
+        return Err(Error::DType { op, arg, expected: DTypeReq::Exactly(expected), got: meta.dtype });
     }
     Ok(())
 }
@@ -86,32 +67,17 @@ pub fn matrix_of<'a>(op: &'static str, arg: &'static str, meta: &'a TensorMeta) 
     rank(op, arg, meta, ArgKind::Matrix)?;
     sized(op, arg, meta)?;
     let dims = meta.shape.dims();
-    Ok(Mat {
-        rows: dims[0],
-        cols: dims[1],
-        batch: &dims[2..],
-        dtype: meta.dtype,
-        shape: &meta.shape,
-    })
+    Ok(Mat { rows: dims[0], cols: dims[1], batch: &dims[2..], dtype: meta.dtype, shape: &meta.shape })
 }
 
 /// A float (f32, f64, c32, c64) matrix.
 ///
 /// # Errors
 /// [`Error::Rank`], [`Error::DType`], [`Error::Overflow`].
-pub fn float_matrix<'a>(
-    op: &'static str,
-    arg: &'static str,
-    meta: &'a TensorMeta,
-) -> Result<Mat<'a>> {
+pub fn float_matrix<'a>(op: &'static str, arg: &'static str, meta: &'a TensorMeta) -> Result<Mat<'a>> {
     let m = matrix_of(op, arg, meta)?;
     if !m.dtype.is_float() {
-        return Err(Error::DType {
-            op,
-            arg,
-            expected: DTypeReq::Float,
-            got: m.dtype,
-        });
+        return Err(Error::DType { op, arg, expected: DTypeReq::Float, got: m.dtype });
     }
     Ok(m)
 }
@@ -130,11 +96,7 @@ pub fn float_matrix<'a>(
 pub fn square<'a>(op: &'static str, arg: &'static str, meta: &'a TensorMeta) -> Result<Mat<'a>> {
     let m = float_matrix(op, arg, meta)?;
     if m.rows != m.cols {
-        return Err(Error::NotSquare {
-            op,
-            arg,
-            shape: meta.shape.clone(),
-        });
+        return Err(Error::NotSquare { op, arg, shape: meta.shape.clone() });
     }
     Ok(m)
 }
@@ -171,14 +133,7 @@ pub fn dim(
     because_of: &'static str,
 ) -> Result<()> {
     if actual != expected {
-        return Err(Error::DimMismatch {
-            op,
-            arg,
-            dim,
-            expected,
-            because_of,
-            shape: shape.clone(),
-        });
+        return Err(Error::DimMismatch { op, arg, dim, expected, because_of, shape: shape.clone() });
     }
     Ok(())
 }
@@ -232,11 +187,7 @@ pub fn out(
     core: &[usize],
     batch: &[usize],
 ) -> Result<TensorMeta> {
-    let shape = Shape::from_parts(core, batch).map_err(|e| Error::TooManyDims {
-        op,
-        arg,
-        rank: e.rank,
-    })?;
+    let shape = Shape::from_parts(core, batch).map_err(|e| Error::TooManyDims { op, arg, rank: e.rank })?;
     let meta = TensorMeta::new(dtype, shape);
     sized(op, arg, &meta)?;
     Ok(meta)
@@ -259,12 +210,7 @@ pub fn outputs<const N: usize>(items: [Option<TensorMeta>; N]) -> Outputs {
 /// [`Error::DType`], [`Error::Overflow`].
 pub fn float_tensor(op: &'static str, arg: &'static str, meta: &TensorMeta) -> Result<()> {
     if !meta.dtype.is_float() {
-        return Err(Error::DType {
-            op,
-            arg,
-            expected: DTypeReq::Float,
-            got: meta.dtype,
-        });
+        return Err(Error::DType { op, arg, expected: DTypeReq::Float, got: meta.dtype });
     }
     sized(op, arg, meta)
 }
@@ -275,11 +221,7 @@ pub fn float_tensor(op: &'static str, arg: &'static str, meta: &TensorMeta) -> R
 /// [`Error::InvalidOption`].
 pub fn finite(op: &'static str, option: &'static str, value: f64) -> Result<()> {
     if !value.is_finite() {
-        return Err(Error::InvalidOption {
-            op,
-            option,
-            why: "must be finite",
-        });
+        return Err(Error::InvalidOption { op, option, why: "must be finite" });
     }
     Ok(())
 }
@@ -290,11 +232,7 @@ pub fn finite(op: &'static str, option: &'static str, value: f64) -> Result<()> 
 /// [`Error::InvalidOption`].
 pub fn nonnegative(op: &'static str, option: &'static str, value: f64) -> Result<()> {
     if !(value.is_finite() && value >= 0.0) {
-        return Err(Error::InvalidOption {
-            op,
-            option,
-            why: "must be a finite number ≥ 0",
-        });
+        return Err(Error::InvalidOption { op, option, why: "must be a finite number ≥ 0" });
     }
     Ok(())
 }

@@ -19,12 +19,6 @@ impl OpSpec for Cholesky {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "l",
-            a.dtype,
-            &[a.rows, a.rows],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "l", a.dtype, &[a.rows, a.rows], a.batch)?)]))
     }
 }

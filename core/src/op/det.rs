@@ -24,13 +24,7 @@ impl OpSpec for Det {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "det",
-            a.dtype,
-            &[],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "det", a.dtype, &[], a.batch)?)]))
     }
 }
 

@@ -42,12 +42,6 @@ impl OpSpec for EigVals {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "w",
-            a.dtype.complex(),
-            &[a.rows],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "w", a.dtype.complex(), &[a.rows], a.batch)?)]))
     }
 }

@@ -71,12 +71,6 @@ impl OpSpec for EighVals {
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = square(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "w",
-            a.dtype.real(),
-            &[a.rows],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "w", a.dtype.real(), &[a.rows], a.batch)?)]))
     }
 }

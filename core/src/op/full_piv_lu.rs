@@ -86,12 +86,6 @@ impl OpSpec for FullPivLuSolvePrepared {
         perm(op, "row_perm", inputs[1], lu.rows, "lu", &lu)?;
         perm(op, "col_perm", inputs[2], lu.cols, "lu", &lu)?;
         let b = rhs(op, "lu", &lu, "b", inputs[3])?;
-        Ok(outputs([Some(out(
-            op,
-            "x",
-            lu.dtype,
-            &[b.rows, b.cols],
-            lu.batch,
-        )?)]))
+        Ok(outputs([Some(out(op, "x", lu.dtype, &[b.rows, b.cols], lu.batch)?)]))
     }
 }

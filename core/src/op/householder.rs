@@ -35,11 +35,7 @@ pub struct HouseholderQrR;
 pub struct HouseholderQrApply(pub MatOp);
 
 /// Checks a compact state `(h, tau)`; returns (m, n, dtype, batch) of `h`.
-fn state<'a>(
-    op: &'static str,
-    h: &'a TensorMeta,
-    tau: &'a TensorMeta,
-) -> Result<super::check::Mat<'a>> {
+fn state<'a>(op: &'static str, h: &'a TensorMeta, tau: &'a TensorMeta) -> Result<super::check::Mat<'a>> {
     let hm = float_matrix(op, "h", h)?;
     let (len, batch) = vector(op, "tau", tau, hm.dtype)?;
     dim(op, "tau", &tau.shape, Dim::Len, len, hm.k(), "h")?;
@@ -90,13 +86,7 @@ impl OpSpec for HouseholderQrQ {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let h = state(Self::NAME, inputs[0], inputs[1])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "q",
-            h.dtype,
-            &[h.rows, h.k()],
-            h.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "q", h.dtype, &[h.rows, h.k()], h.batch)?)]))
     }
 }
 
@@ -107,13 +97,7 @@ impl OpSpec for HouseholderQrR {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let h = float_matrix(Self::NAME, "h", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "r",
-            h.dtype,
-            &[h.k(), h.cols],
-            h.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "r", h.dtype, &[h.k(), h.cols], h.batch)?)]))
     }
 }
 
@@ -127,12 +111,6 @@ impl OpSpec for HouseholderQrApply {
         let h = state(op, inputs[0], inputs[1])?;
         let b = operand(op, "h", &h, "b", inputs[2])?;
         dim(op, "b", b.shape, Dim::Rows, b.rows, h.rows, "h")?;
-        Ok(outputs([Some(out(
-            op,
-            "y",
-            h.dtype,
-            &[b.rows, b.cols],
-            h.batch,
-        )?)]))
+        Ok(outputs([Some(out(op, "y", h.dtype, &[b.rows, b.cols], h.batch)?)]))
     }
 }

@@ -86,12 +86,6 @@ impl OpSpec for LuSolvePrepared {
         let lu = square(op, "lu", inputs[0])?;
         perm(op, "perm", inputs[1], lu.rows, "lu", &lu)?;
         let b = rhs(op, "lu", &lu, "b", inputs[2])?;
-        Ok(outputs([Some(out(
-            op,
-            "x",
-            lu.dtype,
-            &[b.rows, b.cols],
-            lu.batch,
-        )?)]))
+        Ok(outputs([Some(out(op, "x", lu.dtype, &[b.rows, b.cols], lu.batch)?)]))
     }
 }

@@ -73,12 +73,7 @@ impl Live {
 
     /// Exactly the listed outputs used (indices ≥ 8 are ignored).
     pub fn of(indices: &[usize]) -> Live {
-        Live(
-            indices
-                .iter()
-                .filter(|&&i| i < 8)
-                .fold(0, |m, &i| m | (1 << i)),
-        )
+        Live(indices.iter().filter(|&&i| i < 8).fold(0, |m, &i| m | (1 << i)))
     }
 
     /// Marks output `i` used.
@@ -281,11 +276,7 @@ impl LinalgOp {
     /// ```
     pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         if inputs.len() != self.input_count() {
-            return Err(Error::Arity {
-                op: self.name(),
-                expected: self.input_count(),
-                got: inputs.len(),
-            });
+            return Err(Error::Arity { op: self.name(), expected: self.input_count(), got: inputs.len() });
         }
         dispatch!(self, op => op.infer(inputs))
     }

@@ -120,13 +120,7 @@ impl OpSpec for Polar {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "w",
-            a.dtype,
-            &[a.rows, a.cols],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "w", a.dtype, &[a.rows, a.cols], a.batch)?)]))
     }
 }
 
@@ -138,13 +132,7 @@ impl OpSpec for Pinv {
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "pinv",
-            a.dtype,
-            &[a.cols, a.rows],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "pinv", a.dtype, &[a.cols, a.rows], a.batch)?)]))
     }
 }
 

@@ -145,13 +145,7 @@ impl OpSpec for SvdVals {
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "s",
-            a.dtype.real(),
-            &[a.k()],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "s", a.dtype.real(), &[a.k()], a.batch)?)]))
     }
 }
 

@@ -97,12 +97,6 @@ impl OpSpec for TriangularSolve {
             Side::Left => dim(op, "b", b.shape, Dim::Rows, b.rows, a.rows, "a")?,
             Side::Right => dim(op, "b", b.shape, Dim::Cols, b.cols, a.rows, "a")?,
         }
-        Ok(outputs([Some(out(
-            op,
-            "x",
-            a.dtype,
-            &[b.rows, b.cols],
-            a.batch,
-        )?)]))
+        Ok(outputs([Some(out(op, "x", a.dtype, &[b.rows, b.cols], a.batch)?)]))
     }
 }

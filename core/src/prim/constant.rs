@@ -60,12 +60,6 @@ impl OpSpec for Eye {
                 got: self.dtype,
             });
         }
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "y",
-            self.dtype,
-            &[self.n, self.n],
-            &self.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "y", self.dtype, &[self.n, self.n], &self.batch)?)]))
     }
 }

@@ -1,9 +1,7 @@
 //! Diagonals, triangles and diagonal scaling.
 
 use crate::error::{Dim, Result};
-use crate::op::check::{
-    dim, dtype, finite, float_matrix, float_tensor, out, outputs, same_batch, vector,
-};
+use crate::op::check::{dim, dtype, finite, float_matrix, float_tensor, out, outputs, same_batch, vector};
 use crate::op::{OpSpec, Outputs, Triangle};
 use crate::tensor::TensorMeta;
 
@@ -42,13 +40,7 @@ impl OpSpec for DiagPart {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let x = float_matrix(Self::NAME, "x", inputs[0])?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "d",
-            x.dtype,
-            &[x.k()],
-            x.batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "d", x.dtype, &[x.k()], x.batch)?)]))
     }
 }
 
@@ -61,13 +53,7 @@ impl OpSpec for DiagEmbed {
         let d = inputs[0];
         let (k, batch) = vector(Self::NAME, "d", d, d.dtype)?;
         float_tensor(Self::NAME, "d", d)?;
-        Ok(outputs([Some(out(
-            Self::NAME,
-            "x",
-            d.dtype,
-            &[k, k],
-            batch,
-        )?)]))
+        Ok(outputs([Some(out(Self::NAME, "x", d.dtype, &[k, k], batch)?)]))
     }
 }
 
@@ -86,11 +72,7 @@ impl OpSpec for TriMask {
 fn scale_by(op: &'static str, inputs: &[&TensorMeta], along: Dim) -> Result<Outputs> {
     let a = float_matrix(op, "a", inputs[0])?;
     let v = inputs[1];
-    let expected = if v.dtype == a.dtype.real() {
-        a.dtype.real()
-    } else {
-        a.dtype
-    };
+    let expected = if v.dtype == a.dtype.real() { a.dtype.real() } else { a.dtype };
     let (len, batch) = vector(op, "v", v, expected)?;
     dtype(op, "v", v, expected)?;
     let (n, which) = match along {

@@ -16,10 +16,7 @@ pub struct Matmul {
 
 impl Matmul {
     /// `a · b`.
-    pub const PLAIN: Matmul = Matmul {
-        a: MatOp::Identity,
-        b: MatOp::Identity,
-    };
+    pub const PLAIN: Matmul = Matmul { a: MatOp::Identity, b: MatOp::Identity };
 
     /// `op_a(a) · op_b(b)`.
     pub const fn new(a: MatOp, b: MatOp) -> Matmul {

@@ -2,7 +2,8 @@
 //! implements all of them, so the set is kept small: batched matmul with
 //! transpose/conjugate flags, elementwise arithmetic and a few nonlinear maps,
 //! transpose/adjoint, diagonal extract/embed, triangular masks, row/column
-//! scaling, sums and their broadcasts, slices and zero-padding, constants.
+//! scaling, reductions and their broadcasts, reshapes, slices and
+//! zero-padding, constants.
 //!
 //! Shapes follow the crate conventions: matrix arguments are
 //! `[rows, cols, batch…]`, and all arguments of one call share batch dims.
@@ -16,7 +17,7 @@ mod matmul;
 pub use constant::{Eye, Fill};
 pub use diag::{DiagEmbed, DiagPart, ScaleCols, ScaleRows, TriMask};
 pub use elementwise::{Binary, BinaryOp, Scale, Unary, UnaryOp};
-pub use layout::{Adjoint, Pad, Slice, Spread, Sum};
+pub use layout::{Adjoint, Pad, Reduce, ReduceOp, Reshape, Slice, Spread};
 pub use matmul::Matmul;
 
 use crate::error::{Error, Result};
@@ -47,9 +48,11 @@ pub enum PrimOp {
     ScaleCols(ScaleCols),
     /// `diag(v) · a`.
     ScaleRows(ScaleRows),
-    /// Sum over the core dims.
-    Sum(Sum),
-    /// Fill the core dims with a per-batch value (the transpose of `Sum`).
+    /// Sum, max or min over the core dims.
+    Reduce(Reduce),
+    /// Same elements, new shape.
+    Reshape(Reshape),
+    /// Fill the core dims with a per-batch value (the transpose of a sum).
     Spread(Spread),
     /// A block of the matrix dims.
     Slice(Slice),
@@ -74,7 +77,8 @@ macro_rules! dispatch_prim {
             PrimOp::TriMask($op) => $body,
             PrimOp::ScaleCols($op) => $body,
             PrimOp::ScaleRows($op) => $body,
-            PrimOp::Sum($op) => $body,
+            PrimOp::Reduce($op) => $body,
+            PrimOp::Reshape($op) => $body,
             PrimOp::Spread($op) => $body,
             PrimOp::Slice($op) => $body,
             PrimOp::Pad($op) => $body,
@@ -100,6 +104,7 @@ impl PrimOp {
         match self {
             PrimOp::Unary(u) => u.0.name(),
             PrimOp::Binary(b) => b.0.name(),
+            PrimOp::Reduce(r) => r.name(),
             other => dispatch_prim!(other, op => name_of(op)),
         }
     }
@@ -121,11 +126,7 @@ impl PrimOp {
     pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let expected = self.input_names().len();
         if inputs.len() != expected {
-            return Err(Error::Arity {
-                op: self.name(),
-                expected,
-                got: inputs.len(),
-            });
+            return Err(Error::Arity { op: self.name(), expected, got: inputs.len() });
         }
         dispatch_prim!(self, op => op.infer(inputs))
     }

@@ -1,0 +1,432 @@
+//! The batch driver: splits a batch into lanes, carves each lane's scratch
+//! out of the workspace, and hands kernels typed views of one matrix at a time.
+//!
+//! Inputs are strided views (a row-major matrix is read in place); outputs are
+//! contiguous column-major, one disjoint region per batch item. Kernels must
+//! write every element of every present output (outputs start uninitialised).
+
+use core::marker::PhantomData;
+use core::mem::MaybeUninit;
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::{MatMut, MatRef, Par};
+use lindiff_core::op::{MAX_INPUTS, MAX_OUTPUTS};
+use lindiff_core::{
+    DType, Element, Error, Exec, Host, HostBuffer, Input, LanePlan, Output, Result, TensorDesc, WorkspaceReq,
+    MAX_RANK,
+};
+
+/// Where one argument's elements live, for every batch item.
+#[derive(Clone, Copy, Debug)]
+struct ArgPlan {
+    base: *mut u8,
+    dtype: DType,
+    rows: usize,
+    cols: usize,
+    row_stride: isize,
+    col_stride: isize,
+    batch_strides: [usize; MAX_RANK],
+}
+
+/// The per-matrix dims of a call, known before any memory exists: what
+/// `Kernel::scratch` sizes from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shapes {
+    count: usize,
+    dims: [(usize, usize); MAX_INPUTS],
+}
+
+impl Shapes {
+    /// Shapes from input layouts with `batch_rank` batch dims (all arguments
+    /// share them, as `lindiff_core::call` checked).
+    pub(crate) fn new(inputs: &[&TensorDesc], batch_rank: usize) -> Shapes {
+        let mut dims = [(0, 0); MAX_INPUTS];
+        for (d, desc) in dims.iter_mut().zip(inputs) {
+            let (r, c, _, _) = core_layout(desc, batch_rank);
+            *d = (r, c);
+        }
+        let count = inputs
+            .first()
+            .map_or(1, |d| d.meta.shape.batch(d.meta.shape.rank() - batch_rank).iter().product());
+        Shapes { count, dims }
+    }
+
+    /// Number of matrices in the batch.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// (rows, cols) of input `i`'s matrices (vectors are len×1).
+    pub(crate) fn input(&self, i: usize) -> (usize, usize) {
+        self.dims[i]
+    }
+}
+
+/// The per-item layout of a call: inputs and outputs located, batch dims known.
+pub(crate) struct BatchPlan<'a> {
+    shapes: Shapes,
+    batch_dims: &'a [usize],
+    inputs: heapless::Vec<ArgPlan, MAX_INPUTS>,
+    outputs: heapless::Vec<Option<ArgPlan>, MAX_OUTPUTS>,
+    _borrows: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: a `BatchPlan` only holds addresses of memory borrowed for `'a`
+// (inputs shared, outputs unique). Threads use it to read inputs and to write
+// disjoint per-item output regions (`Item` hands out item `b`'s region only,
+// and the lanes cover disjoint item ranges), so sharing it is race-free.
+unsafe impl Sync for BatchPlan<'_> {}
+// SAFETY: as above; moving the plan moves only addresses and the borrows.
+unsafe impl Send for BatchPlan<'_> {}
+
+/// Core dims of an argument with `batch_rank` trailing batch dims:
+/// (rows, cols, row stride, col stride) — vectors are len×1, scalars 1×1.
+fn core_layout(desc: &TensorDesc, batch_rank: usize) -> (usize, usize, isize, isize) {
+    let dims = desc.meta.shape.dims();
+    let core = dims.len() - batch_rank;
+    let s = &desc.strides;
+    match core {
+        0 => (1, 1, 1, 1),
+        1 => (dims[0], 1, s[0] as isize, dims[0].max(1) as isize),
+        _ => (dims[0], dims[1], s[0] as isize, s[1] as isize),
+    }
+}
+
+impl<'a> BatchPlan<'a> {
+    /// Locates every argument. `batch_rank` is the number of batch dims
+    /// (shared by all arguments, checked by `lindiff_core::call`).
+    ///
+    /// # Errors
+    /// [`Error::Buffer`] when a buffer is misaligned for its dtype.
+    pub(crate) fn new(
+        op: &'static str,
+        names: (&'static [&'static str], &'static [&'static str]),
+        inputs: &'a [Input<'_, Host>],
+        outputs: &'a mut [Option<Output<'_, '_, Host>>],
+        batch_rank: usize,
+    ) -> Result<BatchPlan<'a>> {
+        let first_dims = inputs
+            .first()
+            .map(|i| i.desc.meta.shape.dims())
+            .or_else(|| outputs.iter().flatten().next().map(|o| o.meta.shape.dims()))
+            .unwrap_or(&[]);
+        let batch_dims = &first_dims[first_dims.len().saturating_sub(batch_rank)..];
+        let descs: heapless::Vec<&TensorDesc, MAX_INPUTS> = inputs.iter().map(|i| i.desc).collect();
+        let mut shapes = Shapes::new(&descs, batch_rank);
+        shapes.count = batch_dims.iter().product();
+        let mut plan = BatchPlan {
+            shapes,
+            batch_dims,
+            inputs: heapless::Vec::new(),
+            outputs: heapless::Vec::new(),
+            _borrows: PhantomData,
+        };
+        for (input, &arg) in inputs.iter().zip(names.0) {
+            let desc = input.desc;
+            let bytes = input.data.bytes();
+            let size = desc.meta.dtype.size();
+            let base = bytes.as_ptr().wrapping_add(desc.offset * size);
+            if !(bytes.as_ptr() as usize).is_multiple_of(desc.meta.dtype.align()) {
+                return Err(misaligned(op, arg));
+            }
+            let (rows, cols, rs, cs) = core_layout(desc, batch_rank);
+            let mut batch_strides = [0usize; MAX_RANK];
+            let first_batch = desc.strides.len() - batch_rank;
+            batch_strides[..batch_rank].copy_from_slice(&desc.strides[first_batch..]);
+            let _ = plan.inputs.push(ArgPlan {
+                base: base.cast_mut(),
+                dtype: desc.meta.dtype,
+                rows,
+                cols,
+                row_stride: rs,
+                col_stride: cs,
+                batch_strides,
+            });
+        }
+        for (slot, &arg) in outputs.iter_mut().zip(names.1) {
+            let planned = match slot {
+                None => None,
+                Some(out) => {
+                    let meta = out.meta;
+                    let bytes = out.buffer.as_uninit_bytes_mut();
+                    if !(bytes.as_ptr() as usize).is_multiple_of(meta.dtype.align()) {
+                        return Err(misaligned(op, arg));
+                    }
+                    let desc = TensorDesc::contiguous(meta.clone()).ok_or(Error::Overflow {
+                        op,
+                        arg,
+                        shape: meta.shape.clone(),
+                    })?;
+                    let (rows, cols, rs, cs) = core_layout(&desc, batch_rank);
+                    let mut batch_strides = [0usize; MAX_RANK];
+                    let first_batch = desc.strides.len() - batch_rank;
+                    batch_strides[..batch_rank].copy_from_slice(&desc.strides[first_batch..]);
+                    Some(ArgPlan {
+                        base: bytes.as_mut_ptr().cast(),
+                        dtype: meta.dtype,
+                        rows,
+                        cols,
+                        row_stride: rs,
+                        col_stride: cs,
+                        batch_strides,
+                    })
+                }
+            };
+            let _ = plan.outputs.push(planned);
+        }
+        Ok(plan)
+    }
+
+    /// The per-matrix dims.
+    pub(crate) fn shapes(&self) -> &Shapes {
+        &self.shapes
+    }
+
+    /// Element offset of batch item `b` in an argument.
+    fn item_offset(&self, arg: &ArgPlan, b: usize) -> usize {
+        let mut rest = b;
+        let mut offset = 0;
+        for (k, &d) in self.batch_dims.iter().enumerate() {
+            offset += (rest % d) * arg.batch_strides[k];
+            rest /= d;
+        }
+        offset
+    }
+
+    /// The view of batch item `b`.
+    pub(crate) fn item(&self, b: usize) -> Item<'_> {
+        Item { plan: self, b }
+    }
+}
+
+fn misaligned(op: &'static str, arg: &'static str) -> Error {
+    Error::Buffer { op, arg, why: "is not aligned for its dtype", needed: 0, got: 1 }
+}
+
+/// One batch item: typed views of its inputs and outputs.
+pub(crate) struct Item<'p> {
+    plan: &'p BatchPlan<'p>,
+    b: usize,
+}
+
+impl<'p> Item<'p> {
+    /// Index of this item in the batch.
+    pub(crate) fn index(&self) -> usize {
+        self.b
+    }
+
+    fn input_ptr<T: Element>(&self, i: usize) -> (&'p ArgPlan, *const T) {
+        let arg = &self.plan.inputs[i];
+        assert_eq!(arg.dtype, T::DTYPE, "kernel read input {i} with the wrong dtype");
+        let offset = self.plan.item_offset(arg, self.b);
+        (arg, arg.base.cast::<T>().wrapping_add(offset))
+    }
+
+    /// Input `i` of this item as a strided matrix (vectors are len×1).
+    pub(crate) fn mat<T: Element>(&self, i: usize) -> MatRef<'p, T> {
+        let (arg, ptr) = self.input_ptr::<T>(i);
+        // SAFETY: `lindiff_core::call` checked that every element of the view
+        // (offset + Σ index·stride over all dims) lies inside the input's
+        // initialised data, which is borrowed for the plan's lifetime; the
+        // base is aligned for `T` (checked in `BatchPlan::new`, and the dtype
+        // matches by the assert above).
+        unsafe { MatRef::from_raw_parts(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
+    }
+
+    /// Element `j` of vector input `i`.
+    pub(crate) fn get<T: Element>(&self, i: usize, j: usize) -> T {
+        let (arg, ptr) = self.input_ptr::<T>(i);
+        assert!(j < arg.rows * arg.cols, "kernel read past input {i}");
+        // SAFETY: in bounds of the checked view (assert above), aligned,
+        // initialised; see `mat`.
+        unsafe { *ptr.offset(j as isize * arg.row_stride) }
+    }
+
+    fn output_ptr<T: Element>(&self, i: usize) -> (&ArgPlan, *mut T) {
+        let arg = self.plan.outputs[i].as_ref().expect("kernel wrote an absent output");
+        assert_eq!(arg.dtype, T::DTYPE, "kernel wrote output {i} with the wrong dtype");
+        let offset = self.plan.item_offset(arg, self.b);
+        (arg, arg.base.cast::<T>().wrapping_add(offset))
+    }
+
+    /// `true` when output `i` is present (not switched off by the options).
+    pub(crate) fn has_output(&self, i: usize) -> bool {
+        self.plan.outputs[i].is_some()
+    }
+
+    /// Output `i` of this item as a contiguous column-major matrix.
+    ///
+    /// Its memory starts uninitialised: write every element before reading.
+    pub(crate) fn out_mat<T: Element>(&mut self, i: usize) -> MatMut<'_, T> {
+        let (arg, ptr) = self.output_ptr::<T>(i);
+        // SAFETY: item `b`'s region of a contiguous output lies inside the
+        // output buffer (sized by `call`) and is disjoint from every other
+        // item's; only this `Item` (borrowed mutably) hands it out, and lanes
+        // process disjoint items. Aligned (checked in `BatchPlan::new`).
+        unsafe { MatMut::from_raw_parts_mut(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
+    }
+
+    /// Writes element `j` (column-major) of output `i`.
+    pub(crate) fn set<T: Element>(&mut self, i: usize, j: usize, value: T) {
+        let (arg, ptr) = self.output_ptr::<T>(i);
+        assert!(j < arg.rows * arg.cols, "kernel wrote past output {i}");
+        // SAFETY: in bounds of item `b`'s region (assert above; contiguous),
+        // aligned, exclusively ours; see `out_mat`.
+        unsafe { ptr.add(j).write(value) }
+    }
+}
+
+/// What went wrong with one matrix; `run` adds the op name and batch index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// An input had NaN or infinity.
+    NonFinite(&'static str),
+    /// Cholesky met a non-positive pivot.
+    NotPositiveDefinite(&'static str),
+    /// A solve met an exactly singular matrix.
+    Singular(&'static str),
+    /// An iteration did not converge.
+    NonConvergence,
+}
+
+impl Failure {
+    fn into_error(self, op: &'static str, batch_index: usize) -> Error {
+        match self {
+            Failure::NonFinite(arg) => Error::NonFinite { op, arg, batch_index },
+            Failure::NotPositiveDefinite(arg) => Error::NotPositiveDefinite { op, arg, batch_index },
+            Failure::Singular(arg) => Error::Singular { op, arg, batch_index },
+            Failure::NonConvergence => Error::NonConvergence { op, batch_index },
+        }
+    }
+}
+
+/// A per-matrix computation.
+pub(crate) trait Kernel<T>: Sync {
+    /// Scratch one matrix needs when run with `par`.
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq;
+    /// Computes one batch item, writing all its present outputs.
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> core::result::Result<(), Failure>;
+}
+
+/// faer's parallelism for one matrix given `threads` team members.
+pub(crate) fn par_for(threads: usize) -> Par {
+    #[cfg(feature = "faer-rayon")]
+    if threads > 1 {
+        return Par::rayon(threads);
+    }
+    let _ = threads;
+    Par::Seq
+}
+
+/// Converts a faer `StackReq` to the core's `WorkspaceReq`.
+pub(crate) fn to_req(req: StackReq) -> WorkspaceReq {
+    WorkspaceReq::new(req.size_bytes(), req.align_bytes())
+}
+
+/// The workspace a batched call needs: one scratch region per lane.
+pub(crate) fn workspace<T>(kernel: &dyn Kernel<T>, shapes: &Shapes, exec: Exec) -> WorkspaceReq {
+    let lanes = exec.plan(shapes.count());
+    to_req(kernel.scratch(shapes, par_for(lanes.threads_per_matrix))).repeat(lanes.lanes.min(MAX_LANES))
+}
+
+/// Most batch lanes one call uses (more threads than this share lanes).
+pub(crate) const MAX_LANES: usize = 256;
+
+/// Runs `kernel` over every item, lanes in parallel when the exec says so,
+/// and reports the lowest-indexed failure.
+pub(crate) fn run<T>(
+    op: &'static str,
+    kernel: &dyn Kernel<T>,
+    plan: &BatchPlan<'_>,
+    exec: Exec,
+    workspace: &mut HostBuffer<'_>,
+) -> Result<()> {
+    let LanePlan { lanes, threads_per_matrix } = exec.plan(plan.shapes.count());
+    let lanes = lanes.min(MAX_LANES);
+    let par = par_for(threads_per_matrix);
+    let lane_req = to_req(kernel.scratch(&plan.shapes, par));
+    let stride = lane_req.repeat(2).bytes() - lane_req.bytes();
+    let bytes = workspace.as_uninit_bytes_mut();
+    let pad = (bytes.as_ptr() as usize).wrapping_neg() & (lane_req.align() - 1);
+    let bytes = &mut bytes[pad..];
+    let count = plan.shapes.count();
+    let run_lane =
+        |lane: usize, region: &mut [MaybeUninit<u8>]| -> core::result::Result<(), (usize, Failure)> {
+            let (start, end) = (count * lane / lanes, count * (lane + 1) / lanes);
+            let stack = MemStack::new(region);
+            for b in start..end {
+                let mut item = plan.item(b);
+                kernel.run(&mut item, par, stack).map_err(|f| (b, f))?;
+            }
+            Ok(())
+        };
+    let result = if lanes <= 1 {
+        run_lane(0, bytes)
+    } else {
+        run_lanes(lanes, stride, lane_req.bytes(), bytes, &run_lane)
+    };
+    result.map_err(|(b, failure)| failure.into_error(op, b))
+}
+
+/// One lane's work: items of lane `lane` with that lane's scratch bytes;
+/// the error carries the failing item's index.
+type LaneFn<'a> =
+    dyn Fn(usize, &mut [MaybeUninit<u8>]) -> core::result::Result<(), (usize, Failure)> + Sync + 'a;
+
+/// The workspace bytes of lane `lane` (`stride` apart, `len` long).
+fn lane_region(
+    bytes: &mut [MaybeUninit<u8>],
+    stride: usize,
+    len: usize,
+    lanes: usize,
+) -> impl Iterator<Item = &mut [MaybeUninit<u8>]> {
+    let mut rest = bytes;
+    (0..lanes).map(move |lane| {
+        let take = if lane + 1 == lanes { len } else { stride };
+        let all = core::mem::take(&mut rest);
+        let at = take.min(all.len());
+        let (region, tail) = all.split_at_mut(at);
+        rest = tail;
+        let keep = len.min(region.len());
+        &mut region[..keep]
+    })
+}
+
+#[cfg(feature = "threads")]
+fn run_lanes(
+    lanes: usize,
+    stride: usize,
+    len: usize,
+    bytes: &mut [MaybeUninit<u8>],
+    run_lane: &LaneFn<'_>,
+) -> core::result::Result<(), (usize, Failure)> {
+    use rayon::prelude::*;
+    let mut regions: heapless::Vec<&mut [MaybeUninit<u8>], MAX_LANES> = heapless::Vec::new();
+    for region in lane_region(bytes, stride, len, lanes) {
+        let _ = regions.push(region);
+    }
+    regions
+        .as_mut_slice()
+        .par_iter_mut()
+        .enumerate()
+        .filter_map(|(lane, region)| run_lane(lane, region).err())
+        .min_by_key(|&(b, _)| b)
+        .map_or(Ok(()), Err)
+}
+
+#[cfg(not(feature = "threads"))]
+fn run_lanes(
+    lanes: usize,
+    stride: usize,
+    len: usize,
+    bytes: &mut [MaybeUninit<u8>],
+    run_lane: &LaneFn<'_>,
+) -> core::result::Result<(), (usize, Failure)> {
+    // Without threads the lanes run one after another (same results).
+    let mut first = None;
+    for (lane, region) in lane_region(bytes, stride, len, lanes).enumerate() {
+        if let Err(e) = run_lane(lane, region) {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}

@@ -1,0 +1,82 @@
+//! The per-matrix kernels of every `LinalgOp`, and the dispatch from an op
+//! and dtype to its kernel. Each family module has a `find` that maps its ops
+//! to kernels; adding an op's CPU kernel touches only its family's file.
+
+mod cholesky;
+mod det;
+mod eig;
+mod eigh;
+mod full_piv_lu;
+pub(crate) mod gauge;
+mod householder;
+mod lu;
+mod qr;
+mod recombine;
+mod svd;
+mod triangular_solve;
+
+use crate::batch::{self, BatchPlan, Kernel, Shapes};
+use crate::field::{with_field, Field};
+use lindiff_core::{
+    Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq,
+};
+
+/// The kernel of `op` for dtype `T`, if the CPU provider has one.
+fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
+    svd::find(op)
+        .or_else(|| qr::find(op))
+        .or_else(|| householder::find(op))
+        .or_else(|| eigh::find(op))
+        .or_else(|| eig::find(op))
+        .or_else(|| cholesky::find(op))
+        .or_else(|| lu::find(op))
+        .or_else(|| full_piv_lu::find(op))
+        .or_else(|| triangular_solve::find(op))
+        .or_else(|| det::find(op))
+        .or_else(|| recombine::find(op))
+}
+
+fn kernel<T: Field>(op: &LinalgOp) -> Result<&dyn Kernel<T>> {
+    find::<T>(op).ok_or(Error::Unsupported {
+        op: op.name(),
+        provider: "cpu",
+        why: "no CPU kernel for this op",
+    })
+}
+
+/// Batch dims of a linalg call: everything after input 0's matrix dims.
+fn batch_rank(inputs: &[&TensorDesc]) -> usize {
+    inputs.first().map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
+}
+
+/// The workspace `run` needs.
+pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Result<WorkspaceReq> {
+    let shapes = Shapes::new(inputs, batch_rank(inputs));
+    let dtype = inputs[0].meta.dtype;
+    with_field!(op.name(), dtype, T => Ok(batch::workspace::<T>(kernel::<T>(op)?, &shapes, exec)))
+}
+
+/// Runs `op` over the batch and marks its outputs written.
+pub(crate) fn run(
+    op: &LinalgOp,
+    inputs: &[Input<'_, Host>],
+    outputs: &mut [Option<Output<'_, '_, Host>>],
+    workspace: &mut HostBuffer<'_>,
+    exec: Exec,
+) -> Result<()> {
+    let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
+        inputs.iter().map(|i| i.desc).collect();
+    let dtype = inputs[0].desc.meta.dtype;
+    let names = (op.input_names(), op.output_names());
+    {
+        let plan = BatchPlan::new(op.name(), names, inputs, outputs, batch_rank(&descs))?;
+        with_field!(op.name(), dtype, T => batch::run::<T>(op.name(), kernel::<T>(op)?, &plan, exec, workspace))?;
+    }
+    for out in outputs.iter_mut().flatten() {
+        // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
+        // and every kernel writes every element of every present output of
+        // its batch item (the `Kernel` contract); the items cover the batch.
+        unsafe { out.buffer.assume_init() };
+    }
+    Ok(())
+}

@@ -1,0 +1,231 @@
+//! SVD kernels (`svd`, `svd_vals`, `svd_full`) over faer, with the output
+//! conventions (Vᴴ, real descending values, canonical phases) and the
+//! divide-and-conquer accuracy guard.
+
+use super::gauge::canonicalize_pairs;
+use crate::batch::{Failure, Item, Kernel, Shapes};
+use crate::field::Field;
+use crate::svd_guard;
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors, SvdParams};
+use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
+use faer::mat::AsMatMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{MatMut, MatRef, Par, Spec};
+use lindiff_core::op::{Svd, SvdDriver, SvdFull, SvdOptions, SvdVals};
+use lindiff_core::Scalar;
+
+/// faer parameters that never use divide and conquer.
+fn qr_only_params<T: Field>() -> Spec<SvdParams, T> {
+    let mut p: SvdParams = faer::Auto::<T>::auto();
+    p.recursion_threshold = usize::MAX;
+    Spec::new(p)
+}
+
+/// `true` when faer's default parameters would use divide and conquer for an
+/// m×n SVD with vectors (its bidiagonal size is min(m, n)).
+pub(crate) fn uses_divide_and_conquer(m: usize, n: usize) -> bool {
+    let p: SvdParams = faer::Auto::<f64>::auto();
+    m.min(n) >= p.recursion_threshold
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Values only.
+    Values,
+    /// Thin U (m×k) and V (n×k).
+    Thin,
+    /// Full U (m×m) and V (n×n).
+    Full,
+}
+
+impl Shape {
+    fn cols(self, rows: usize, k: usize) -> usize {
+        match self {
+            Shape::Values => 0,
+            Shape::Thin => k,
+            Shape::Full => rows,
+        }
+    }
+    fn faer(self) -> ComputeSvdVectors {
+        match self {
+            Shape::Values => ComputeSvdVectors::No,
+            Shape::Thin => ComputeSvdVectors::Thin,
+            Shape::Full => ComputeSvdVectors::Full,
+        }
+    }
+}
+
+/// Whether the guard (and so the QR fallback) can run for these options.
+fn guarded(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
+    shape != Shape::Values && opts.driver != SvdDriver::QrIteration && uses_divide_and_conquer(m, n)
+}
+
+fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize, par: Par) -> StackReq {
+    let k = m.min(n);
+    let (ucols, vcols) = (shape.cols(m, k), shape.cols(n, k));
+    let main = if shape != Shape::Values && opts.driver == SvdDriver::QrIteration {
+        svd_scratch::<T>(m, n, shape.faer(), shape.faer(), par, qr_only_params::<T>())
+    } else if shape == Shape::Values {
+        // Values only: faer always uses the QR algorithm here.
+        svd_scratch::<T>(m, n, ComputeSvdVectors::No, ComputeSvdVectors::No, par, qr_only_params::<T>())
+    } else {
+        svd_scratch::<T>(m, n, shape.faer(), shape.faer(), par, Default::default())
+    };
+    let fallback = if guarded(opts, shape, m, n) {
+        svd_scratch::<T>(m, n, shape.faer(), shape.faer(), par, qr_only_params::<T>())
+            .or(svd_guard::scratch::<T>(m, n, k))
+    } else {
+        StackReq::EMPTY
+    };
+    StackReq::all_of(&[
+        temp_mat_scratch::<T>(k, 1),     // s, as T
+        temp_mat_scratch::<T>(m, ucols), // U
+        temp_mat_scratch::<T>(n, vcols), // V
+        main.or(fallback),
+    ])
+}
+
+/// Computes the SVD of `a` into temporaries and hands U, s, V to `write`.
+fn compute<T: Field>(
+    a: MatRef<'_, T>,
+    opts: &SvdOptions,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    write: impl FnOnce(Option<MatMut<'_, T>>, MatRef<'_, T>, Option<MatMut<'_, T>>),
+) -> Result<(), Failure> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    let (ucols, vcols) = (shape.cols(m, k), shape.cols(n, k));
+    // SAFETY (all three temporaries): faer writes `s` and thin U/V without
+    // reading them; full U/V are zero-filled below before faer reads them.
+    let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
+    let (mut u, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, ucols, stack) };
+    let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, vcols, stack) };
+    let (mut s, mut u, mut v) = (s.as_mat_mut(), u.as_mat_mut(), v.as_mat_mut());
+    if shape == Shape::Full {
+        // faer reads part of a full U (tall) or V (wide) before writing it.
+        u.fill(T::zero());
+        v.fill(T::zero());
+    }
+    let with_vectors = shape != Shape::Values;
+    let params = if !with_vectors || opts.driver == SvdDriver::QrIteration {
+        qr_only_params::<T>()
+    } else {
+        Default::default()
+    };
+    let run = |params, s: MatMut<'_, T>, u: MatMut<'_, T>, v: MatMut<'_, T>, stack: &mut MemStack| {
+        let (u, v) = if with_vectors { (Some(u), Some(v)) } else { (None, None) };
+        svd(a, s.col_mut(0).as_diagonal_mut(), u, v, par, stack, params).map_err(|_| Failure::NonConvergence)
+    };
+    run(params, s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
+    if guarded(opts, shape, m, n) && !svd_guard::accepts(a, s.rb().col(0), u.rb(), v.rb(), stack) {
+        if shape == Shape::Full {
+            u.fill(T::zero());
+            v.fill(T::zero());
+        }
+        run(qr_only_params::<T>(), s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
+    }
+    if with_vectors {
+        canonicalize_pairs(u.rb_mut(), v.rb_mut(), k);
+        write(Some(u), s.rb(), Some(v));
+    } else {
+        write(None, s.rb(), None);
+    }
+    Ok(())
+}
+
+/// Writes U into output `ui`, the real s into `si` and Vᴴ into `vi`, for
+/// whichever of them are present.
+fn store<T: Field>(
+    item: &mut Item<'_>,
+    (ui, si, vi): (usize, usize, usize),
+    u: Option<MatMut<'_, T>>,
+    s: MatRef<'_, T>,
+    v: Option<MatMut<'_, T>>,
+) {
+    for i in 0..s.nrows() {
+        item.set::<<T as Scalar>::Real>(si, i, Scalar::re(s[(i, 0)]));
+    }
+    if let Some(u) = u.filter(|_| item.has_output(ui)) {
+        item.out_mat::<T>(ui).copy_from(u.rb());
+    }
+    if let Some(v) = v.filter(|_| item.has_output(vi)) {
+        let mut vh = item.out_mat::<T>(vi);
+        for j in 0..v.nrows() {
+            for i in 0..v.ncols() {
+                vh[(i, j)] = Scalar::conj(v[(j, i)]);
+            }
+        }
+    }
+}
+
+fn check_finite<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            if !Scalar::is_finite(a[(i, j)]) {
+                return Err(Failure::NonFinite("a"));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<T: Field> Kernel<T> for Svd {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        scratch::<T>(&self.0, Shape::Thin, m, n, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        check_finite(a)?;
+        // Both factors are computed even when one output is switched off: the
+        // canonical phase of a pair needs U, and skipping V's computation
+        // would not change faer's cost much (it forms both from the same
+        // bidiagonalization).
+        compute(a, &self.0, Shape::Thin, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
+    }
+}
+
+impl<T: Field> Kernel<T> for SvdFull {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        scratch::<T>(&self.0, Shape::Full, m, n, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        check_finite(a)?;
+        compute(a, &self.0, Shape::Full, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
+    }
+}
+
+impl<T: Field> Kernel<T> for SvdVals {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        scratch::<T>(&self.0, Shape::Values, m, n, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        check_finite(a)?;
+        compute(a, &self.0, Shape::Values, par, stack, |_, s, _| {
+            for i in 0..s.nrows() {
+                item.set::<<T as Scalar>::Real>(0, i, Scalar::re(s[(i, 0)]));
+            }
+        })
+    }
+}
+
+/// The kernel of `op` if it belongs to this family.
+pub(super) fn find<T: Field>(op: &lindiff_core::LinalgOp) -> Option<&dyn Kernel<T>> {
+    use lindiff_core::LinalgOp;
+    match op {
+        LinalgOp::Svd(k) => Some(k),
+        LinalgOp::SvdVals(k) => Some(k),
+        LinalgOp::SvdFull(k) => Some(k),
+        _ => None,
+    }
+}

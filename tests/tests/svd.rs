@@ -1,0 +1,79 @@
+//! SVD family on every host provider: reconstruction, orthogonality, the
+//! conventions (descending real values, canonical phases, Vᴴ), shapes.
+
+use lindiff_core::op::{Svd, SvdFull, SvdVals};
+use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};
+use lindiff_cpu::Cpu;
+use lindiff_tests::dense::{eps, Dense, Re, Rng};
+use lindiff_tests::host::{run, HostTensor};
+use num_complex::Complex;
+
+fn check_thin<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let k = m.min(n);
+    let s_true: Vec<f64> = (0..k).map(|i| 3.0 / (1.0 + i as f64)).collect();
+    let a: Dense<T> = rng.with_spectrum(m, n, &s_true);
+    let outs = run(p, LinalgOp::Svd(Svd::default()), &[&HostTensor::from_dense(&a)]).unwrap();
+    let u: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
+    let s: Vec<Re<T>> = outs[1].as_ref().unwrap().to_vec();
+    let vh: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
+    assert_eq!((u.rows, u.cols, vh.rows, vh.cols, s.len()), (m, k, k, n, k));
+    let tol = 50.0 * (m.max(n) as f64) * eps::<T>();
+    for i in 0..k {
+        assert!((s[i].to_f64() - s_true[i]).abs() <= tol * 3.0, "s[{i}] = {:?} vs {}", s[i], s_true[i]);
+    }
+    let recon = u.scale_cols(&s).matmul(&vh);
+    assert!(recon.sub(&a).norm() <= tol * a.norm(), "reconstruction {}", recon.sub(&a).norm());
+    assert!(u.orthonormality_error() <= tol && vh.adjoint().orthonormality_error() <= tol);
+    // Canonical phase: the largest-magnitude entry of each column of U is real, positive.
+    for j in 0..k {
+        let (mut best, mut at) = (0.0, 0);
+        for i in 0..m {
+            if u[(i, j)].abs().to_f64() > best {
+                best = u[(i, j)].abs().to_f64();
+                at = i;
+            }
+        }
+        assert!(
+            u[(at, j)].re().to_f64() > 0.0 && u[(at, j)].im().to_f64().abs() <= tol,
+            "phase of column {j}"
+        );
+    }
+    let vals = run(p, LinalgOp::SvdVals(SvdVals::default()), &[&HostTensor::from_dense(&a)]).unwrap();
+    let sv: Vec<Re<T>> = vals[0].as_ref().unwrap().to_vec();
+    for i in 0..k {
+        assert!((sv[i].to_f64() - s[i].to_f64()).abs() <= tol * 3.0);
+    }
+}
+
+fn check_full<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let a: Dense<T> = rng.matrix(m, n);
+    let outs = run(p, LinalgOp::SvdFull(SvdFull::default()), &[&HostTensor::from_dense(&a)]).unwrap();
+    let u: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
+    let s: Vec<Re<T>> = outs[1].as_ref().unwrap().to_vec();
+    let vh: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
+    let tol = 50.0 * (m.max(n) as f64) * eps::<T>();
+    assert!(u.orthonormality_error() <= tol && vh.orthonormality_error() <= tol);
+    let k = m.min(n);
+    let recon = u.cols_range(0, k).scale_cols(&s).matmul(&vh.rows_range(0, k));
+    assert!(recon.sub(&a).norm() <= tol * a.norm());
+}
+
+fn all_dtypes<P: Provider<Memory = Host>>(p: &P) {
+    for &(m, n) in &[(5, 5), (7, 4), (4, 7), (1, 3), (0, 3), (30, 30)] {
+        check_thin::<f64, P>(p, m, n, 1);
+        check_thin::<f32, P>(p, m, n, 2);
+        check_thin::<Complex<f64>, P>(p, m, n, 3);
+        check_thin::<Complex<f32>, P>(p, m, n, 4);
+    }
+    for &(m, n) in &[(5, 5), (30, 4), (4, 30), (3, 1)] {
+        check_full::<f64, P>(p, m, n, 5);
+        check_full::<Complex<f64>, P>(p, m, n, 6);
+    }
+}
+
+#[test]
+fn svd_cpu() {
+    all_dtypes(&Cpu::new());
+}

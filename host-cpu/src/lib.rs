@@ -26,6 +26,7 @@
 mod batch;
 mod field;
 mod kernels;
+pub mod prims;
 pub mod svd_guard;
 
 pub use field::Field;
@@ -76,6 +77,7 @@ impl Provider for Cpu {
     fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
         match op {
             Op::Linalg(op) => kernels::workspace(op, inputs, self.exec),
+            Op::Prim(op) => prims::workspace(op, inputs, self.exec),
             other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
         }
     }
@@ -89,6 +91,7 @@ impl Provider for Cpu {
     ) -> Result<()> {
         match op {
             Op::Linalg(op) => kernels::run(op, inputs, outputs, workspace, self.exec),
+            Op::Prim(op) => prims::run(op, inputs, outputs, workspace, self.exec),
             other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
         }
     }

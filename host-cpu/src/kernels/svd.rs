@@ -29,8 +29,9 @@ pub(crate) fn uses_divide_and_conquer(m: usize, n: usize) -> bool {
     m.min(n) >= p.recursion_threshold
 }
 
+/// Which factors an SVD computes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(super) enum Shape {
     /// Values only.
     Values,
     /// Thin U (m×k) and V (n×k).
@@ -61,7 +62,8 @@ fn guarded(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
     shape != Shape::Values && opts.driver != SvdDriver::QrIteration && uses_divide_and_conquer(m, n)
 }
 
-fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize, par: Par) -> StackReq {
+/// Scratch of [`compute`].
+pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize, par: Par) -> StackReq {
     let k = m.min(n);
     let (ucols, vcols) = (shape.cols(m, k), shape.cols(n, k));
     let main = if shape != Shape::Values && opts.driver == SvdDriver::QrIteration {
@@ -86,8 +88,9 @@ fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize, par: P
     ])
 }
 
-/// Computes the SVD of `a` into temporaries and hands U, s, V to `write`.
-fn compute<T: Field>(
+/// Computes the SVD of `a` into temporaries (guarded, canonical phases) and
+/// hands U, s (as `T`), V — not Vᴴ — to `write`.
+pub(super) fn compute<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
     shape: Shape,
@@ -161,7 +164,8 @@ fn store<T: Field>(
     }
 }
 
-fn check_finite<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
+/// `Err(NonFinite("a"))` if `a` has a NaN or infinite entry.
+pub(super) fn check_finite<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
     for j in 0..a.ncols() {
         for i in 0..a.nrows() {
             if !Scalar::is_finite(a[(i, j)]) {

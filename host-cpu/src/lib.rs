@@ -30,6 +30,9 @@ pub mod prims;
 pub mod svd_guard;
 
 pub use field::Field;
+#[cfg(feature = "std")]
+pub use lindiff_core::face::direct::{Direct, Tensor};
+pub use lindiff_core::{Face, Linalg};
 
 use lindiff_core::{
     Error, Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq,

@@ -1,0 +1,351 @@
+//! The direct face over host memory (`alloc` feature): each op runs at once
+//! on a provider, and every output and workspace comes from a [`Pool`] of
+//! reusable aligned blocks. A block returns to the pool when the last tensor
+//! using it is dropped, so a steady loop of calls makes no heap allocations
+//! once the pool has grown to its working set.
+//!
+//! ```
+//! # #[cfg(feature = "alloc")] {
+//! use lindiff_core::face::direct::Direct;
+//! # use lindiff_core::{provider::*, *};
+//! # // A provider is needed to run ops; shapes are checked before it is reached.
+//! # struct NoOps;
+//! # impl Provider for NoOps {
+//! #     type Memory = Host;
+//! #     fn name(&self) -> &'static str { "none" }
+//! #     fn exec(&self) -> Exec { Exec::serial() }
+//! #     fn workspace(&self, op: &Op, _: &[&TensorDesc]) -> Result<WorkspaceReq> {
+//! #         Err(Error::Unsupported { op: op.name(), provider: "none", why: "example" })
+//! #     }
+//! #     fn run_into<'m>(&self, _: &Op, _: &[Input<'_, Host>], _: &mut [Option<Output<'_, 'm, Host>>], _: &mut HostBuffer<'m>) -> Result<()> { Ok(()) }
+//! # }
+//! let mut face = Direct::new(NoOps);
+//! let a = face.tensor(&[2, 3], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+//! let err = face.det(&a).unwrap_err();
+//! assert_eq!(err.to_string(), "det: argument `a` must be square, got 2×3");
+//! # }
+//! ```
+
+use super::{Applied, Face};
+use crate::call;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::memory::{HostBuffer, HostData};
+use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
+use crate::provider::{Input, Op, Provider};
+use crate::shape::Shape;
+use crate::tensor::{TensorDesc, TensorMeta};
+use crate::Host;
+use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::Cell;
+use core::ptr::NonNull;
+use core::mem::MaybeUninit;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Chunk([MaybeUninit<u8>; 64]);
+
+/// One reusable region. Free while only the pool holds it.
+struct Block {
+    /// Start of `chunks` chunks owned by this block (from `Box::into_raw`).
+    ptr: NonNull<Chunk>,
+    chunks: usize,
+    written: Cell<bool>,
+}
+
+impl Block {
+    fn new(chunks: usize) -> Block {
+        let boxed = alloc::vec![Chunk([MaybeUninit::uninit(); 64]); chunks].into_boxed_slice();
+        // SAFETY: `Box::into_raw` never returns null.
+        let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(boxed).cast::<Chunk>()) };
+        Block { ptr, chunks, written: Cell::new(false) }
+    }
+
+    fn capacity(&self) -> usize {
+        self.chunks * 64
+    }
+
+    /// The first `len` bytes, initialised.
+    ///
+    /// # Safety
+    /// The block must have been fully written up to `len ≤ capacity`, and no
+    /// mutable borrow of its bytes may exist.
+    unsafe fn data(&self, len: usize) -> &[u8] {
+        // SAFETY: per the caller: in bounds, initialised, not mutably borrowed.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), len) }
+    }
+
+    /// The first `len ≤ capacity` bytes for writing.
+    ///
+    /// # Safety
+    /// Nobody else may read or write the block while the result lives.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn uninit(&self, len: usize) -> &mut [MaybeUninit<u8>] {
+        // SAFETY: exclusivity and bounds are the caller's obligations.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr().cast::<MaybeUninit<u8>>(), len) }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        let slice = core::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.chunks);
+        // SAFETY: `ptr`/`chunks` came from `Box::into_raw` of a boxed slice of
+        // exactly `chunks` elements, and this is the only place freeing it.
+        drop(unsafe { Box::from_raw(slice) });
+    }
+}
+
+/// Reusable host blocks, aligned to 64 bytes.
+#[derive(Default)]
+pub struct Pool {
+    blocks: Vec<Rc<Block>>,
+}
+
+impl Pool {
+    /// An empty pool.
+    pub fn new() -> Pool {
+        Pool::default()
+    }
+
+    /// Number of blocks (free or in use).
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Total bytes held.
+    pub fn reserved_bytes(&self) -> usize {
+        self.blocks.iter().map(|b| b.capacity()).sum()
+    }
+
+    /// The smallest free block of at least `bytes`, or a new one.
+    fn take(&mut self, bytes: usize) -> Rc<Block> {
+        let best = self
+            .blocks
+            .iter()
+            .filter(|b| Rc::strong_count(b) == 1 && b.capacity() >= bytes)
+            .min_by_key(|b| b.capacity());
+        let block = match best {
+            Some(b) => Rc::clone(b),
+            None => {
+                let block = Rc::new(Block::new(bytes.div_ceil(64)));
+                self.blocks.push(Rc::clone(&block));
+                block
+            }
+        };
+        block.written.set(false);
+        block
+    }
+}
+
+/// A tensor of the direct face: a layout over a pool block. Cloning shares
+/// the block.
+#[derive(Clone)]
+pub struct Tensor {
+    desc: TensorDesc,
+    bytes: usize,
+    block: Rc<Block>,
+}
+
+impl Tensor {
+    /// Dtype, shape and strides.
+    pub fn desc(&self) -> &TensorDesc {
+        &self.desc
+    }
+
+    /// Dtype and shape.
+    pub fn meta(&self) -> &TensorMeta {
+        &self.desc.meta
+    }
+
+    /// The dims.
+    pub fn dims(&self) -> &[usize] {
+        self.desc.meta.shape.dims()
+    }
+
+    /// The elements in storage order (column-major for every op output).
+    ///
+    /// # Errors
+    /// [`Error::DType`] when `T` is not the tensor's dtype.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        if T::DTYPE != self.desc.meta.dtype {
+            return Err(Error::DType {
+                op: "as_slice",
+                arg: "tensor",
+                expected: crate::DTypeReq::Exactly(T::DTYPE),
+                got: self.desc.meta.dtype,
+            });
+        }
+        // SAFETY: tensors only exist over written blocks, which are never
+        // borrowed mutably again while a tensor holds them (outputs are
+        // taken from free blocks only).
+        let data = HostData::from_bytes(unsafe { self.block.data(self.bytes) });
+        // Blocks are 64-byte aligned, so the typed view always exists.
+        Ok(data.typed::<T>().unwrap_or(&[]))
+    }
+
+    /// A copy of the elements in storage order.
+    ///
+    /// # Errors
+    /// As [`Tensor::as_slice`].
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.as_slice().map(<[T]>::to_vec)
+    }
+
+    fn data(&self) -> HostData<'_> {
+        // SAFETY: as in `as_slice`.
+        HostData::from_bytes(unsafe { self.block.data(self.bytes) })
+    }
+}
+
+impl core::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Tensor").field("desc", &self.desc).finish_non_exhaustive()
+    }
+}
+
+/// Runs every op immediately on a host-memory provider.
+pub struct Direct<P> {
+    provider: P,
+    pool: Pool,
+}
+
+impl<P: Provider<Memory = Host>> Direct<P> {
+    /// A face over `provider` with an empty pool.
+    pub fn new(provider: P) -> Direct<P> {
+        Direct { provider, pool: Pool::new() }
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &P {
+        &self.provider
+    }
+
+    /// The pool (for statistics).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// A contiguous column-major tensor holding a copy of `data`.
+    ///
+    /// # Errors
+    /// Too many dims, or `data.len()` not the element count.
+    pub fn tensor<T: Element>(&mut self, dims: &[usize], data: &[T]) -> Result<Tensor> {
+        let shape = Shape::new(dims)?;
+        let desc = TensorDesc::contiguous(TensorMeta::new(T::DTYPE, shape.clone()))
+            .ok_or(Error::Overflow { op: "tensor", arg: "dims", shape })?;
+        self.copy_in(desc, data)
+    }
+
+    /// A `rows×cols` tensor over a copy of row-major `data` (a JS or NumPy
+    /// array), read in place by the kernels through strides `[cols, 1]`.
+    ///
+    /// # Errors
+    /// `data.len() != rows·cols`.
+    pub fn tensor_row_major<T: Element>(&mut self, rows: usize, cols: usize, data: &[T]) -> Result<Tensor> {
+        let desc = TensorDesc::row_major_matrix(T::DTYPE, rows, cols).ok_or(Error::Overflow {
+            op: "tensor",
+            arg: "dims",
+            shape: Shape::new(&[rows, cols])?,
+        })?;
+        self.copy_in(desc, data)
+    }
+
+    fn copy_in<T: Element>(&mut self, desc: TensorDesc, data: &[T]) -> Result<Tensor> {
+        let needed = desc.span().unwrap_or(usize::MAX);
+        if data.len() != needed {
+            return Err(Error::Buffer { op: "tensor", arg: "data", why: "must hold every element", needed, got: data.len() });
+        }
+        let bytes = core::mem::size_of_val(data);
+        let block = self.pool.take(bytes);
+        // SAFETY: `take` returned a block only the pool and we reference.
+        let dst = unsafe { block.uninit(bytes) };
+        for (d, s) in dst.iter_mut().zip(HostData::from_slice(data).bytes()) {
+            *d = MaybeUninit::new(*s);
+        }
+        block.written.set(true);
+        Ok(Tensor { desc, bytes, block })
+    }
+}
+
+impl<P: Provider<Memory = Host>> Face for Direct<P> {
+    type Tensor = Tensor;
+
+    fn meta(&self, t: &Tensor) -> TensorMeta {
+        t.desc.meta.clone()
+    }
+
+    fn apply(&mut self, op: Op, inputs: &[&Tensor]) -> Result<Applied<Tensor>> {
+        let mut descs = heapless::Vec::<&TensorDesc, MAX_INPUTS>::new();
+        for t in inputs {
+            descs.push(&t.desc).map_err(|_| Error::Arity {
+                op: op.name(),
+                expected: op.input_names().len(),
+                got: inputs.len(),
+            })?;
+        }
+        let metas = call::infer(&op, &descs)?;
+        let req = call::workspace(&self.provider, &op, &descs)?;
+        if !req.is_satisfiable() {
+            return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
+        }
+        let workspace = self.pool.take(req.bytes());
+        let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
+        for meta in &metas {
+            let slot = meta.as_ref().map(|m| {
+                let bytes = m.bytes().unwrap_or(usize::MAX); // checked by `infer`
+                (self.pool.take(bytes), bytes)
+            });
+            let _ = blocks.push(slot); // as many as `metas`: ≤ MAX_OUTPUTS
+        }
+        {
+            let mut ins = heapless::Vec::<Input<'_, Host>, MAX_INPUTS>::new();
+            for t in inputs {
+                let _ = ins.push(Input { desc: &t.desc, data: t.data() });
+            }
+            let mut buffers = heapless::Vec::<Option<HostBuffer<'_>>, MAX_OUTPUTS>::new();
+            for slot in &blocks {
+                // SAFETY: each output block was just taken free from the pool:
+                // only the pool (which never touches contents) and this call
+                // hold it, and every output has its own block.
+                let _ = buffers.push(slot.as_ref().map(|(b, n)| HostBuffer::from_uninit(unsafe { b.uninit(*n) })));
+            }
+            let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, MAX_OUTPUTS>::new();
+            for b in buffers.iter_mut() {
+                let _ = refs.push(b.as_mut());
+            }
+            // SAFETY: the workspace block was just taken free, as above.
+            let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(req.bytes()) });
+            call::run_into(&self.provider, &op, &ins, &mut refs, &mut ws)?;
+            drop(refs);
+            for (b, slot) in buffers.iter().zip(&blocks) {
+                if let (Some(b), Some((block, _))) = (b, slot) {
+                    if !b.is_initialized() {
+                        return Err(Error::Buffer {
+                            op: op.name(),
+                            arg: "output",
+                            why: "was not written by the provider",
+                            needed: 1,
+                            got: 0,
+                        });
+                    }
+                    block.written.set(true);
+                }
+            }
+        }
+        let mut outs = Applied::new();
+        for (meta, slot) in metas.into_iter().zip(blocks) {
+            let t = match (meta, slot) {
+                (Some(meta), Some((block, bytes))) => {
+                    let desc = TensorDesc::contiguous(meta.clone())
+                        .ok_or(Error::Overflow { op: op.name(), arg: "output", shape: meta.shape.clone() })?;
+                    Some(Tensor { desc, bytes, block })
+                }
+                _ => None,
+            };
+            let _ = outs.push(t);
+        }
+        Ok(outs)
+    }
+}

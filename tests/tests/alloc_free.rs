@@ -1,0 +1,148 @@
+//! Zero global heap allocations per call in steady state: every op, n = 8,
+//! 32, 48, 64, 256, f64 and c64, serial exec, through the direct face (whose
+//! pool reuses blocks). A counting global allocator counts only on the thread
+//! that turned counting on, so tests running in parallel cannot pollute it.
+//!
+//! `cargo test -p lindiff-tests --release --test alloc_free -- --nocapture`
+//! prints the table.
+
+use lindiff_core::face::direct::{Direct, Tensor};
+use lindiff_core::op::*;
+use lindiff_core::{Linalg, LinalgOp, MatOp, Op, Scalar};
+use lindiff_cpu::Cpu;
+use lindiff_tests::dense::{Dense, Rng};
+use num_complex::Complex;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note_allocation() {
+    // `try_with`: the thread-local may already be gone during thread exit.
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made on this thread while running `f`.
+fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
+    let r = f();
+    COUNTING.with(|c| c.set(false));
+    (ALLOCATIONS.load(Ordering::Relaxed), r)
+}
+
+fn tensor<T: Scalar>(face: &mut Direct<Cpu>, m: &Dense<T>) -> Tensor {
+    face.tensor(&[m.rows, m.cols], &m.data).unwrap()
+}
+
+/// Every op with valid inputs of size n.
+fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tensor>)> {
+    let mut rng = Rng::new(n as u64);
+    let a: Dense<T> = rng.matrix(n, n);
+    let spd = a.matmul(&a.adjoint()).sub(&Dense::eye(n, n).scale_cols(&vec![T::Real::from_f64(-(n as f64)); n]));
+    let b: Dense<T> = rng.matrix(n, 3);
+    let (ta, tspd, tb) = (tensor(face, &a), tensor(face, &spd), tensor(face, &b));
+    let lu = face.apply(Op::Linalg(LinalgOp::LuFactor(LuFactor)), &[&ta]).unwrap();
+    let (lu_f, perm) = (lu[0].clone().unwrap(), lu[1].clone().unwrap());
+    let fp = face.apply(Op::Linalg(LinalgOp::FullPivLuFactor(FullPivLuFactor)), &[&ta]).unwrap();
+    let (fp_lu, rp, cp) = (fp[0].clone().unwrap(), fp[1].clone().unwrap(), fp[2].clone().unwrap());
+    let hq = face.householder_qr(&ta).unwrap();
+    let upper = face.qr(&ta).unwrap().r;
+    vec![
+        (LinalgOp::Svd(Svd::default()), vec![ta.clone()]),
+        (LinalgOp::SvdVals(SvdVals::default()), vec![ta.clone()]),
+        (LinalgOp::SvdFull(SvdFull::default()), vec![ta.clone()]),
+        (LinalgOp::Qr(Qr::default()), vec![ta.clone()]),
+        (LinalgOp::RankRevealingQr(RankRevealingQr::default()), vec![ta.clone()]),
+        (LinalgOp::HouseholderQrFactor(HouseholderQrFactor), vec![ta.clone()]),
+        (LinalgOp::HouseholderQrAppend(HouseholderQrAppend), vec![hq.h.clone(), hq.tau.clone(), tb.clone()]),
+        (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![hq.h.clone(), hq.tau.clone()]),
+        (LinalgOp::HouseholderQrR(HouseholderQrR), vec![hq.h.clone()]),
+        (LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Adjoint)), vec![hq.h.clone(), hq.tau.clone(), tb.clone()]),
+        (LinalgOp::Eigh(Eigh::default()), vec![tspd.clone()]),
+        (LinalgOp::EighVals(EighVals::default()), vec![tspd.clone()]),
+        (LinalgOp::Eig(Eig), vec![ta.clone()]),
+        (LinalgOp::EigVals(EigVals), vec![ta.clone()]),
+        (LinalgOp::Cholesky(Cholesky), vec![tspd.clone()]),
+        (LinalgOp::Lu(Lu), vec![ta.clone()]),
+        (LinalgOp::LuFactor(LuFactor), vec![ta.clone()]),
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![ta.clone(), tb.clone()]),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Adjoint)), vec![lu_f, perm, tb.clone()]),
+        (LinalgOp::FullPivLu(FullPivLu), vec![ta.clone()]),
+        (LinalgOp::FullPivLuFactor(FullPivLuFactor), vec![ta.clone()]),
+        (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![ta.clone(), tb.clone()]),
+        (LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)), vec![fp_lu, rp, cp, tb.clone()]),
+        (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![upper.clone(), tb.clone()]),
+        (LinalgOp::Det(Det), vec![ta.clone()]),
+        (LinalgOp::Slogdet(Slogdet), vec![ta.clone()]),
+        (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(n / 2 + 1))), vec![ta.clone()]),
+        (LinalgOp::Polar(Polar), vec![ta.clone()]),
+        (LinalgOp::Pinv(Pinv::default()), vec![ta.clone()]),
+        (LinalgOp::Lstsq(Lstsq::default()), vec![ta.clone(), tb.clone()]),
+    ]
+}
+
+fn table<T: Scalar>(label: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut face = Direct::new(Cpu::new());
+    for n in [8, 32, 48, 64, 256] {
+        let mut line = format!("{label} n={n:>3}:");
+        for (op, inputs) in cases::<T>(&mut face, n) {
+            let ins: heapless::Vec<&Tensor, 4> = inputs.iter().collect();
+            // Warm up: the pool grows to its working set, faer's GEMM sets
+            // up its thread-local buffer.
+            for _ in 0..3 {
+                drop(face.apply(Op::Linalg(op.clone()), &ins).unwrap());
+            }
+            let (allocs, out) = count(|| face.apply(Op::Linalg(op.clone()), &ins).map(drop));
+            out.unwrap();
+            line.push_str(&format!(" {} {allocs}", op.name()));
+            if allocs != 0 {
+                failures.push(format!("{label} n={n} {}: {allocs} allocations", op.name()));
+            }
+        }
+        println!("{line}");
+    }
+    failures
+}
+
+#[test]
+fn every_op_is_allocation_free_in_steady_state() {
+    let mut failures = table::<f64>("f64");
+    failures.extend(table::<Complex<f64>>("c64"));
+    assert!(failures.is_empty(), "{failures:#?}");
+}

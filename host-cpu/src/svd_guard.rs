@@ -77,7 +77,7 @@ fn apply<T: Field>(op: MatRef<'_, T>, adjoint: bool, x: MatRef<'_, T>, mut out: 
         for j in 0..op.ncols() {
             let xj = x[(j, 0)];
             for i in 0..op.nrows() {
-                out[(i, 0)] = out[(i, 0)] + op[(i, j)] * xj;
+                out[(i, 0)] += op[(i, j)] * xj;
             }
         }
     }
@@ -100,9 +100,10 @@ fn orthonormal<T: Field>(
     apply(q, false, w, p.rb_mut().subrows_mut(0, q.nrows()));
     apply(q, true, p.rb().subrows(0, q.nrows()), r.rb_mut().subrows_mut(0, c));
     for i in 0..c {
-        r[(i, 0)] = r[(i, 0)] - w[(i, 0)];
+        r[(i, 0)] -= w[(i, 0)];
     }
-    norm(r.rb().subrows(0, c)) <= tol * norm(w)
+    let error = norm(r.rb().subrows(0, c));
+    error.is_finite_real() && error <= tol * norm(w)
 }
 
 /// `true` when `u diag(s) vᴴ` is an accurate SVD of `a`: see the module docs.
@@ -154,7 +155,8 @@ pub fn accepts<T: Field>(
             y[(i, 0)] = ax[(i, 0)] - y[(i, 0)];
         }
         let residual = norm(y.rb().subrows(0, m));
-        if !(residual <= tol * norm_a * norm(xs)) {
+        // A NaN residual must fail too, hence the finiteness test.
+        if !residual.is_finite_real() || residual > tol * norm_a * norm(xs) {
             return false;
         }
     }

@@ -8,7 +8,7 @@
 
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::op::*;
-use lindiff_core::{Linalg, LinalgOp, MatOp, Op, Scalar};
+use lindiff_core::{Face, Linalg, LinalgOp, MatOp, Op, Scalar};
 use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{Dense, Rng};
 use num_complex::Complex;

@@ -1,9 +1,11 @@
 //! lindiff's task runner: `cargo xtask <task>`.
 //!
 //! * `test` — everything CI checks: formatting, clippy `-D warnings`, the
-//!   workspace tests, and the `no_std` builds of the core for Cortex-M
-//!   (`thumbv7em-none-eabihf`) and the browser (`wasm32-unknown-unknown`).
-//!   Installs the rustup targets and components it needs when missing.
+//!   workspace tests, the `no_std` builds of the core for Cortex-M
+//!   (`thumbv7em-none-eabihf`) and the browser (`wasm32-unknown-unknown`), and
+//!   lindiff-cpu without `std` (f32 only) for Cortex-M. Installs the rustup
+//!   targets and components it needs when missing.
+//! * `bench` — side-by-side ratios: lindiff-cpu vs faer called directly.
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -17,8 +19,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
+        Some("bench") => bench(),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds");
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds\n  bench   lindiff vs faer, side by side"
+            );
             return ExitCode::from(2);
         }
     };
@@ -90,9 +95,28 @@ fn test() -> Step {
             run("cargo", &["build", "-p", "lindiff-core", "--no-default-features", "--target", target])
         })?;
     }
+    timed("cpu no_std f32", &|| {
+        run(
+            "cargo",
+            &[
+                "build",
+                "-p",
+                "lindiff-cpu",
+                "--no-default-features",
+                "--features",
+                "f32",
+                "--target",
+                "thumbv7em-none-eabihf",
+            ],
+        )
+    })?;
     eprintln!("\nxtask test: all green in {:.0} s", started.elapsed().as_secs_f64());
     for (name, secs) in timings {
         eprintln!("  {name:<14} {secs:>7.1} s");
     }
     Ok(())
+}
+
+fn bench() -> Step {
+    run("cargo", &["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"])
 }

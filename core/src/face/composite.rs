@@ -91,7 +91,9 @@ fn unreachable_vector<T>() -> Result<T> {
 
 fn vector_norm<F: Linalg + ?Sized>(f: &mut F, x: &F::Tensor, p: f64) -> Result<F::Tensor> {
     if p.is_nan() || p == 0.0 {
-        return Err(Error::InvalidOption { op: "norm", option: "p", why: "must be a nonzero number or ±∞" });
+        return Err(Error::InvalidOption {
+            op: "norm", option: "p", why: "must be a nonzero number or ±∞"
+        });
     }
     let abs = f.unary(UnaryOp::Abs, x)?;
     if p == f64::INFINITY {
@@ -132,7 +134,9 @@ pub(super) fn cond<F: Linalg + ?Sized>(f: &mut F, a: &F::Tensor, kind: Norm) -> 
                 f.binary(BinaryOp::Div, &min, &max)
             }
         }
-        Norm::Vector(_) => Err(Error::InvalidOption { op: "cond", option: "kind", why: "must be a matrix norm" }),
+        Norm::Vector(_) => {
+            Err(Error::InvalidOption { op: "cond", option: "kind", why: "must be a matrix norm" })
+        }
         _ => {
             check::square("cond", "a", &meta)?;
             let inverse = f.inv(a)?;
@@ -174,7 +178,13 @@ const MAX_DP_CHAIN: usize = 16;
 
 pub(super) fn multi_dot<F: Linalg + ?Sized>(f: &mut F, chain: &[&F::Tensor]) -> Result<F::Tensor> {
     match chain.len() {
-        0 => return Err(Error::InvalidOption { op: "multi_dot", option: "chain", why: "must hold at least one matrix" }),
+        0 => {
+            return Err(Error::InvalidOption {
+                op: "multi_dot",
+                option: "chain",
+                why: "must hold at least one matrix",
+            })
+        }
         1 => return Ok(chain[0].clone()),
         2 => return f.matmul(chain[0], chain[1]),
         _ => {}
@@ -240,7 +250,12 @@ pub(super) fn vecdot<F: Linalg + ?Sized>(f: &mut F, x: &F::Tensor, y: &F::Tensor
     sum_of(f, &prod, 1)
 }
 
-pub(super) fn vander<F: Linalg + ?Sized>(f: &mut F, x: &F::Tensor, n: usize, order: VanderOrder) -> Result<F::Tensor> {
+pub(super) fn vander<F: Linalg + ?Sized>(
+    f: &mut F,
+    x: &F::Tensor,
+    n: usize,
+    order: VanderOrder,
+) -> Result<F::Tensor> {
     let meta = f.meta(x);
     check::rank("vander", "x", &meta, ArgKind::Vector)?;
     check::float_tensor("vander", "x", &meta)?;
@@ -273,7 +288,11 @@ pub(super) fn tensorinv<F: Linalg + ?Sized>(f: &mut F, a: &F::Tensor, ind: usize
     let meta = f.meta(a);
     let dims = meta.shape.dims();
     if ind == 0 || ind >= dims.len() {
-        return Err(Error::InvalidOption { op: "tensorinv", option: "ind", why: "must be between 1 and rank − 1" });
+        return Err(Error::InvalidOption {
+            op: "tensorinv",
+            option: "ind",
+            why: "must be between 1 and rank − 1",
+        });
     }
     let rows = product("tensorinv", &dims[..ind], &meta.shape)?;
     let cols = product("tensorinv", &dims[ind..], &meta.shape)?;

@@ -40,8 +40,8 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::Cell;
-use core::ptr::NonNull;
 use core::mem::MaybeUninit;
+use core::ptr::NonNull;
 
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
@@ -255,7 +255,13 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     fn copy_in<T: Element>(&mut self, desc: TensorDesc, data: &[T]) -> Result<Tensor> {
         let needed = desc.span().unwrap_or(usize::MAX);
         if data.len() != needed {
-            return Err(Error::Buffer { op: "tensor", arg: "data", why: "must hold every element", needed, got: data.len() });
+            return Err(Error::Buffer {
+                op: "tensor",
+                arg: "data",
+                why: "must hold every element",
+                needed,
+                got: data.len(),
+            });
         }
         let bytes = core::mem::size_of_val(data);
         let block = self.pool.take(bytes);
@@ -309,7 +315,8 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                 // SAFETY: each output block was just taken free from the pool:
                 // only the pool (which never touches contents) and this call
                 // hold it, and every output has its own block.
-                let _ = buffers.push(slot.as_ref().map(|(b, n)| HostBuffer::from_uninit(unsafe { b.uninit(*n) })));
+                let _ = buffers
+                    .push(slot.as_ref().map(|(b, n)| HostBuffer::from_uninit(unsafe { b.uninit(*n) })));
             }
             let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, MAX_OUTPUTS>::new();
             for b in buffers.iter_mut() {
@@ -338,8 +345,11 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
         for (meta, slot) in metas.into_iter().zip(blocks) {
             let t = match (meta, slot) {
                 (Some(meta), Some((block, bytes))) => {
-                    let desc = TensorDesc::contiguous(meta.clone())
-                        .ok_or(Error::Overflow { op: op.name(), arg: "output", shape: meta.shape.clone() })?;
+                    let desc = TensorDesc::contiguous(meta.clone()).ok_or(Error::Overflow {
+                        op: op.name(),
+                        arg: "output",
+                        shape: meta.shape.clone(),
+                    })?;
                     Some(Tensor { desc, bytes, block })
                 }
                 _ => None,

@@ -6,13 +6,13 @@ use crate::error::Result;
 use crate::op::{
     check, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuSolve,
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LinalgOp,
-    Lstsq, LstsqOptions, LowRankApprox, Lu, LuFactorSolve, MatOp, Pinv, PinvOptions, Polar, Qr, QrOptions,
+    LowRankApprox, Lstsq, LstsqOptions, Lu, LuFactorSolve, MatOp, Pinv, PinvOptions, Polar, Qr, QrOptions,
     RankRevealingQr, RankRevealingQrOptions, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, SvdVectors,
     TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use crate::prim::{
-    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PrimOp, Reduce, ReduceOp, Reshape, Scale,
-    ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
+    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PrimOp, Reduce, ReduceOp, Reshape,
+    Scale, ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
 };
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
@@ -108,7 +108,11 @@ impl<T: Clone> HouseholderQr<T> {
     ///
     /// # Errors
     /// Shape errors naming `householder_qr_append`, and the face's.
-    pub fn append_columns<F: Face<Tensor = T> + ?Sized>(&self, face: &mut F, b: &T) -> Result<HouseholderQr<T>> {
+    pub fn append_columns<F: Face<Tensor = T> + ?Sized>(
+        &self,
+        face: &mut F,
+        b: &T,
+    ) -> Result<HouseholderQr<T>> {
         let op = LinalgOp::HouseholderQrAppend(HouseholderQrAppend);
         let mut outs = face.apply(Op::Linalg(op), &[&self.h, &self.tau, b])?;
         Ok(HouseholderQr {
@@ -138,10 +142,12 @@ impl<T: Clone> HouseholderQr<T> {
     /// # Errors
     /// Shape errors and the face's.
     pub fn apply<F: Face<Tensor = T> + ?Sized>(&self, face: &mut F, how: MatOp, b: &T) -> Result<T> {
-        face.single(Op::Linalg(LinalgOp::HouseholderQrApply(HouseholderQrApply(how))), &[&self.h, &self.tau, b])
+        face.single(
+            Op::Linalg(LinalgOp::HouseholderQrApply(HouseholderQrApply(how))),
+            &[&self.h, &self.tau, b],
+        )
     }
 }
-
 
 /// Every linear-algebra method and array helper, for every face.
 ///
@@ -171,10 +177,18 @@ pub trait Linalg: Face {
     ///
     /// # Errors
     /// As [`Linalg::svd`], plus invalid options.
-    fn svd_with_options(&mut self, a: &Self::Tensor, options: SvdOptions) -> Result<SvdFactors<Self::Tensor>> {
+    fn svd_with_options(
+        &mut self,
+        a: &Self::Tensor,
+        options: SvdOptions,
+    ) -> Result<SvdFactors<Self::Tensor>> {
         let op = LinalgOp::Svd(Svd(options.vectors(SvdVectors::Both)));
         let mut outs = self.apply(Op::Linalg(op), &[a])?;
-        Ok(SvdFactors { u: take(&mut outs, "svd", 0, "u")?, s: take(&mut outs, "svd", 1, "s")?, vh: take(&mut outs, "svd", 2, "vh")? })
+        Ok(SvdFactors {
+            u: take(&mut outs, "svd", 0, "u")?,
+            s: take(&mut outs, "svd", 1, "s")?,
+            vh: take(&mut outs, "svd", 2, "vh")?,
+        })
     }
 
     /// Full SVD: `u` m×m, `vh` n×n.
@@ -259,7 +273,11 @@ pub trait Linalg: Face {
     ///
     /// # Errors
     /// As [`Linalg::eigh`].
-    fn eigh_with_options(&mut self, a: &Self::Tensor, options: EighOptions) -> Result<EighFactors<Self::Tensor>> {
+    fn eigh_with_options(
+        &mut self,
+        a: &Self::Tensor,
+        options: EighOptions,
+    ) -> Result<EighFactors<Self::Tensor>> {
         let mut outs = self.apply(Op::Linalg(LinalgOp::Eigh(Eigh(options))), &[a])?;
         Ok(EighFactors { w: take(&mut outs, "eigh", 0, "w")?, v: take(&mut outs, "eigh", 1, "v")? })
     }
@@ -303,7 +321,11 @@ pub trait Linalg: Face {
     /// Shape errors; non-finite input.
     fn lu(&mut self, a: &Self::Tensor) -> Result<LuFactors<Self::Tensor>> {
         let mut outs = self.apply(Op::Linalg(LinalgOp::Lu(Lu)), &[a])?;
-        Ok(LuFactors { perm: take(&mut outs, "lu", 0, "perm")?, l: take(&mut outs, "lu", 1, "l")?, u: take(&mut outs, "lu", 2, "u")? })
+        Ok(LuFactors {
+            perm: take(&mut outs, "lu", 0, "perm")?,
+            l: take(&mut outs, "lu", 1, "l")?,
+            u: take(&mut outs, "lu", 2, "u")?,
+        })
     }
 
     /// Full-pivot LU (singular and rectangular matrices factor exactly).
@@ -424,7 +446,11 @@ pub trait Linalg: Face {
     ///
     /// # Errors
     /// Shape errors; invalid truncation.
-    fn low_rank_approx(&mut self, a: &Self::Tensor, keep: Truncation) -> Result<(Self::Tensor, Self::Tensor)> {
+    fn low_rank_approx(
+        &mut self,
+        a: &Self::Tensor,
+        keep: Truncation,
+    ) -> Result<(Self::Tensor, Self::Tensor)> {
         let mut outs = self.apply(Op::Linalg(LinalgOp::LowRankApprox(LowRankApprox(keep))), &[a])?;
         Ok((take(&mut outs, "low_rank_approx", 0, "a_p")?, take(&mut outs, "low_rank_approx", 1, "rank")?))
     }
@@ -510,7 +536,13 @@ pub trait Linalg: Face {
     ///
     /// # Errors
     /// Mismatched dims.
-    fn matmul_with(&mut self, a: &Self::Tensor, op_a: MatOp, b: &Self::Tensor, op_b: MatOp) -> Result<Self::Tensor> {
+    fn matmul_with(
+        &mut self,
+        a: &Self::Tensor,
+        op_a: MatOp,
+        b: &Self::Tensor,
+        op_b: MatOp,
+    ) -> Result<Self::Tensor> {
         self.single(Op::Prim(PrimOp::Matmul(Matmul::new(op_a, op_b))), &[a, b])
     }
 

@@ -1,0 +1,57 @@
+//! Batch lanes: results do not depend on how a batch is split across
+//! threads, and a failing batch reports its lowest-indexed failing matrix
+//! whichever lane meets it first.
+
+use lindiff_core::face::direct::Direct;
+use lindiff_core::{BatchPolicy, Exec, Linalg};
+use lindiff_cpu::Cpu;
+use lindiff_tests::dense::{Dense, Rng};
+
+fn batch_data(count: usize, n: usize) -> Vec<f64> {
+    let mut rng = Rng::new(99);
+    (0..count).flat_map(|_| rng.matrix::<f64>(n, n).data).collect()
+}
+
+#[test]
+fn split_does_not_change_bits() {
+    let (count, n) = (37, 6);
+    let data = batch_data(count, n);
+    let mut results = Vec::new();
+    for exec in [
+        Exec::serial(),
+        Exec::with_threads(2),
+        Exec::with_threads(3).policy(BatchPolicy::Lanes),
+        Exec::with_threads(2).policy(BatchPolicy::WholeTeam),
+    ] {
+        let mut la = Direct::new(Cpu::with_exec(exec));
+        let a = la.tensor(&[n, n, count], &data).unwrap();
+        let svd = la.svd(&a).unwrap();
+        let x = la.inv(&a).unwrap();
+        results.push((svd.u.to_vec::<f64>().unwrap(), svd.s.to_vec::<f64>().unwrap(), x.to_vec::<f64>().unwrap()));
+    }
+    for r in &results[1..] {
+        assert!(r == &results[0], "batch split changed the results");
+    }
+}
+
+#[test]
+fn lowest_failing_item_is_reported() {
+    let (count, n) = (40, 3);
+    let mut rng = Rng::new(4);
+    let mut data = Vec::new();
+    for b in 0..count {
+        // Items 13, 27 and 39 are not positive definite.
+        let x: Dense<f64> = rng.matrix(n, n);
+        let mut spd = x.matmul(&x.adjoint());
+        for i in 0..n {
+            spd[(i, i)] += if [13, 27, 39].contains(&b) { -100.0 } else { 1.0 };
+        }
+        data.extend(spd.data);
+    }
+    for threads in [1, 2, 4] {
+        let mut la = Direct::new(Cpu::with_exec(Exec::with_threads(threads).policy(BatchPolicy::Lanes)));
+        let a = la.tensor(&[n, n, count], &data).unwrap();
+        let err = la.cholesky(&a).unwrap_err();
+        assert_eq!(err.to_string(), "cholesky: argument `a` is not positive definite (batch item 13)", "{threads} threads");
+    }
+}

@@ -1,11 +1,16 @@
 //! Compact Householder QR and incremental column appends.
 //!
 //! The state of a factorization of an m×n matrix is `h` (m×n: R on and above
-//! the diagonal, the essential parts of the reflectors below it) and `tau`
-//! (k = min(m, n) reflector scalars). Reflectors are generated so that
-//! diag(R) is real and ≥ 0. `HouseholderQrAppend` factors `[a b]` from the
-//! state of `a` by applying the stored reflectors to `b` only — no
-//! re-factorization, Q never formed.
+//! the diagonal, the essential parts of the reflectors v_j strictly below it,
+//! with an implicit unit at v_j[j]) and `tau` (k = min(m, n) LAPACK-style
+//! scalars: H_j = I − τ_j v_j v_jᴴ, τ = 0 for an identity reflector). The
+//! state keeps the reflectors' gauge: the diagonal of `h` may be negative or
+//! complex. `householder_qr_q` / `householder_qr_r` return the normalised
+//! factors, Q = Q_h[:, :k]·diag(phase(h_jj)) and R with diag(R) real and ≥ 0;
+//! `householder_qr_apply` applies the raw Q_h = H_0⋯H_{k−1} in the state's
+//! gauge. `HouseholderQrAppend` factors `[a b]` from the state of `a` by
+//! applying the stored reflectors to `b` only — no re-factorization, Q never
+//! formed.
 
 use super::check::{dim, float_matrix, operand, out, outputs, vector};
 use super::{MatOp, OpSpec, Outputs};

@@ -1,7 +1,8 @@
 //! Partial-pivot LU, `P a = L U` with L unit lower triangular, and the solves
 //! built on it. Permutations are `i64` vectors: `(P a)[i, :] = a[perm[i], :]`.
 //! A singular matrix factors without error (a zero pivot in U); only solves
-//! report [`Error::Singular`](crate::Error::Singular).
+//! report [`Error::Singular`](crate::Error::Singular) — for `a`/`lu`, or for a
+//! `perm` input that is not a permutation of 0..n.
 
 use super::check::{float_matrix, out, outputs, perm, rhs, square};
 use super::{MatOp, OpSpec, Outputs};

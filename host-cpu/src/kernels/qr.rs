@@ -1,10 +1,214 @@
-//! CPU kernels of the qr family.
+//! QR kernels: unpivoted Householder QR (`qr`, thin or complete) and
+//! column-pivoted, rank-revealing QR (`rank_revealing_qr`), over faer's
+//! in-place factorizations.
+//!
+//! Conventions (every provider): diag(R) is real and ≥ 0. faer returns
+//! R[k,k] = −phase(x₀)·‖x‖ (negative or complex), so after factoring, for
+//! each k with d = R[k,k] ≠ 0, row k of R is multiplied by conj(d)/|d| and
+//! column k of Q by d/|d|; Q R is unchanged and R[k,k] becomes |d| (written
+//! exactly real).
+//!
+//! Rank-deficient input to the *unpivoted* QR: faer skips columns whose
+//! remaining norm is negligible (≤ 16·(m−k)·ε·‖column‖), so R is upper
+//! triangular in echelon form: a diagonal entry may be ~0 while entries to
+//! its right in the same row are not. A = Q R still holds to rounding and Q
+//! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
+//! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
-use crate::batch::Kernel;
+use super::householder::phase;
+use super::svd::check_finite;
+use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
-use lindiff_core::LinalgOp;
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::householder::{
+    apply_block_householder_sequence_on_the_left_in_place_scratch,
+    apply_block_householder_sequence_on_the_left_in_place_with_conj,
+};
+use faer::linalg::qr::{col_pivoting, no_pivoting};
+use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
+use faer::mat::AsMatMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Conj, MatMut, MatRef, Par};
+use lindiff_core::op::{Qr, QrMode, RankRevealingQr};
+use lindiff_core::{LinalgOp, RealScalar, Scalar};
+
+/// faer's block size for an m×n QR (at least 1).
+fn block_size<T: Field>(m: usize, n: usize) -> usize {
+    no_pivoting::factor::recommended_block_size::<T>(m, n)
+}
+
+/// Writes the explicit Q (its first `q.ncols()` columns) of a factored
+/// matrix `qr` (faer's packed storage with block factors `coeff`) into `q`,
+/// with the diag(R) ≥ 0 phase fix applied to its first k columns.
+fn form_q<T: Field>(
+    qr: MatRef<'_, T>,
+    coeff: MatRef<'_, T>,
+    mut q: MatMut<'_, T>,
+    par: Par,
+    stack: &mut MemStack,
+) {
+    let k = qr.nrows().min(qr.ncols());
+    q.fill(T::zero());
+    for i in 0..q.nrows().min(q.ncols()) {
+        q[(i, i)] = T::one();
+    }
+    if k == 0 {
+        return;
+    }
+    apply_block_householder_sequence_on_the_left_in_place_with_conj(
+        qr,
+        coeff,
+        Conj::No,
+        q.rb_mut(),
+        par,
+        stack,
+    );
+    for j in 0..k {
+        let c = phase(qr[(j, j)]);
+        for i in 0..q.nrows() {
+            q[(i, j)] *= c;
+        }
+    }
+}
+
+/// Writes R (`r.nrows()` rows: k, or m ≥ k for a complete QR) from the upper
+/// trapezoid of `qr`, each row k scaled by conj(phase(R[k,k])) so that the
+/// diagonal is real and ≥ 0.
+fn form_r<T: Field>(qr: MatRef<'_, T>, mut r: MatMut<'_, T>) {
+    for i in 0..r.nrows() {
+        let c = if i < qr.nrows().min(qr.ncols()) { Scalar::conj(phase(qr[(i, i)])) } else { T::one() };
+        for j in 0..r.ncols() {
+            r[(i, j)] = if j < i {
+                T::zero()
+            } else if j == i {
+                T::from_real(Scalar::abs(qr[(i, i)]))
+            } else {
+                qr[(i, j)] * c
+            };
+        }
+    }
+}
+
+impl<T: Field> Kernel<T> for Qr {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        let k = m.min(n);
+        let qcols = match self.0.mode {
+            QrMode::Reduced => k,
+            QrMode::Complete => m,
+        };
+        let bs = block_size::<T>(m, n);
+        StackReq::all_of(&[
+            temp_mat_scratch::<T>(m, n),  // packed QR
+            temp_mat_scratch::<T>(bs, k), // block Householder factors
+            StackReq::any_of(&[
+                no_pivoting::factor::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
+                apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qcols),
+            ]),
+        ])
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        check_finite(a)?;
+        let (m, n) = (a.nrows(), a.ncols());
+        let k = m.min(n);
+        let bs = block_size::<T>(m, n);
+        // SAFETY: `qr` is fully written by `copy_from` before it is read;
+        // faer writes (and only then reads) the upper triangle of each
+        // diagonal block of `coeff`, which is all the apply reads.
+        let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
+        let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
+        let (mut qr, mut coeff) = (qr.as_mat_mut(), coeff.as_mat_mut());
+        qr.copy_from(a);
+        if k > 0 {
+            no_pivoting::factor::qr_in_place(qr.rb_mut(), coeff.rb_mut(), par, stack, Default::default());
+        }
+        form_q(qr.rb(), coeff.rb(), item.out_mat::<T>(0), par, stack);
+        form_r(qr.rb(), item.out_mat::<T>(1));
+        Ok(())
+    }
+}
+
+impl<T: Field> Kernel<T> for RankRevealingQr {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        let k = m.min(n);
+        let bs = block_size::<T>(m, n);
+        StackReq::all_of(&[
+            temp_mat_scratch::<T>(m, n),
+            temp_mat_scratch::<T>(bs, k),
+            StackReq::new_aligned::<usize>(n, 64), // col_perm
+            StackReq::new_aligned::<usize>(n, 64), // col_perm_inv
+            StackReq::any_of(&[
+                col_pivoting::factor::qr_in_place_scratch::<usize, T>(m, n, bs, par, Default::default()),
+                apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, k),
+            ]),
+        ])
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        check_finite(a)?;
+        let (m, n) = (a.nrows(), a.ncols());
+        let k = m.min(n);
+        let bs = block_size::<T>(m, n);
+        let all_zero = (0..n).all(|j| (0..m).all(|i| a[(i, j)] == T::zero()));
+        if k == 0 || all_zero {
+            // faer divides by the largest column norm: an all-zero matrix
+            // would give NaN. Its QR is Q = I[:, :k], R = 0, P = I, rank 0.
+            let mut q = item.out_mat::<T>(0);
+            q.fill(T::zero());
+            for i in 0..k {
+                q[(i, i)] = T::one();
+            }
+            item.out_mat::<T>(1).fill(T::zero());
+            for j in 0..n {
+                item.set::<i64>(2, j, j as i64);
+            }
+            item.set::<i64>(3, 0, 0);
+            return Ok(());
+        }
+        // SAFETY: as in `Qr::run`: `qr` is written before it is read, and
+        // faer writes the part of `coeff` it later reads.
+        let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
+        let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
+        let (mut qr, mut coeff) = (qr.as_mat_mut(), coeff.as_mat_mut());
+        let (mut fwd, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
+        let (mut inv, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
+        qr.copy_from(a);
+        col_pivoting::factor::qr_in_place::<usize, T>(
+            qr.rb_mut(),
+            coeff.rb_mut(),
+            &mut fwd,
+            &mut inv,
+            par,
+            stack,
+            Default::default(),
+        );
+        form_q(qr.rb(), coeff.rb(), item.out_mat::<T>(0), par, stack);
+        form_r(qr.rb(), item.out_mat::<T>(1));
+        // faer: A[:, fwd[j]] = (Q R)[:, j], which is our `a[:, perm] = q r`.
+        for (j, &p) in fwd.iter().enumerate() {
+            item.set::<i64>(2, j, p as i64);
+        }
+        // |R[i,i]| is non-increasing (greedy pivoting), so the rank is the
+        // prefix above the threshold.
+        let eps = <T as Scalar>::Real::EPSILON.to_f64();
+        let rtol = self.0.rtol.unwrap_or(m.max(n) as f64 * eps);
+        let r00 = Scalar::abs(qr[(0, 0)]).to_f64();
+        let threshold = self.0.atol.max(rtol * r00);
+        let rank = (0..k).take_while(|&i| Scalar::abs(qr[(i, i)]).to_f64() > threshold).count();
+        item.set::<i64>(3, 0, rank as i64);
+        Ok(())
+    }
+}
 
 /// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(_op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    None
+pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
+    match op {
+        LinalgOp::Qr(k) => Some(k),
+        LinalgOp::RankRevealingQr(k) => Some(k),
+        _ => None,
+    }
 }

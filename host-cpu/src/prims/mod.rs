@@ -1,21 +1,113 @@
 //! Host-memory kernels of the array primitives (`lindiff_core::prim`).
 //! Written against host memory only, so any host-memory provider (the LAPACK
 //! one, wasm, firmware) can share them.
+//!
+//! Inputs are read in place through their strides (a row-major matrix is a
+//! view, not a copy); outputs are written contiguously in column-major order.
+//! Matmul runs faer's GEMM per batch item; every other primitive is one
+//! column-major walk over its output (`strided.rs`). None needs workspace, and
+//! `run` allocates nothing (faer's GEMM itself may, see the crate docs).
 
-use lindiff_core::{Error, Exec, Host, HostBuffer, Input, Output, PrimOp, Result, TensorDesc, WorkspaceReq};
+// A build without any dtype feature has no kernel to dispatch to.
+#![cfg_attr(
+    not(any(feature = "f32", feature = "f64", feature = "c32", feature = "c64")),
+    allow(dead_code, unused_variables)
+)]
 
-/// The workspace `run` needs for `op`.
-pub fn workspace(op: &PrimOp, _inputs: &[&TensorDesc], _exec: Exec) -> Result<WorkspaceReq> {
-    Err(Error::Unsupported { op: op.name(), provider: "cpu", why: "no CPU kernel for this primitive" })
+mod constant;
+mod diag;
+mod elementwise;
+mod layout;
+mod matmul;
+mod strided;
+
+use crate::field::{with_field, Field};
+use diag::Along;
+use elementwise::Complexify;
+use lindiff_core::{
+    DType, Error, Exec, Host, HostBuffer, Input, Output, PrimOp, Result, TensorDesc, WorkspaceReq,
+};
+
+/// The dtype that selects the kernel: the first input's, or the constant's.
+fn dtype_of(op: &PrimOp, first_input: Option<&TensorDesc>) -> Option<DType> {
+    match op {
+        PrimOp::Fill(fill) => Some(fill.meta.dtype),
+        PrimOp::Eye(eye) => Some(eye.dtype),
+        _ => first_input.map(|d| d.meta.dtype),
+    }
+}
+
+fn no_input(op: &PrimOp) -> Error {
+    Error::Arity { op: op.name(), expected: op.input_names().len(), got: 0 }
+}
+
+/// The workspace `run` needs for `op`: none, once the dtype has kernels in
+/// this build.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a dtype whose feature is off.
+pub fn workspace(op: &PrimOp, inputs: &[&TensorDesc], _exec: Exec) -> Result<WorkspaceReq> {
+    let dtype = dtype_of(op, inputs.first().copied()).ok_or_else(|| no_input(op))?;
+    with_field!(op.name(), dtype, _Built => Ok(WorkspaceReq::EMPTY))
 }
 
 /// Runs `op`, writing every present output.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a dtype whose feature is off or a primitive
+/// this build does not know; [`Error::Buffer`] for a buffer misaligned for
+/// its dtype.
 pub fn run(
     op: &PrimOp,
-    _inputs: &[Input<'_, Host>],
-    _outputs: &mut [Option<Output<'_, '_, Host>>],
+    inputs: &[Input<'_, Host>],
+    outputs: &mut [Option<Output<'_, '_, Host>>],
     _workspace: &mut HostBuffer<'_>,
-    _exec: Exec,
+    exec: Exec,
 ) -> Result<()> {
-    Err(Error::Unsupported { op: op.name(), provider: "cpu", why: "no CPU kernel for this primitive" })
+    let name = op.name();
+    let dtype = dtype_of(op, inputs.first().map(|i| i.desc)).ok_or_else(|| no_input(op))?;
+    // Every primitive has one output, always present (`call` checked it).
+    let Some(Some(out)) = outputs.first_mut() else {
+        return Err(Error::Buffer {
+            op: name,
+            arg: op.output_names()[0],
+            why: "is missing",
+            needed: 1,
+            got: 0,
+        });
+    };
+    with_field!(name, dtype, T => dispatch::<T>(op, inputs, out, exec))
+}
+
+/// The kernel of `op` for input (or constant) type `T`.
+fn dispatch<T: Field + Complexify>(
+    op: &PrimOp,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+    exec: Exec,
+) -> Result<()> {
+    match op {
+        PrimOp::Matmul(m) => matmul::matmul::<T>(m, inputs, out, exec),
+        PrimOp::Unary(u) => elementwise::unary::<T>(u.0, inputs, out),
+        PrimOp::Binary(b) => elementwise::binary::<T>(b.0, inputs, out),
+        PrimOp::Scale(s) => elementwise::scale::<T>(s.0, inputs, out),
+        PrimOp::Adjoint(a) => layout::adjoint::<T>(a, inputs, out),
+        PrimOp::DiagPart(_) => diag::diag_part::<T>(inputs, out),
+        PrimOp::DiagEmbed(_) => diag::diag_embed::<T>(inputs, out),
+        PrimOp::TriMask(t) => diag::tri_mask::<T>(t, inputs, out),
+        PrimOp::ScaleCols(_) => diag::scale_by::<T>(Along::Cols, inputs, out),
+        PrimOp::ScaleRows(_) => diag::scale_by::<T>(Along::Rows, inputs, out),
+        PrimOp::Reduce(r) => layout::reduce::<T>(r, inputs, out),
+        PrimOp::Reshape(_) => layout::reshape::<T>(inputs, out),
+        PrimOp::Spread(_) => layout::spread::<T>(inputs, out),
+        PrimOp::Slice(s) => layout::slice::<T>(s, inputs, out),
+        PrimOp::Pad(p) => layout::pad::<T>(p, inputs, out),
+        PrimOp::Fill(f) => constant::fill::<T>(f.value, out),
+        PrimOp::Eye(_) => constant::eye::<T>(out),
+        other => Err(Error::Unsupported {
+            op: other.name(),
+            provider: "cpu",
+            why: "no CPU kernel for this primitive",
+        }),
+    }
 }

@@ -1,0 +1,95 @@
+//! Batched `c = op_a(a) · op_b(b)` through faer's GEMM, reading the strided
+//! inputs in place (transposes and conjugations are view flags, never copies)
+//! and writing each product straight into its slot of the output.
+
+use super::strided::{self, View, Walk};
+use crate::batch::par_for;
+use crate::field::Field;
+use faer::linalg::matmul::matmul_with_conj;
+use faer::{Accum, Conj, MatMut, MatRef};
+use lindiff_core::prim::Matmul;
+use lindiff_core::{Exec, Host, Input, MatOp, Output, Result, Scalar};
+
+/// Stride for faer: strides of dims longer than 1 are bounded by the view's
+/// span, which fits the buffer (so `isize`); a size-1 dim's stride is never
+/// applied and may be anything, so an unrepresentable one becomes 0.
+fn stride(s: usize) -> isize {
+    isize::try_from(s).unwrap_or(0)
+}
+
+/// `op(x)` as a faer view plus its conjugation flag.
+fn apply<T: Field>(x: MatRef<'_, T>, op: MatOp) -> (MatRef<'_, T>, Conj) {
+    match op {
+        MatOp::Identity => (x, Conj::No),
+        MatOp::Transpose => (x.transpose(), Conj::No),
+        MatOp::Adjoint => (x.transpose(), if <T as Scalar>::IS_COMPLEX { Conj::Yes } else { Conj::No }),
+    }
+}
+
+/// Runs the batched product, one matrix after another, each with faer's
+/// parallelism for the team width the exec gives one matrix.
+pub(super) fn matmul<T: Field>(
+    op: &Matmul,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+    exec: Exec,
+) -> Result<()> {
+    const NAME: &str = "matmul";
+    let (ad, bd) = (inputs[0].desc, inputs[1].desc);
+    let a = strided::input::<T>(NAME, "a", &inputs[0])?;
+    let b = strided::input::<T>(NAME, "b", &inputs[1])?;
+    let dims = strided::dims(out);
+    let (m, n, batch) = (dims[0], dims[1], &dims[2..]);
+    let (a_dims, b_dims) = (ad.meta.shape.dims(), bd.meta.shape.dims());
+    let (a_str, b_str) = (&ad.strides, &bd.strides);
+    let par = par_for(exec.plan(batch.iter().product()).threads_per_matrix);
+    let c = strided::output::<T>(NAME, "c", out)?;
+    let per = m * n;
+    if per > 0 {
+        // Item base offsets of a and b, in batch order (all share batch dims).
+        let items =
+            Walk::new(batch, [View::new(&[&a_str[2..]], ad.offset), View::new(&[&b_str[2..]], bd.offset)]);
+        for (c_item, p) in c.chunks_exact_mut(per).zip(items) {
+            // SAFETY: `lindiff_core::call` checked that every element of a's
+            // view (offset + Σ index·stride) lies inside its buffer `a`, and
+            // this item's elements are those with its batch indices; the
+            // pointer is aligned (`a` is a typed slice), and faer only reads
+            // through it while `a` is borrowed. Same for `b` below.
+            let a_mat = unsafe {
+                MatRef::from_raw_parts(
+                    a.as_ptr().wrapping_add(p.offsets[0]),
+                    a_dims[0],
+                    a_dims[1],
+                    stride(a_str[0]),
+                    stride(a_str[1]),
+                )
+            };
+            // SAFETY: as for `a` above.
+            let b_mat = unsafe {
+                MatRef::from_raw_parts(
+                    b.as_ptr().wrapping_add(p.offsets[1]),
+                    b_dims[0],
+                    b_dims[1],
+                    stride(b_str[0]),
+                    stride(b_str[1]),
+                )
+            };
+            // SAFETY: `c_item` is this item's m·n elements, uniquely
+            // borrowed and aligned; column-major m×n with column stride m
+            // covers exactly them. faer's `Accum::Replace` writes every
+            // element without reading the old (uninitialised) values, and
+            // zero-fills when the inner dimension is 0.
+            let c_mat =
+                unsafe { MatMut::from_raw_parts_mut(c_item.as_mut_ptr().cast::<T>(), m, n, 1, m as isize) };
+            let (lhs, conj_lhs) = apply(a_mat, op.a);
+            let (rhs, conj_rhs) = apply(b_mat, op.b);
+            matmul_with_conj(c_mat, Accum::Replace, lhs, conj_lhs, rhs, conj_rhs, <T as Scalar>::one(), par);
+        }
+    }
+    // SAFETY: the loop above ran one `Replace` product per batch item over
+    // the disjoint `per`-element chunks that tile the output (`Walk` yields
+    // one position per item, the chunk count); with `per == 0` there is
+    // nothing to write.
+    unsafe { strided::finish::<T>(out) };
+    Ok(())
+}

@@ -1,10 +1,166 @@
-//! CPU kernels of the eigh family.
+//! Hermitian eigendecomposition kernels: `Eigh` (values and vectors) and
+//! `EighVals` (values only), over faer's `self_adjoint_evd`.
+//!
+//! * Only the lower triangle of `a` is read, and the imaginary part of its
+//!   diagonal is ignored. faer reads the lower triangle only, but it does
+//!   *not* ignore an imaginary diagonal (its tridiagonalization uses the
+//!   complex diagonal; checked: a diagonal `0.7i·k` changed the eigenvalues
+//!   by O(1)). So for complex input whose diagonal has a nonzero imaginary
+//!   part, the lower triangle is first copied into scratch with a real
+//!   diagonal. faer copies the lower triangle itself before it starts, so the
+//!   result is the same bits either way.
+//! * The lower triangle is checked for NaN/∞ first (the diagonal's real part
+//!   only, as its imaginary part is ignored): faer does not check, and a
+//!   non-finite input can make it iterate for seconds before failing.
+//! * Eigenvalues are real and ascending (faer sorts them), written as the
+//!   real type of the input. Eigenvectors have the canonical phase: the
+//!   largest-magnitude entry of each column is real and positive.
+//! * Algorithms: values only always use the tridiagonal QR algorithm; with
+//!   vectors, faer uses QR below n = 128 and divide and conquer from there on.
+//!   `EighVals` may therefore differ from `Eigh`'s `w` in the last bits.
+//!
+//! Scratch: the eigenvalues as `T` (n×1), for complex `T` an n×n copy of the
+//! lower triangle, and faer's own scratch.
 
-use crate::batch::Kernel;
+use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
-use lindiff_core::LinalgOp;
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
+use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
+use faer::mat::AsMatMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{MatMut, MatRef, Par};
+use lindiff_core::op::{Eigh, EighVals};
+use lindiff_core::{LinalgOp, RealScalar, Scalar};
+
+/// `Err(NonFinite("a"))` if the lower triangle of `a` has a NaN or infinite
+/// entry; on the diagonal only the real part counts (the imaginary part is
+/// ignored by the Hermitian kernels).
+pub(super) fn check_finite_lower<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
+    for j in 0..a.ncols() {
+        if !Scalar::re(a[(j, j)]).is_finite_real() {
+            return Err(Failure::NonFinite("a"));
+        }
+        for i in j + 1..a.nrows() {
+            if !Scalar::is_finite(a[(i, j)]) {
+                return Err(Failure::NonFinite("a"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `true` when some diagonal entry of `a` has a nonzero imaginary part.
+fn has_complex_diagonal<T: Field>(a: MatRef<'_, T>) -> bool {
+    <T as Scalar>::IS_COMPLEX && (0..a.nrows()).any(|j| Scalar::im(a[(j, j)]) != <T as Scalar>::Real::zero())
+}
+
+/// Writes the lower triangle of `a` into `dst` with the diagonal's imaginary
+/// part cleared (the strict upper triangle of `dst` is not touched).
+pub(super) fn copy_lower_real_diagonal<T: Field>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
+    for j in 0..a.ncols() {
+        dst[(j, j)] = T::from_real(Scalar::re(a[(j, j)]));
+        for i in j + 1..a.nrows() {
+            dst[(i, j)] = a[(i, j)];
+        }
+    }
+}
+
+fn compute_flag(vectors: bool) -> ComputeEigenvectors {
+    if vectors {
+        ComputeEigenvectors::Yes
+    } else {
+        ComputeEigenvectors::No
+    }
+}
+
+/// Scratch of [`compute`] for an n×n input.
+fn scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
+    if n == 0 {
+        // faer's scratch function underflows (`n - 1`) for n = 0 with vectors.
+        return StackReq::EMPTY;
+    }
+    let copy_cols = if <T as Scalar>::IS_COMPLEX { n } else { 0 };
+    StackReq::all_of(&[
+        temp_mat_scratch::<T>(n, 1),         // eigenvalues, as T
+        temp_mat_scratch::<T>(n, copy_cols), // lower triangle with a real diagonal
+        self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default()),
+    ])
+}
+
+/// Computes the eigenvalues (output 0, real) and, when `vectors` and the
+/// output is present, the canonical eigenvectors (output 1) of item `a`.
+fn compute<T: Field>(
+    item: &mut Item<'_>,
+    vectors: bool,
+    par: Par,
+    stack: &mut MemStack,
+) -> Result<(), Failure> {
+    let a = item.mat::<T>(0);
+    let n = a.nrows();
+    if n == 0 {
+        return Ok(()); // both outputs are empty
+    }
+    check_finite_lower(a)?;
+    // SAFETY: `s` is written by faer (without being read) before we read it.
+    let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
+    let mut s = s.as_mat_mut();
+    let copy_cols = if <T as Scalar>::IS_COMPLEX { n } else { 0 };
+    // SAFETY: the copy's lower triangle is written below before faer reads
+    // it, and faer reads nothing else of it; it is unused otherwise.
+    let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, copy_cols, stack) };
+    let mut copy = copy.as_mat_mut();
+    let src = if has_complex_diagonal(a) {
+        copy_lower_real_diagonal(a, copy.rb_mut());
+        copy.rb()
+    } else {
+        a
+    };
+    let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
+    if vectors && item.has_output(1) {
+        let mut v = item.out_mat::<T>(1);
+        // faer writes every element of `v` without reading it.
+        self_adjoint_evd(src, diag, Some(v.rb_mut()), par, stack, Default::default())
+            .map_err(|_| Failure::NonConvergence)?;
+        super::gauge::canonicalize_columns(v);
+    } else {
+        self_adjoint_evd(src, diag, None, par, stack, Default::default())
+            .map_err(|_| Failure::NonConvergence)?;
+    }
+    for i in 0..n {
+        item.set::<<T as Scalar>::Real>(0, i, Scalar::re(s[(i, 0)]));
+    }
+    Ok(())
+}
+
+impl<T: Field> Kernel<T> for Eigh {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (n, _) = shapes.input(0);
+        // The values-only path runs when `v` is switched off.
+        scratch::<T>(n, true, par).or(scratch::<T>(n, false, par))
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        compute::<T>(item, true, par, stack)
+    }
+}
+
+impl<T: Field> Kernel<T> for EighVals {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (n, _) = shapes.input(0);
+        scratch::<T>(n, false, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        compute::<T>(item, false, par, stack)
+    }
+}
 
 /// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(_op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    None
+pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
+    match op {
+        LinalgOp::Eigh(k) => Some(k),
+        LinalgOp::EighVals(k) => Some(k),
+        _ => None,
+    }
 }

@@ -176,10 +176,6 @@ impl<'a> BatchPlan<'a> {
         Ok(plan)
     }
 
-    /// The per-matrix dims.
-    pub(crate) fn shapes(&self) -> &Shapes {
-        &self.shapes
-    }
 
     /// Element offset of batch item `b` in an argument.
     fn item_offset(&self, arg: &ArgPlan, b: usize) -> usize {
@@ -209,11 +205,6 @@ pub(crate) struct Item<'p> {
 }
 
 impl<'p> Item<'p> {
-    /// Index of this item in the batch.
-    pub(crate) fn index(&self) -> usize {
-        self.b
-    }
-
     fn input_ptr<T: Element>(&self, i: usize) -> (&'p ArgPlan, *const T) {
         let arg = &self.plan.inputs[i];
         assert_eq!(arg.dtype, T::DTYPE, "kernel read input {i} with the wrong dtype");

@@ -73,7 +73,8 @@ fn tensor<T: Scalar>(face: &mut Direct<Cpu>, m: &Dense<T>) -> Tensor {
 fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tensor>)> {
     let mut rng = Rng::new(n as u64);
     let a: Dense<T> = rng.matrix(n, n);
-    let spd = a.matmul(&a.adjoint()).sub(&Dense::eye(n, n).scale_cols(&vec![T::Real::from_f64(-(n as f64)); n]));
+    let spd =
+        a.matmul(&a.adjoint()).sub(&Dense::eye(n, n).scale_cols(&vec![T::Real::from_f64(-(n as f64)); n]));
     let b: Dense<T> = rng.matrix(n, 3);
     let (ta, tspd, tb) = (tensor(face, &a), tensor(face, &spd), tensor(face, &b));
     let lu = face.apply(Op::Linalg(LinalgOp::LuFactor(LuFactor)), &[&ta]).unwrap();
@@ -92,7 +93,10 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
         (LinalgOp::HouseholderQrAppend(HouseholderQrAppend), vec![hq.h.clone(), hq.tau.clone(), tb.clone()]),
         (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![hq.h.clone(), hq.tau.clone()]),
         (LinalgOp::HouseholderQrR(HouseholderQrR), vec![hq.h.clone()]),
-        (LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Adjoint)), vec![hq.h.clone(), hq.tau.clone(), tb.clone()]),
+        (
+            LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Adjoint)),
+            vec![hq.h.clone(), hq.tau.clone(), tb.clone()],
+        ),
         (LinalgOp::Eigh(Eigh::default()), vec![tspd.clone()]),
         (LinalgOp::EighVals(EighVals::default()), vec![tspd.clone()]),
         (LinalgOp::Eig(Eig), vec![ta.clone()]),
@@ -105,7 +109,10 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
         (LinalgOp::FullPivLu(FullPivLu), vec![ta.clone()]),
         (LinalgOp::FullPivLuFactor(FullPivLuFactor), vec![ta.clone()]),
         (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![ta.clone(), tb.clone()]),
-        (LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)), vec![fp_lu, rp, cp, tb.clone()]),
+        (
+            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)),
+            vec![fp_lu, rp, cp, tb.clone()],
+        ),
         (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![upper.clone(), tb.clone()]),
         (LinalgOp::Det(Det), vec![ta.clone()]),
         (LinalgOp::Slogdet(Slogdet), vec![ta.clone()]),

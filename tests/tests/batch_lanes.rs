@@ -27,7 +27,11 @@ fn split_does_not_change_bits() {
         let a = la.tensor(&[n, n, count], &data).unwrap();
         let svd = la.svd(&a).unwrap();
         let x = la.inv(&a).unwrap();
-        results.push((svd.u.to_vec::<f64>().unwrap(), svd.s.to_vec::<f64>().unwrap(), x.to_vec::<f64>().unwrap()));
+        results.push((
+            svd.u.to_vec::<f64>().unwrap(),
+            svd.s.to_vec::<f64>().unwrap(),
+            x.to_vec::<f64>().unwrap(),
+        ));
     }
     for r in &results[1..] {
         assert!(r == &results[0], "batch split changed the results");
@@ -52,6 +56,10 @@ fn lowest_failing_item_is_reported() {
         let mut la = Direct::new(Cpu::with_exec(Exec::with_threads(threads).policy(BatchPolicy::Lanes)));
         let a = la.tensor(&[n, n, count], &data).unwrap();
         let err = la.cholesky(&a).unwrap_err();
-        assert_eq!(err.to_string(), "cholesky: argument `a` is not positive definite (batch item 13)", "{threads} threads");
+        assert_eq!(
+            err.to_string(),
+            "cholesky: argument `a` is not positive definite (batch item 13)",
+            "{threads} threads"
+        );
     }
 }

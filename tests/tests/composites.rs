@@ -39,10 +39,15 @@ fn suite<P: Provider<Memory = Host>>(p: P) {
         close(scalar(&la.norm(&a, kind).unwrap()), want, &format!("{kind:?}"));
     }
     let x = la.tensor(&[2], &[3.0f64, -4.0]).unwrap();
-    for (p, want) in [(2.0, 5.0), (1.0, 7.0), (f64::INFINITY, 4.0), (f64::NEG_INFINITY, 3.0), (3.0, 91f64.cbrt())] {
+    for (p, want) in
+        [(2.0, 5.0), (1.0, 7.0), (f64::INFINITY, 4.0), (f64::NEG_INFINITY, 3.0), (3.0, 91f64.cbrt())]
+    {
         close(scalar(&la.norm(&x, Norm::Vector(p)).unwrap()), want, &format!("vector {p}"));
     }
-    assert_eq!(la.norm(&x, Norm::Vector(0.0)).unwrap_err().to_string(), "norm: option `p` must be a nonzero number or ±∞");
+    assert_eq!(
+        la.norm(&x, Norm::Vector(0.0)).unwrap_err().to_string(),
+        "norm: option `p` must be a nonzero number or ±∞"
+    );
     close(scalar(&la.cond(&a, Norm::Two).unwrap()), s1 / s2, "cond 2");
     close(scalar(&la.cond(&a, Norm::Fro).unwrap()), 3.0, "cond fro");
 

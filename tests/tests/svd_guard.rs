@@ -15,10 +15,25 @@ fn faer_svd(a: &Mat<f64>) -> (Mat<f64>, Col<f64>, Mat<f64>) {
     let (m, n) = a.shape();
     let k = m.min(n);
     let (mut u, mut v, mut s) = (Mat::zeros(m, k), Mat::zeros(n, k), Col::zeros(k));
-    let req = svd_scratch::<f64>(m, n, ComputeSvdVectors::Thin, ComputeSvdVectors::Thin, Par::Seq, Default::default());
+    let req = svd_scratch::<f64>(
+        m,
+        n,
+        ComputeSvdVectors::Thin,
+        ComputeSvdVectors::Thin,
+        Par::Seq,
+        Default::default(),
+    );
     let mut mem = MemBuffer::new(req);
-    svd(a.as_ref(), s.as_mut().as_diagonal_mut(), Some(u.as_mut()), Some(v.as_mut()), Par::Seq, MemStack::new(&mut mem), Default::default())
-        .unwrap();
+    svd(
+        a.as_ref(),
+        s.as_mut().as_diagonal_mut(),
+        Some(u.as_mut()),
+        Some(v.as_mut()),
+        Par::Seq,
+        MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .unwrap();
     (u, s, v)
 }
 
@@ -78,12 +93,14 @@ fn clustered_rank_deficient_matrix_is_accurate() {
     // 240×240, rank 120, singular values in three tight clusters.
     let mut rng = Rng::new(13);
     let n = 240;
-    let spectrum: Vec<f64> =
-        (0..120).map(|i| [1.0, 1e-3, 1e-6][i % 3] * (1.0 + 1e-12 * i as f64)).collect();
+    let spectrum: Vec<f64> = (0..120).map(|i| [1.0, 1e-3, 1e-6][i % 3] * (1.0 + 1e-12 * i as f64)).collect();
     let a = rng.with_spectrum::<f64>(n, n, &spectrum);
     let (u, s, v) = faer_svd(&to_faer(&a));
     let faer_ok = accepts(&to_faer(&a), &u, &s, &v);
-    println!("faer's divide-and-conquer on the clustered rank-120 matrix: {}", if faer_ok { "accurate" } else { "INACCURATE (guard falls back)" });
+    println!(
+        "faer's divide-and-conquer on the clustered rank-120 matrix: {}",
+        if faer_ok { "accurate" } else { "INACCURATE (guard falls back)" }
+    );
     let mut la = Direct::new(Cpu::new());
     let t = la.tensor(&[n, n], &a.data).unwrap();
     let f = la.svd(&t).unwrap();

@@ -28,6 +28,15 @@ pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
     }
     let mut metas = heapless::Vec::<&TensorMeta, MAX_INPUTS>::new();
     for (desc, &arg) in inputs.iter().zip(names) {
+        if desc.strides.len() != desc.meta.shape.rank() {
+            return Err(Error::Buffer {
+                op: op.name(),
+                arg,
+                why: "has a stride count different from its rank",
+                needed: desc.meta.shape.rank(),
+                got: desc.strides.len(),
+            });
+        }
         if desc.span().is_none() {
             return Err(Error::Overflow { op: op.name(), arg, shape: desc.meta.shape.clone() });
         }
@@ -41,15 +50,17 @@ pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
 ///
 /// # Errors
 /// As [`infer`], plus the provider's
-/// [`Error::Unsupported`](crate::Error::Unsupported).
+/// [`Error::Unsupported`].
 pub fn workspace<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
     infer(op, inputs)?;
     provider.workspace(op, inputs)
 }
 
 /// Runs `op` on `provider` after every check: shapes and dtypes, each input's
-/// view inside its data, one buffer per present output (large enough, and
-/// none for an output the options switch off), and the workspace size.
+/// view inside its data and aligned for its dtype, one aligned buffer per
+/// present output (large enough, and none for an output the options switch
+/// off), and the workspace size (its start may have any alignment: the
+/// requirement counts from the first aligned byte).
 ///
 /// # Errors
 /// Any check's typed error ([`Error::Buffer`] for a buffer that does not
@@ -81,6 +92,16 @@ pub fn run_into<'m, P: Provider>(
         let got = P::Memory::data_bytes(&input.data);
         if got < needed {
             return Err(Error::Buffer { op: name, arg, why: "is smaller than its view", needed, got });
+        }
+        let align = desc.meta.dtype.align();
+        if !P::Memory::data_is_aligned(&input.data, align) {
+            return Err(Error::Buffer {
+                op: name,
+                arg,
+                why: "is not aligned for its dtype",
+                needed: align,
+                got: 0,
+            });
         }
     }
     check_outputs::<P::Memory>(op, &metas, outputs)?;
@@ -123,7 +144,17 @@ fn check_outputs<M: Memory>(op: &Op, metas: &Outputs, outputs: &[Option<&mut M::
             (Some(meta), Some(buffer)) => {
                 // `infer` produced this meta with an overflow-checked size.
                 let needed = meta.bytes().unwrap_or(usize::MAX);
-                let got = M::usable_bytes(buffer, meta.dtype.align());
+                let align = meta.dtype.align();
+                if !M::buffer_is_aligned(buffer, align) {
+                    return Err(Error::Buffer {
+                        op: name,
+                        arg,
+                        why: "is not aligned for its dtype",
+                        needed: align,
+                        got: 0,
+                    });
+                }
+                let got = M::usable_bytes(buffer, align);
                 if got < needed {
                     return Err(Error::Buffer { op: name, arg, why: "is too small", needed, got });
                 }

@@ -312,7 +312,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Arity { op, expected, got } => {
-                write!(f, "{op}: takes {expected} inputs, got {got}")
+                let noun = if *expected == 1 { "input" } else { "inputs" };
+                write!(f, "{op}: takes {expected} {noun}, got {got}")
             }
             Error::Rank { op, arg, expected, shape } => {
                 let (what, dims) = match expected {

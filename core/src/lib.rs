@@ -50,7 +50,7 @@ pub use error::{ArgKind, DTypeReq, Dim, Error, Result};
 pub use exec::{BatchPolicy, Exec, LanePlan};
 pub use face::{Face, Linalg};
 pub use memory::{Host, HostBuffer, HostData, Memory};
-pub use op::{LinalgOp, Live, MatOp, OpSpec, Outputs};
+pub use op::{LinalgOp, Live, MatOp, Outputs};
 pub use prim::PrimOp;
 pub use provider::{Input, Op, Output, Provider};
 pub use scalar::{RealScalar, Scalar};

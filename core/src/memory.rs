@@ -19,6 +19,10 @@ pub trait Memory {
     fn usable_bytes(buffer: &Self::Buffer<'_>, align: usize) -> usize;
     /// Bytes viewable through `data`.
     fn data_bytes(data: &Self::Data<'_>) -> usize;
+    /// `true` when `data` starts at a multiple of `align`.
+    fn data_is_aligned(data: &Self::Data<'_>, align: usize) -> bool;
+    /// `true` when `buffer` starts at a multiple of `align`.
+    fn buffer_is_aligned(buffer: &Self::Buffer<'_>, align: usize) -> bool;
     /// A read-only view of a buffer, or `None` while it holds no written data.
     fn data<'a, 'm: 'a>(buffer: &'a Self::Buffer<'m>) -> Option<Self::Data<'a>>;
 }
@@ -41,6 +45,14 @@ impl Memory for Host {
         data.bytes.len()
     }
 
+    fn data_is_aligned(data: &HostData<'_>, align: usize) -> bool {
+        (data.bytes.as_ptr() as usize).is_multiple_of(align.max(1))
+    }
+
+    fn buffer_is_aligned(buffer: &HostBuffer<'_>, align: usize) -> bool {
+        (buffer.bytes.as_ptr() as usize).is_multiple_of(align.max(1))
+    }
+
     fn data<'a, 'm: 'a>(buffer: &'a HostBuffer<'m>) -> Option<HostData<'a>> {
         buffer.data()
     }
@@ -49,19 +61,22 @@ impl Memory for Host {
 /// A writable host region, possibly not yet initialised.
 ///
 /// It remembers whether its bytes have been written: kernels write through
-/// [`HostBuffer::typed_mut`] (zero-fills once if needed) or through
-/// [`HostBuffer::uninit_typed_mut`] followed by the `unsafe`
+/// [`HostBuffer::typed_mut`] (zero-fills once if needed) or through the
+/// `unsafe` [`HostBuffer::uninit_typed_mut`] followed by the `unsafe`
 /// [`HostBuffer::assume_init`]; only an initialised buffer can be read.
 #[derive(Debug)]
 pub struct HostBuffer<'m> {
     bytes: &'m mut [MaybeUninit<u8>],
     initialized: bool,
+    /// Made from the caller's initialised elements: must stay initialised,
+    /// and is never handed back as uninitialised bytes.
+    pinned: bool,
 }
 
 impl<'m> HostBuffer<'m> {
     /// Wraps uninitialised bytes (e.g. from an [`Arena`](crate::Arena)).
     pub fn from_uninit(bytes: &'m mut [MaybeUninit<u8>]) -> HostBuffer<'m> {
-        HostBuffer { bytes, initialized: false }
+        HostBuffer { bytes, initialized: false, pinned: false }
     }
 
     /// Wraps caller-owned elements, e.g. output memory the caller already has.
@@ -73,7 +88,7 @@ impl<'m> HostBuffer<'m> {
         // values (any bit pattern is a valid `T`).
         let bytes =
             unsafe { core::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<MaybeUninit<u8>>(), len) };
-        HostBuffer { bytes, initialized: true }
+        HostBuffer { bytes, initialized: true, pinned: true }
     }
 
     /// Length in bytes.
@@ -91,16 +106,23 @@ impl<'m> HostBuffer<'m> {
         self.initialized
     }
 
-    /// The raw bytes, e.g. to build scratch space over them.
+    /// The raw bytes, e.g. to build scratch space over them. Writing through
+    /// them does not mark the buffer initialised.
     ///
-    /// Writing through this does not mark the buffer initialised.
-    pub fn as_uninit_bytes_mut(&mut self) -> &mut [MaybeUninit<u8>] {
+    /// # Safety
+    /// While the buffer [`is_initialized`](Self::is_initialized), only
+    /// initialised bytes may be stored through the result (the buffer stays
+    /// readable as data).
+    pub unsafe fn as_uninit_bytes_mut(&mut self) -> &mut [MaybeUninit<u8>] {
         self.bytes
     }
 
-    /// The bytes as uninitialised `T`s (the aligned prefix's leading part is
-    /// skipped if the start is misaligned; `None` if it is).
-    pub fn uninit_typed_mut<T: Element>(&mut self) -> Option<&mut [MaybeUninit<T>]> {
+    /// The bytes as uninitialised `T`s (whole elements; `None` when the start
+    /// is misaligned for `T`).
+    ///
+    /// # Safety
+    /// As [`HostBuffer::as_uninit_bytes_mut`].
+    pub unsafe fn uninit_typed_mut<T: Element>(&mut self) -> Option<&mut [MaybeUninit<T>]> {
         let ptr = self.bytes.as_mut_ptr();
         if !(ptr as usize).is_multiple_of(align_of::<T>()) {
             return None;
@@ -151,9 +173,11 @@ impl<'m> HostBuffer<'m> {
         Some(HostData { bytes })
     }
 
-    /// Gives the region back (for an allocator's `release`).
-    pub fn into_uninit(self) -> &'m mut [MaybeUninit<u8>] {
-        self.bytes
+    /// Gives the region back (for an allocator's `release`); `None` for a
+    /// buffer over the caller's elements ([`HostBuffer::from_slice_mut`]),
+    /// which must stay initialised.
+    pub fn into_uninit(self) -> Option<&'m mut [MaybeUninit<u8>]> {
+        (!self.pinned).then_some(self.bytes)
     }
 }
 

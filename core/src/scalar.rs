@@ -127,11 +127,8 @@ macro_rules! real_scalar {
                 self
             }
             fn abs(self) -> Self {
-                if self < 0.0 {
-                    -self
-                } else {
-                    self
-                }
+                // Clear the sign bit (also maps -0.0 to 0.0).
+                <$t>::from_bits((self.to_bits() << 1) >> 1)
             }
             fn sqrt(self) -> Self {
                 $sqrt(self)

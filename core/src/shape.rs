@@ -116,10 +116,12 @@ pub fn checked_product(dims: &[usize]) -> Option<usize> {
 }
 
 impl fmt::Display for Shape {
-    /// `4×3×10`; a scalar prints as `scalar`.
+    /// `4×3×10`; a vector prints as `[3]` and a scalar as `scalar`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.dims.is_empty() {
-            return f.write_str("scalar");
+        match self.dims.as_slice() {
+            [] => return f.write_str("scalar"),
+            [len] => return write!(f, "[{len}]"),
+            _ => {}
         }
         for (i, d) in self.dims.iter().enumerate() {
             if i > 0 {
@@ -163,5 +165,6 @@ mod tests {
     fn display() {
         assert_eq!(Shape::new(&[2, 3]).unwrap().to_string(), "2×3");
         assert_eq!(Shape::scalar().to_string(), "scalar");
+        assert_eq!(Shape::new(&[3]).unwrap().to_string(), "[3]");
     }
 }

@@ -108,7 +108,7 @@ impl TensorDesc {
             if d != 1 && s != expected {
                 return false;
             }
-            expected = match expected.checked_mul(d) {
+            expected = match expected.checked_mul(d.max(1)) {
                 Some(e) => e,
                 None => return false,
             };

@@ -179,12 +179,24 @@ pub trait Allocator<'m, M: Memory> {
 /// assert_eq!(arena.used(), 0);
 /// assert!(Allocator::<Host>::allocate(&mut arena, WorkspaceReq::new(1000, 1)).is_err());
 /// ```
+///
+/// The lifetime is invariant, so an arena cannot be shortened to release a
+/// long-lived region early and hand it out twice:
+///
+/// ```compile_fail
+/// use core::mem::MaybeUninit;
+/// use lindiff_core::{Arena, WorkspaceReq};
+/// fn shorten<'s, 'm: 's>(a: &'s mut Arena<'m>) -> &'s mut Arena<'s> { a }
+/// ```
 pub struct Arena<'m> {
     start: NonNull<MaybeUninit<u8>>,
     capacity: usize,
     used: usize,
     peak: usize,
     _bytes: PhantomData<&'m mut [MaybeUninit<u8>]>,
+    /// `'m` must be invariant: were the arena shortened to a smaller `'s`, a
+    /// region of `'m` could be released for `'s` and handed out twice.
+    _invariant: PhantomData<fn(&'m ()) -> &'m ()>,
 }
 
 // SAFETY: an `Arena` is a unique borrow of its bytes (like the
@@ -200,6 +212,7 @@ impl<'m> Arena<'m> {
             used: 0,
             peak: 0,
             _bytes: PhantomData,
+            _invariant: PhantomData,
         }
     }
 
@@ -264,7 +277,9 @@ impl<'m> Allocator<'m, Host> for Arena<'m> {
     }
 
     fn release(&mut self, buffer: HostBuffer<'m>) {
-        self.release_bytes(buffer.into_uninit());
+        if let Some(region) = buffer.into_uninit() {
+            self.release_bytes(region);
+        }
     }
 }
 

@@ -45,6 +45,14 @@ impl Memory for HandleMemory {
         data.bytes
     }
 
+    fn data_is_aligned(_data: &DataHandle, _align: usize) -> bool {
+        true // every slot is a Vec<f64>
+    }
+
+    fn buffer_is_aligned(_buffer: &Handle, _align: usize) -> bool {
+        true
+    }
+
     fn data<'a, 'm: 'a>(buffer: &'a Handle) -> Option<DataHandle> {
         buffer.written.then_some(DataHandle { id: buffer.id, bytes: buffer.bytes })
     }
@@ -287,5 +295,87 @@ impl Provider for HandleProvider {
             out.buffer.written = true;
         }
         Ok(())
+    }
+}
+
+/// A face over [`HandleProvider`]: tensors are shared handles, so the
+/// composites of `lindiff_core::Linalg` (inv, norm, …) run on opaque memory
+/// too.
+#[derive(Debug, Default)]
+pub struct HandleFace {
+    /// The provider.
+    pub provider: HandleProvider,
+    /// Its storage.
+    pub store: HandleStore,
+}
+
+/// A tensor of [`HandleFace`].
+#[derive(Clone, Debug)]
+pub struct HandleTensor {
+    /// Layout.
+    pub desc: TensorDesc,
+    /// Storage.
+    pub handle: Rc<Handle>,
+}
+
+impl HandleFace {
+    /// A face with its own store.
+    pub fn new() -> Self {
+        let store = HandleStore::new();
+        HandleFace { provider: HandleProvider::new(store.clone()), store }
+    }
+
+    /// Uploads a contiguous f64 tensor.
+    pub fn tensor(&self, dims: &[usize], data: &[f64]) -> HandleTensor {
+        let meta = lindiff_core::TensorMeta::new(DType::F64, lindiff_core::Shape::new(dims).expect("rank"));
+        HandleTensor {
+            desc: TensorDesc::contiguous(meta).expect("size"),
+            handle: Rc::new(self.store.upload(data)),
+        }
+    }
+}
+
+impl lindiff_core::Face for HandleFace {
+    type Tensor = HandleTensor;
+
+    fn meta(&self, t: &HandleTensor) -> lindiff_core::TensorMeta {
+        t.desc.meta.clone()
+    }
+
+    fn apply(
+        &mut self,
+        op: Op,
+        inputs: &[&HandleTensor],
+    ) -> Result<lindiff_core::face::Applied<HandleTensor>> {
+        let descs: Vec<&TensorDesc> = inputs.iter().map(|t| &t.desc).collect();
+        let metas = lindiff_core::call::infer(&op, &descs)?;
+        let req = lindiff_core::call::workspace(&self.provider, &op, &descs)?;
+        let mut ws = Allocator::<HandleMemory>::allocate(&mut self.store, req)?;
+        let mut outs: Vec<Option<Handle>> = Vec::new();
+        for m in &metas {
+            outs.push(match m {
+                Some(m) => Some(Allocator::<HandleMemory>::allocate(
+                    &mut self.store,
+                    WorkspaceReq::of_dtype(m.dtype, m.shape.numel().unwrap_or(0)),
+                )?),
+                None => None,
+            });
+        }
+        let ins: Vec<Input<'_, HandleMemory>> = inputs
+            .iter()
+            .map(|t| Input { desc: &t.desc, data: HandleMemory::data(&t.handle).expect("written") })
+            .collect();
+        let mut refs: Vec<Option<&mut Handle>> = outs.iter_mut().map(Option::as_mut).collect();
+        lindiff_core::call::run_into(&self.provider, &op, &ins, &mut refs, &mut ws)?;
+        Ok(metas
+            .into_iter()
+            .zip(outs)
+            .map(|(m, h)| match (m, h) {
+                (Some(m), Some(h)) => {
+                    Some(HandleTensor { desc: TensorDesc::contiguous(m).expect("size"), handle: Rc::new(h) })
+                }
+                _ => None,
+            })
+            .collect())
     }
 }

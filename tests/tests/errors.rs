@@ -4,11 +4,11 @@
 //! checks are proven to run in core, before any provider code.
 
 use lindiff_core::op::{
-    check, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
-    FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
-    HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv,
-    PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions,
-    SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
+    Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor, FullPivLuSolve,
+    FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ,
+    HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv, PinvOptions,
+    Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions, SvdVals,
+    TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -123,7 +123,7 @@ fn every_op_rejects_a_vector_where_a_matrix_goes() {
         inputs[0] = f64s(&[3]);
         let arg = op.input_names()[0];
         let expected = format!(
-            "{}: argument `{arg}` must be a matrix with dims [rows, cols, batch…], got shape 3",
+            "{}: argument `{arg}` must be a matrix with dims [rows, cols, batch…], got shape [3]",
             op.name()
         );
         assert_eq!(run(&op, &inputs), expected);
@@ -148,7 +148,8 @@ fn every_op_rejects_the_wrong_input_count() {
     for (op, mut inputs) in every_op() {
         let n = inputs.len();
         inputs.push(f64s(&[3, 3]));
-        assert_eq!(run(&op, &inputs), format!("{}: takes {n} inputs, got {}", op.name(), n + 1));
+        let noun = if n == 1 { "input" } else { "inputs" };
+        assert_eq!(run(&op, &inputs), format!("{}: takes {n} {noun}, got {}", op.name(), n + 1));
     }
 }
 
@@ -177,8 +178,8 @@ fn table() -> Vec<(LinalgOp, Vec<TensorMeta>, &'static str)> {
         (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![sq(3), f64s(&[2, 2])], "triangular_solve: argument `b` must have 3 rows to match `a`, got 2×2"),
         (LinalgOp::TriangularSolve(TriangularSolve(TriangularSolveOptions::default().side(Side::Right))), vec![sq(3), f64s(&[3, 2])], "triangular_solve: argument `b` must have 3 columns to match `a`, got 3×2"),
         (LinalgOp::HouseholderQrAppend(HouseholderQrAppend), vec![f64s(&[4, 2]), f64s(&[2]), f64s(&[3, 1])], "householder_qr_append: argument `b` must have 4 rows to match `h`, got 3×1"),
-        (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![f64s(&[4, 2]), f64s(&[3])], "householder_qr_q: argument `tau` must have 2 elements to match `h`, got 3"),
-        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![sq(3), i64s(&[2]), f64s(&[3, 1])], "lu_solve_prepared: argument `perm` must have 3 elements to match `lu`, got 2"),
+        (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![f64s(&[4, 2]), f64s(&[3])], "householder_qr_q: argument `tau` must have 2 elements to match `h`, got [3]"),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![sq(3), i64s(&[2]), f64s(&[3, 1])], "lu_solve_prepared: argument `perm` must have 3 elements to match `lu`, got [2]"),
         (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![sq(3), f64s(&[3]), f64s(&[3, 1])], "lu_solve_prepared: argument `perm` must have dtype i64, got f64"),
         // Batch dims must match exactly.
         (LinalgOp::LuFactorSolve(LuFactorSolve), vec![f64s(&[3, 3, 2]), f64s(&[3, 1, 4])], "lu_factor_solve: argument `b` (3×1×4) and `a` (3×3×2) have different batch dims (no broadcasting)"),
@@ -189,8 +190,19 @@ fn table() -> Vec<(LinalgOp, Vec<TensorMeta>, &'static str)> {
         // Sizes that overflow usize.
         (LinalgOp::Svd(Svd::default()), vec![f64s(&[usize::MAX / 2, 4])], "svd: argument `a` of shape 9223372036854775807×4 has more elements or bytes than fit in usize"),
         (LinalgOp::Qr(Qr::default()), vec![f64s(&[1 << 31, 1 << 31, 1 << 3])], "qr: argument `a` of shape 2147483648×2147483648×8 has more elements or bytes than fit in usize"),
+        // Wrong kinds in later arguments.
+        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![sq(3), f64s(&[3])], "lu_factor_solve: argument `b` must be a matrix with dims [rows, cols, batch…], got shape [3]"),
+        (LinalgOp::HouseholderQrQ(HouseholderQrQ), vec![sq(3), f64s(&[3, 3])], "householder_qr_q: argument `tau` (3×3) and `h` (3×3) have different batch dims (no broadcasting)"),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), vec![sq(3), i64s(&[]), f64s(&[3, 1])], "lu_solve_prepared: argument `perm` must be a vector with dims [len, batch…], got shape scalar"),
+        (LinalgOp::Det(Det), vec![f64s(&[])], "det: argument `a` must be a matrix with dims [rows, cols, batch…], got shape scalar"),
+        // More row mismatches.
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Adjoint)), vec![sq(3), i64s(&[3]), f64s(&[2, 1])], "lu_solve_prepared: argument `b` must have 3 rows to match `lu`, got 2×1"),
+        (LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)), vec![sq(3), i64s(&[3]), i64s(&[3]), f64s(&[4, 1])], "full_piv_lu_solve_prepared: argument `b` must have 3 rows to match `lu`, got 4×1"),
+        (LinalgOp::HouseholderQrApply(HouseholderQrApply(MatOp::Identity)), vec![f64s(&[5, 3]), f64s(&[3]), f64s(&[4, 2])], "householder_qr_apply: argument `b` must have 5 rows to match `h`, got 4×2"),
+        // An output whose size overflows though the input's does not.
+        (LinalgOp::SvdFull(SvdFull::default()), vec![f64s(&[1 << 33, 1])], "svd_full: argument `u` of shape 8589934592×8589934592 has more elements or bytes than fit in usize"),
         // Options.
-        (LinalgOp::Svd(Svd(SvdOptions::default().derivative_eps(-1.0))), vec![sq(3)], "svd: option `derivative_eps` must be a finite number ≥ 0"),
+        (LinalgOp::Svd(Svd(SvdOptions::default().derivative_eps(-1.0))), vec![sq(3)], "svd: option `derivative_eps` must be a finite number > 0 (use None for the exact rule)"),
         (LinalgOp::Eigh(Eigh(EighOptions::default().derivative_eps(f64::NAN))), vec![sq(3)], "eigh: option `derivative_eps` must be a finite number > 0 (use None for the exact rule)"),
         (LinalgOp::RankRevealingQr(RankRevealingQr(RankRevealingQrOptions::default().rtol(-1e-3))), vec![sq(3)], "rank_revealing_qr: option `rtol` must be a finite number ≥ 0"),
         (LinalgOp::Pinv(Pinv(PinvOptions::default().atol(f64::INFINITY))), vec![sq(3)], "pinv: option `atol` must be a finite number ≥ 0"),
@@ -206,11 +218,120 @@ fn shape_dtype_and_option_errors_name_op_argument_and_shape() {
 }
 
 #[test]
-fn composites_use_the_same_checks() {
-    // inv is a composite (a fused solve against I); its face checks squareness
-    // under its own name before building anything.
-    let err = check::square("inv", "a", &f64s(&[2, 3])).unwrap_err();
-    assert_eq!(err.to_string(), "inv: argument `a` must be square, got 2×3");
+fn primitives_name_op_argument_and_shape() {
+    use lindiff_core::prim::{Binary, BinaryOp, Matmul, PrimOp, Slice, Spread};
+    let rows: Vec<(PrimOp, Vec<TensorMeta>, &str)> = vec![
+        (
+            PrimOp::Matmul(Matmul::PLAIN),
+            vec![f64s(&[2, 3]), f64s(&[4, 2])],
+            "matmul: argument `b` must have 3 rows to match `a`, got 4×2",
+        ),
+        (
+            PrimOp::Binary(Binary(BinaryOp::Add)),
+            vec![f64s(&[2, 3]), f64s(&[3, 2])],
+            "add: argument `y` must have the shape of `x` (2×3), got 3×2",
+        ),
+        (
+            PrimOp::Slice(Slice { start: [1, 0], size: [2, 2] }),
+            vec![f64s(&[2, 3])],
+            "slice: a 2×2 block at (1, 0) does not fit in argument `x` of shape 2×3",
+        ),
+        (
+            PrimOp::Spread(Spread { core: heapless::Vec::from_slice(&[2, 2, 2, 2]).unwrap() }),
+            vec![f64s(&[2, 2, 2, 2, 2])],
+            "spread: argument `y` would need 9 dims; lindiff supports at most 8",
+        ),
+    ];
+    let store = HandleStore::new();
+    let provider = HandleProvider::new(store);
+    for (op, inputs, expected) in rows {
+        let descs: Vec<TensorDesc> =
+            inputs.iter().map(|m| TensorDesc::contiguous(m.clone()).unwrap()).collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let err = call::workspace(&provider, &Op::Prim(op), &refs).unwrap_err();
+        assert_eq!(err.to_string(), expected);
+    }
+}
+
+#[test]
+fn views_with_a_wrong_stride_count_are_rejected() {
+    let mut desc = TensorDesc::contiguous(f64s(&[3, 3])).unwrap();
+    desc.strides.pop();
+    let err = call::infer(&Op::Linalg(LinalgOp::Det(Det)), &[&desc]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `a` has a stride count different from its rank: needs 2, got 1"
+    );
+}
+
+#[test]
+fn pruning_keeps_only_what_is_used() {
+    use lindiff_core::op::SvdVectors;
+    use lindiff_core::Live;
+    let svd = LinalgOp::Svd(Svd::default());
+    assert_eq!(svd.prune(Live::of(&[1])), Some(LinalgOp::SvdVals(SvdVals::default())));
+    assert_eq!(
+        svd.prune(Live::of(&[0, 1])),
+        Some(LinalgOp::Svd(Svd(SvdOptions::default().vectors(SvdVectors::Left))))
+    );
+    assert_eq!(
+        svd.prune(Live::of(&[2])),
+        Some(LinalgOp::Svd(Svd(SvdOptions::default().vectors(SvdVectors::Right))))
+    );
+    assert_eq!(svd.prune(Live::of(&[0, 1, 2])), None);
+    assert_eq!(
+        LinalgOp::SvdFull(SvdFull::default()).prune(Live::of(&[1])),
+        Some(LinalgOp::SvdVals(SvdVals::default()))
+    );
+    assert_eq!(
+        LinalgOp::Eigh(Eigh::default()).prune(Live::of(&[0])),
+        Some(LinalgOp::EighVals(EighVals::default()))
+    );
+    assert_eq!(LinalgOp::Eig(Eig).prune(Live::of(&[0])), Some(LinalgOp::EigVals(EigVals)));
+    assert_eq!(LinalgOp::Eig(Eig).prune(Live::of(&[0, 1])), None);
+    // The fused solves are never pruned to a plain solve.
+    assert_eq!(LinalgOp::LuFactorSolve(LuFactorSolve).prune(Live::of(&[0])), None);
+    assert_eq!(LinalgOp::FullPivLuSolve(FullPivLuSolve).prune(Live::of(&[0])), None);
+    assert_eq!(Live::all(12), Live::all(8));
+    assert!(!Live::NONE.with(9).contains(9));
+}
+
+#[test]
+fn composites_name_themselves_on_a_handle_face() {
+    use lindiff_core::face::Norm;
+    use lindiff_core::Linalg;
+    use lindiff_tests::handle_provider::HandleFace;
+    let mut face = HandleFace::new();
+    let wide = face.tensor(&[2, 3], &[0.0; 6]);
+    assert_eq!(face.inv(&wide).unwrap_err().to_string(), "inv: argument `a` must be square, got 2×3");
+    assert_eq!(
+        face.matrix_power(&wide, 2).unwrap_err().to_string(),
+        "matrix_power: argument `a` must be square, got 2×3"
+    );
+    assert_eq!(
+        face.cond(&wide, Norm::One).unwrap_err().to_string(),
+        "cond: argument `a` must be square, got 2×3"
+    );
+    let v = face.tensor(&[3], &[0.0; 3]);
+    assert_eq!(
+        face.norm(&v, Norm::Fro).unwrap_err().to_string(),
+        "norm: argument `a` must be a matrix with dims [rows, cols, batch…], got shape [3]"
+    );
+    let s = face.tensor(&[], &[1.0]);
+    assert_eq!(
+        face.vecdot(&s, &s).unwrap_err().to_string(),
+        "vecdot: argument `x` must be a vector with dims [len, batch…], got shape scalar"
+    );
+    // A valid composite runs end to end on opaque handles: inv through the
+    // fused solve against the identity... which needs the `eye` primitive the
+    // handle provider does not have, and says so.
+    let sq = face.tensor(&[2, 2], &[3.0, 1.0, 2.0, 4.0]);
+    assert_eq!(
+        face.inv(&sq).unwrap_err().to_string(),
+        "eye: not supported by provider handles: the handle test provider runs det and lu_factor_solve in f64 only"
+    );
+    let det = face.det(&sq).unwrap();
+    assert_eq!(face.store.download(&det.handle).unwrap()[0], 10.0);
 }
 
 #[test]

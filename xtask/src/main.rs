@@ -89,7 +89,17 @@ fn test() -> Step {
     timed("toolchain", &ensure_toolchain)?;
     timed("rustfmt", &|| run("cargo", &["fmt", "--all", "--", "--check"]))?;
     timed("clippy", &|| run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    timed("tests", &|| run("cargo", &["test", "--workspace"]))?;
+    timed("tests", &|| run("cargo", &["test", "--workspace", "--no-fail-fast"]))?;
+    timed("rustdoc", &|| {
+        // Deny rustdoc warnings (broken links, bad markup) in our crates.
+        let status = Command::new("cargo")
+            .args(["doc", "--no-deps", "--workspace", "--exclude", "xtask"])
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .status()
+            .map_err(|e| format!("cannot start cargo doc: {e}"))?;
+        eprintln!("\n==> RUSTDOCFLAGS=-D warnings cargo doc --no-deps --workspace --exclude xtask");
+        status.success().then_some(()).ok_or_else(|| format!("cargo doc failed ({status})"))
+    })?;
     for target in CROSS_TARGETS {
         timed("core no_std", &|| {
             run("cargo", &["build", "-p", "lindiff-core", "--no-default-features", "--target", target])

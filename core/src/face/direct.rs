@@ -39,7 +39,6 @@ use crate::Host;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::Cell;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
@@ -52,7 +51,6 @@ struct Block {
     /// Start of `chunks` chunks owned by this block (from `Box::into_raw`).
     ptr: NonNull<Chunk>,
     chunks: usize,
-    written: Cell<bool>,
 }
 
 impl Block {
@@ -60,7 +58,7 @@ impl Block {
         let boxed = alloc::vec![Chunk([MaybeUninit::uninit(); 64]); chunks].into_boxed_slice();
         // SAFETY: `Box::into_raw` never returns null.
         let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(boxed).cast::<Chunk>()) };
-        Block { ptr, chunks, written: Cell::new(false) }
+        Block { ptr, chunks }
     }
 
     fn capacity(&self) -> usize {
@@ -70,7 +68,9 @@ impl Block {
     /// The first `len` bytes, initialised.
     ///
     /// # Safety
-    /// The block must have been fully written up to `len ≤ capacity`, and no
+    /// The block's first `len ≤ capacity` bytes must have been written (true of
+    /// every block a tensor holds: tensors are made only after a copy-in or a
+    /// provider call that returned Ok with the buffer initialised), and no
     /// mutable borrow of its bytes may exist.
     unsafe fn data(&self, len: usize) -> &[u8] {
         // SAFETY: per the caller: in bounds, initialised, not mutably borrowed.
@@ -126,16 +126,14 @@ impl Pool {
             .iter()
             .filter(|b| Rc::strong_count(b) == 1 && b.capacity() >= bytes)
             .min_by_key(|b| b.capacity());
-        let block = match best {
+        match best {
             Some(b) => Rc::clone(b),
             None => {
                 let block = Rc::new(Block::new(bytes.div_ceil(64)));
                 self.blocks.push(Rc::clone(&block));
                 block
             }
-        };
-        block.written.set(false);
-        block
+        }
     }
 }
 
@@ -232,7 +230,8 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     /// # Errors
     /// Too many dims, or `data.len()` not the element count.
     pub fn tensor<T: Element>(&mut self, dims: &[usize], data: &[T]) -> Result<Tensor> {
-        let shape = Shape::new(dims)?;
+        let shape =
+            Shape::new(dims).map_err(|e| Error::TooManyDims { op: "tensor", arg: "dims", rank: e.rank })?;
         let desc = TensorDesc::contiguous(TensorMeta::new(T::DTYPE, shape.clone()))
             .ok_or(Error::Overflow { op: "tensor", arg: "dims", shape })?;
         self.copy_in(desc, data)
@@ -244,10 +243,10 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     /// # Errors
     /// `data.len() != rows·cols`.
     pub fn tensor_row_major<T: Element>(&mut self, rows: usize, cols: usize, data: &[T]) -> Result<Tensor> {
-        let desc = TensorDesc::row_major_matrix(T::DTYPE, rows, cols).ok_or(Error::Overflow {
+        let desc = TensorDesc::row_major_matrix(T::DTYPE, rows, cols).ok_or_else(|| Error::Overflow {
             op: "tensor",
             arg: "dims",
-            shape: Shape::new(&[rows, cols])?,
+            shape: Shape::new(&[rows, cols]).unwrap_or_default(),
         })?;
         self.copy_in(desc, data)
     }
@@ -270,7 +269,6 @@ impl<P: Provider<Memory = Host>> Direct<P> {
         for (d, s) in dst.iter_mut().zip(HostData::from_slice(data).bytes()) {
             *d = MaybeUninit::new(*s);
         }
-        block.written.set(true);
         Ok(Tensor { desc, bytes, block })
     }
 }
@@ -296,7 +294,9 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
-        let workspace = self.pool.take(req.bytes());
+        // Blocks start 64-byte aligned; a stricter requirement needs slack.
+        let workspace_bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
+        let workspace = self.pool.take(workspace_bytes);
         let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
         for meta in &metas {
             let slot = meta.as_ref().map(|m| {
@@ -323,11 +323,11 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                 let _ = refs.push(b.as_mut());
             }
             // SAFETY: the workspace block was just taken free, as above.
-            let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(req.bytes()) });
+            let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(workspace_bytes) });
             call::run_into(&self.provider, &op, &ins, &mut refs, &mut ws)?;
             drop(refs);
             for (b, slot) in buffers.iter().zip(&blocks) {
-                if let (Some(b), Some((block, _))) = (b, slot) {
+                if let (Some(b), Some(_)) = (b, slot) {
                     if !b.is_initialized() {
                         return Err(Error::Buffer {
                             op: op.name(),
@@ -337,7 +337,6 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                             got: 0,
                         });
                     }
-                    block.written.set(true);
                 }
             }
         }

@@ -68,7 +68,11 @@ impl Live {
 
     /// The first `count` outputs used.
     pub const fn all(count: usize) -> Live {
-        Live(((1u16 << count) - 1) as u8)
+        if count >= 8 {
+            Live(u8::MAX)
+        } else {
+            Live(((1u16 << count) - 1) as u8)
+        }
     }
 
     /// Exactly the listed outputs used (indices ≥ 8 are ignored).
@@ -78,7 +82,11 @@ impl Live {
 
     /// Marks output `i` used.
     pub const fn with(self, i: usize) -> Live {
-        Live(self.0 | (1 << i))
+        if i < 8 {
+            Live(self.0 | (1 << i))
+        } else {
+            self
+        }
     }
 
     /// `true` when output `i` is used.
@@ -99,8 +107,9 @@ pub enum MatOp {
     Adjoint,
 }
 
-/// What one file says about one op.
-pub trait OpSpec {
+/// What one file says about one op. Crate-private: callers go through
+/// [`LinalgOp::infer`], which checks the arity first.
+pub(crate) trait OpSpec {
     /// The op's name as used in messages (`"svd"`, `"lu_factor_solve"`, …).
     const NAME: &'static str;
     /// Input names, in order.

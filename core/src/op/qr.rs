@@ -57,7 +57,7 @@ impl OpSpec for Qr {
 }
 
 /// Options of [`RankRevealingQr`]: the numerical rank is the length of the
-/// prefix with |R[i,i]| > max(atol, rtol·|R[0,0]|).
+/// prefix with |R\[i,i\]| > max(atol, rtol·|R\[0,0\]|).
 ///
 /// ```
 /// use lindiff_core::op::RankRevealingQrOptions;

@@ -5,7 +5,7 @@
 //! holds Vᴴ, not V. The largest-magnitude entry of each column of `u` is real
 //! and positive; `vh` is adjusted to match, so `a = u diag(s) vh`.
 
-use super::check::{float_matrix, nonnegative, out, outputs};
+use super::check::{float_matrix, out, outputs};
 use super::{LinalgOp, Live, OpSpec, Outputs};
 use crate::error::{Error, Result};
 use crate::tensor::TensorMeta;
@@ -78,17 +78,14 @@ impl SvdOptions {
     }
 
     fn validate(&self, op: &'static str) -> Result<()> {
-        if let Some(eps) = self.derivative_eps {
-            nonnegative(op, "derivative_eps", eps)?;
-            if eps == 0.0 {
-                return Err(Error::InvalidOption {
-                    op,
-                    option: "derivative_eps",
-                    why: "must be > 0 (use None for the exact rule)",
-                });
-            }
+        match self.derivative_eps {
+            Some(eps) if !(eps.is_finite() && eps > 0.0) => Err(Error::InvalidOption {
+                op,
+                option: "derivative_eps",
+                why: "must be a finite number > 0 (use None for the exact rule)",
+            }),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 

@@ -156,10 +156,10 @@ pub(super) fn output<'b, E: Element>(
     out: &'b mut Output<'_, '_, Host>,
 ) -> Result<&'b mut [MaybeUninit<E>]> {
     let numel = numel(out);
-    let addr = out.buffer.as_uninit_bytes_mut().as_ptr() as usize;
-    let slot = out
-        .buffer
-        .uninit_typed_mut::<E>()
+    // SAFETY (both calls): the primitives store only initialised values of
+    // `E` through the returned slice.
+    let addr = unsafe { out.buffer.as_uninit_bytes_mut() }.as_ptr() as usize;
+    let slot = unsafe { out.buffer.uninit_typed_mut::<E>() }
         .ok_or_else(|| misaligned(op, arg, addr, core::mem::align_of::<E>()))?;
     // `call` checked the buffer holds the output's bytes at its alignment,
     // and the start is aligned (above), so `numel` elements fit.
@@ -177,7 +177,8 @@ fn numel(out: &Output<'_, '_, Host>) -> usize {
 /// All elements of `output::<E>(.., out)` must have been written.
 pub(super) unsafe fn finish<E: Element>(out: &mut Output<'_, '_, Host>) {
     let used = numel(out) * core::mem::size_of::<E>();
-    for byte in &mut out.buffer.as_uninit_bytes_mut()[used..] {
+    // SAFETY: only zeros are stored.
+    for byte in &mut unsafe { out.buffer.as_uninit_bytes_mut() }[used..] {
         byte.write(0);
     }
     // SAFETY: the caller wrote every element (the first `used` bytes; `E`

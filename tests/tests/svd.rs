@@ -77,3 +77,29 @@ fn all_dtypes<P: Provider<Memory = Host>>(p: &P) {
 fn svd_cpu() {
     all_dtypes(&Cpu::new());
 }
+
+fn one_sided<P: Provider<Memory = Host>>(p: &P) {
+    use lindiff_core::op::{SvdOptions, SvdVectors};
+    let mut rng = Rng::new(8);
+    for &(m, n) in &[(6, 4), (4, 6), (140, 130)] {
+        let a: Dense<f64> = rng.matrix(m, n);
+        let t = HostTensor::from_dense(&a);
+        let both = run(p, LinalgOp::Svd(Svd::default()), &[&t]).unwrap();
+        let left =
+            run(p, LinalgOp::Svd(Svd(SvdOptions::default().vectors(SvdVectors::Left))), &[&t]).unwrap();
+        let right =
+            run(p, LinalgOp::Svd(Svd(SvdOptions::default().vectors(SvdVectors::Right))), &[&t]).unwrap();
+        assert!(left[2].is_none() && right[0].is_none(), "switched-off outputs are absent");
+        let diff = |x: &HostTensor, y: &HostTensor| -> f64 {
+            x.to_vec::<f64>().iter().zip(y.to_vec::<f64>()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+        };
+        // Same gauge (U's canonical phase) whichever side is asked for.
+        assert!(diff(left[0].as_ref().unwrap(), both[0].as_ref().unwrap()) < 1e-12, "{m}×{n} U");
+        assert!(diff(right[2].as_ref().unwrap(), both[2].as_ref().unwrap()) < 1e-12, "{m}×{n} Vh");
+    }
+}
+
+#[test]
+fn svd_one_sided_cpu() {
+    one_sided(&Cpu::new());
+}

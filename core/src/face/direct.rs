@@ -137,6 +137,64 @@ impl Pool {
     }
 }
 
+/// The pool as a core [`Allocator`](crate::Allocator): buffers borrow blocks
+/// for as long as the pool is borrowed; [`release`](crate::Allocator::release)
+/// returns a block for reuse. A buffer never released keeps its block until
+/// the pool is dropped, and then leaks it (it cannot be reused safely).
+///
+/// ```
+/// use lindiff_core::face::direct::Pool;
+/// use lindiff_core::{Allocator, Host, WorkspaceReq};
+/// let mut pool = Pool::new();
+/// let mut lease = pool.allocator();
+/// for _ in 0..3 {
+///     let buf = Allocator::<Host>::allocate(&mut lease, WorkspaceReq::of::<f64>(100)).unwrap();
+///     lease.release(buf);
+/// }
+/// drop(lease);
+/// assert_eq!(pool.block_count(), 1); // one block, reused
+/// ```
+pub struct PoolAllocator<'p> {
+    pool: &'p mut Pool,
+}
+
+impl Pool {
+    /// This pool as an [`Allocator`](crate::Allocator).
+    pub fn allocator(&mut self) -> PoolAllocator<'_> {
+        PoolAllocator { pool: self }
+    }
+}
+
+impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
+    fn allocate(&mut self, req: crate::WorkspaceReq) -> Result<HostBuffer<'p>> {
+        if !req.is_satisfiable() {
+            return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
+        }
+        let bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
+        let block = self.pool.take(bytes);
+        let ptr = block.ptr.as_ptr().cast::<MaybeUninit<u8>>();
+        // The lease is this strong count: the block is not free until
+        // `release` gives it back.
+        core::mem::forget(block);
+        // SAFETY: the block was free (only the pool held it) and is now
+        // leased, so nobody else takes or reads it; its memory lives as long
+        // as the pool, which outlives `'p` (the pool never frees blocks).
+        Ok(HostBuffer::from_uninit(unsafe { core::slice::from_raw_parts_mut(ptr, bytes) }))
+    }
+
+    fn release(&mut self, buffer: HostBuffer<'p>) {
+        let Some(region) = buffer.into_uninit() else { return };
+        let start = region.as_ptr().cast::<Chunk>();
+        if let Some(block) = self.pool.blocks.iter().find(|b| core::ptr::eq(b.ptr.as_ptr(), start)) {
+            if Rc::strong_count(block) > 1 {
+                // SAFETY: `allocate` forgot one strong reference to this
+                // block; this gives exactly that one back.
+                unsafe { Rc::decrement_strong_count(Rc::as_ptr(block)) };
+            }
+        }
+    }
+}
+
 /// A tensor of the direct face: a layout over a pool block. Cloning shares
 /// the block.
 #[derive(Clone)]

@@ -12,7 +12,7 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par, Spec};
-use lindiff_core::op::{Svd, SvdDriver, SvdFull, SvdOptions, SvdVals};
+use lindiff_core::op::{Svd, SvdDriver, SvdFull, SvdOptions, SvdVals, SvdVectors};
 use lindiff_core::Scalar;
 
 /// faer parameters that never use divide and conquer.
@@ -36,47 +36,63 @@ pub(super) enum Shape {
     Values,
     /// Thin U (m×k) and V (n×k).
     Thin,
+    /// Thin U only: V is not computed (U alone fixes the canonical phase).
+    ThinLeft,
     /// Full U (m×m) and V (n×n).
     Full,
 }
 
 impl Shape {
-    fn cols(self, rows: usize, k: usize) -> usize {
+    /// Columns of (U, V).
+    fn cols(self, m: usize, n: usize) -> (usize, usize) {
+        let k = m.min(n);
         match self {
-            Shape::Values => 0,
-            Shape::Thin => k,
-            Shape::Full => rows,
+            Shape::Values => (0, 0),
+            Shape::Thin => (k, k),
+            Shape::ThinLeft => (k, 0),
+            Shape::Full => (m, n),
         }
     }
-    fn faer(self) -> ComputeSvdVectors {
+    /// faer's (U, V) requests.
+    fn faer(self) -> (ComputeSvdVectors, ComputeSvdVectors) {
         match self {
-            Shape::Values => ComputeSvdVectors::No,
-            Shape::Thin => ComputeSvdVectors::Thin,
-            Shape::Full => ComputeSvdVectors::Full,
+            Shape::Values => (ComputeSvdVectors::No, ComputeSvdVectors::No),
+            Shape::Thin => (ComputeSvdVectors::Thin, ComputeSvdVectors::Thin),
+            Shape::ThinLeft => (ComputeSvdVectors::Thin, ComputeSvdVectors::No),
+            Shape::Full => (ComputeSvdVectors::Full, ComputeSvdVectors::Full),
         }
     }
 }
 
-/// Whether the guard (and so the QR fallback) can run for these options.
+/// Whether the guard (and so the QR fallback) runs for these options. It
+/// needs both factors, so `ThinLeft` is only chosen where it does not run.
 fn guarded(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
     shape != Shape::Values && opts.driver != SvdDriver::QrIteration && uses_divide_and_conquer(m, n)
+}
+
+/// The thin shape for `svd` with these options: U only when V is switched
+/// off and no guard needs it.
+fn thin_shape(opts: &SvdOptions, m: usize, n: usize) -> Shape {
+    if opts.vectors == SvdVectors::Left && !guarded(opts, Shape::Thin, m, n) {
+        Shape::ThinLeft
+    } else {
+        Shape::Thin
+    }
 }
 
 /// Scratch of [`compute`].
 pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize, par: Par) -> StackReq {
     let k = m.min(n);
-    let (ucols, vcols) = (shape.cols(m, k), shape.cols(n, k));
-    let main = if shape != Shape::Values && opts.driver == SvdDriver::QrIteration {
-        svd_scratch::<T>(m, n, shape.faer(), shape.faer(), par, qr_only_params::<T>())
-    } else if shape == Shape::Values {
-        // Values only: faer always uses the QR algorithm here.
-        svd_scratch::<T>(m, n, ComputeSvdVectors::No, ComputeSvdVectors::No, par, qr_only_params::<T>())
+    let (ucols, vcols) = shape.cols(m, n);
+    let (fu, fv) = shape.faer();
+    let main = if shape == Shape::Values || opts.driver == SvdDriver::QrIteration {
+        // Values only: faer always uses the QR algorithm there.
+        svd_scratch::<T>(m, n, fu, fv, par, qr_only_params::<T>())
     } else {
-        svd_scratch::<T>(m, n, shape.faer(), shape.faer(), par, Default::default())
+        svd_scratch::<T>(m, n, fu, fv, par, Default::default())
     };
     let fallback = if guarded(opts, shape, m, n) {
-        svd_scratch::<T>(m, n, shape.faer(), shape.faer(), par, qr_only_params::<T>())
-            .or(svd_guard::scratch::<T>(m, n, k))
+        svd_scratch::<T>(m, n, fu, fv, par, qr_only_params::<T>()).or(svd_guard::scratch::<T>(m, n, k))
     } else {
         StackReq::EMPTY
     };
@@ -100,7 +116,7 @@ pub(super) fn compute<T: Field>(
 ) -> Result<(), Failure> {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
-    let (ucols, vcols) = (shape.cols(m, k), shape.cols(n, k));
+    let (ucols, vcols) = shape.cols(m, n);
     // SAFETY (all three temporaries): faer writes `s` and thin U/V without
     // reading them; full U/V are zero-filled below before faer reads them.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
@@ -113,13 +129,15 @@ pub(super) fn compute<T: Field>(
         v.fill(T::zero());
     }
     let with_vectors = shape != Shape::Values;
+    let with_v = with_vectors && shape != Shape::ThinLeft;
     let params = if !with_vectors || opts.driver == SvdDriver::QrIteration {
         qr_only_params::<T>()
     } else {
         Default::default()
     };
     let run = |params, s: MatMut<'_, T>, u: MatMut<'_, T>, v: MatMut<'_, T>, stack: &mut MemStack| {
-        let (u, v) = if with_vectors { (Some(u), Some(v)) } else { (None, None) };
+        let u = with_vectors.then_some(u);
+        let v = with_v.then_some(v);
         svd(a, s.col_mut(0).as_diagonal_mut(), u, v, par, stack, params).map_err(|_| Failure::NonConvergence)
     };
     run(params, s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
@@ -132,7 +150,7 @@ pub(super) fn compute<T: Field>(
     }
     if with_vectors {
         canonicalize_pairs(u.rb_mut(), v.rb_mut(), k);
-        write(Some(u), s.rb(), Some(v));
+        write(Some(u), s.rb(), with_v.then_some(v));
     } else {
         write(None, s.rb(), None);
     }
@@ -179,17 +197,16 @@ pub(super) fn check_finite<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
 impl<T: Field> Kernel<T> for Svd {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         let (m, n) = shapes.input(0);
-        scratch::<T>(&self.0, Shape::Thin, m, n, par)
+        scratch::<T>(&self.0, thin_shape(&self.0, m, n), m, n, par)
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
         check_finite(a)?;
-        // Both factors are computed even when one output is switched off: the
-        // canonical phase of a pair needs U, and skipping V's computation
-        // would not change faer's cost much (it forms both from the same
-        // bidiagonalization).
-        compute(a, &self.0, Shape::Thin, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
+        // With Vᴴ switched off, V is skipped unless the guard needs it. U is
+        // always computed: the canonical phase of each pair is U's.
+        let shape = thin_shape(&self.0, a.nrows(), a.ncols());
+        compute(a, &self.0, shape, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
     }
 }
 

@@ -13,10 +13,11 @@
 
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::matmul::matmul;
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{ColRef, MatMut, MatRef};
+use faer::{Accum, ColRef, MatMut, MatRef, Par};
 use lindiff_core::{RealScalar, Scalar};
 
 type Real<T> = <T as Scalar>::Real;
@@ -60,26 +61,13 @@ fn norm<T: Field>(x: MatRef<'_, T>) -> Real<T> {
     scale * Scalar::sqrt(sum)
 }
 
-/// `out = op · x` for a plain or adjoint `op`.
-fn apply<T: Field>(op: MatRef<'_, T>, adjoint: bool, x: MatRef<'_, T>, mut out: MatMut<'_, T>) {
+/// `out = op · x` for a plain or adjoint `op` (faer's matrix-vector
+/// kernels: SIMD, no allocation).
+fn apply<T: Field>(op: MatRef<'_, T>, adjoint: bool, x: MatRef<'_, T>, out: MatMut<'_, T>) {
     if adjoint {
-        for j in 0..op.ncols() {
-            let mut acc = T::zero();
-            for i in 0..op.nrows() {
-                acc += Scalar::conj(op[(i, j)]) * x[(i, 0)];
-            }
-            out[(j, 0)] = acc;
-        }
+        matmul(out, Accum::Replace, op.adjoint(), x, T::one(), Par::Seq);
     } else {
-        for i in 0..op.nrows() {
-            out[(i, 0)] = T::zero();
-        }
-        for j in 0..op.ncols() {
-            let xj = x[(j, 0)];
-            for i in 0..op.nrows() {
-                out[(i, 0)] += op[(i, j)] * xj;
-            }
-        }
+        matmul(out, Accum::Replace, op, x, T::one(), Par::Seq);
     }
 }
 

@@ -14,7 +14,8 @@
 //!
 //! Input with NaN or infinity is `Failure::NonFinite("a")`, as for `lu`.
 
-use super::lu::{abs1, carve_perms, check_finite, div_real, factor, factor_scratch};
+use super::finite::check_finite;
+use super::lu::{abs1, carve_perms, div_real, factor, factor_scratch};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};

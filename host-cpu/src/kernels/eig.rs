@@ -35,8 +35,8 @@
 //! and imaginary parts (n×1 each) and the packed vectors (n×n real, with
 //! vectors only); and faer's scratch.
 
+use super::finite::check_finite;
 use super::gauge::canonicalize_columns;
-use super::svd::check_finite;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -113,7 +113,7 @@ where
 {
     let a = item.mat::<R>(0);
     let n = a.nrows();
-    check_finite(a)?;
+    check_finite(a, "a")?;
     let vectors = vectors && item.has_output(1);
     // SAFETY (all four temporaries): `w` is fully written by the unpacking
     // below, `s_re`, `s_im` and `u` by faer (without being read) before we
@@ -182,7 +182,7 @@ where
 {
     let a = item.mat::<Complex<R>>(0);
     let n = a.nrows();
-    check_finite(a)?;
+    check_finite(a, "a")?;
     let vectors = vectors && item.has_output(1);
     // SAFETY: faer writes `w` without reading it.
     let (mut w, stack) = unsafe { temp_mat_uninit::<Complex<R>, _, _>(n, 1, stack) };

@@ -18,9 +18,8 @@
 //! `row_perm` / `col_perm` input that is not a permutation of `0..n` is
 //! `Singular("row_perm")` / `Singular("col_perm")` (see `lu.rs`).
 
-use super::lu::{
-    carve_perms, check_finite, perms_scratch, read_perm, solve_mode, write_l, write_perm, write_u,
-};
+use super::finite::check_finite;
+use super::lu::{carve_perms, perms_scratch, read_perm, solve_mode, write_l, write_perm, write_u};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};

@@ -40,6 +40,7 @@
 //! apply runs (level 3). Otherwise (complex τ) the reflectors are applied
 //! one by one (level 2, O(m·k·r)).
 
+use super::finite::check_finite;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -83,18 +84,6 @@ fn tau_to_faer<T: Field>(tau: T) -> T {
     } else {
         T::one() / tau
     }
-}
-
-/// `Err(NonFinite(arg))` if `x` has a NaN or infinite entry.
-fn check_finite<T: Field>(x: MatRef<'_, T>, arg: &'static str) -> Result<(), Failure> {
-    for j in 0..x.ncols() {
-        for i in 0..x.nrows() {
-            if !Scalar::is_finite(x[(i, j)]) {
-                return Err(Failure::NonFinite(arg));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Which product of the reflector sequence Q_h = H_0 ⋯ H_{k−1} to apply.

@@ -16,6 +16,7 @@
 //! permutation of `0..n` (an entry out of range or repeated) selects rows
 //! with a singular 0/1 matrix and is reported as `Singular("perm")`.
 
+use super::finite::{all_finite, check_finite};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{DynArray, MemStack, StackReq};
@@ -44,20 +45,6 @@ pub(super) fn abs1<T: Field>(x: T) -> Re<T> {
 /// `x / s` for a real `s`, part by part (no overflow for a subnormal `s`).
 pub(super) fn div_real<T: Field>(x: T, s: Re<T>) -> T {
     T::from_parts(Scalar::re(x) / s, Scalar::im(x) / s)
-}
-
-/// `Err(NonFinite(arg))` if `m` has a NaN or infinite entry.
-pub(super) fn check_finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Result<(), Failure> {
-    if all_finite(m) {
-        Ok(())
-    } else {
-        Err(Failure::NonFinite(arg))
-    }
-}
-
-/// `true` when every entry of `m` is finite.
-fn all_finite<T: Field>(m: MatRef<'_, T>) -> bool {
-    (0..m.ncols()).all(|j| (0..m.nrows()).all(|i| Scalar::is_finite(m[(i, j)])))
 }
 
 /// Carves a forward and an inverse permutation array of length `n`.

@@ -6,6 +6,7 @@ mod cholesky;
 mod det;
 mod eig;
 mod eigh;
+mod finite;
 mod full_piv_lu;
 pub(crate) mod gauge;
 mod householder;

@@ -15,8 +15,8 @@
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
+use super::finite::check_finite;
 use super::householder::phase;
-use super::svd::check_finite;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -110,7 +110,7 @@ impl<T: Field> Kernel<T> for Qr {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
+        check_finite(a, "a")?;
         let (m, n) = (a.nrows(), a.ncols());
         let k = m.min(n);
         let bs = block_size::<T>(m, n);
@@ -149,7 +149,7 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
+        check_finite(a, "a")?;
         let (m, n) = (a.nrows(), a.ncols());
         let k = m.min(n);
         let bs = block_size::<T>(m, n);

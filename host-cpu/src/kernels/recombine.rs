@@ -9,7 +9,8 @@
 //! which never reads the uninitialised output). The kept count is decided
 //! per item from the data: s_i > threshold over the descending values.
 
-use super::svd::{check_finite, compute, scratch as svd_scratch, Shape};
+use super::finite::check_finite;
+use super::svd::{compute, scratch as svd_scratch, Shape};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -106,7 +107,7 @@ impl<T: Field> Kernel<T> for LowRankApprox {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
+        check_finite(a, "a")?;
         compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
             let (mut u, v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
             let p = kept_by_truncation(&self.0, s);
@@ -129,7 +130,7 @@ impl<T: Field> Kernel<T> for Polar {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
+        check_finite(a, "a")?;
         compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, _s, v| {
             let (u, v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
             // w = U Vᴴ.
@@ -145,7 +146,7 @@ impl<T: Field> Kernel<T> for Pinv {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
+        check_finite(a, "a")?;
         let (m, n) = (a.nrows(), a.ncols());
         compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
             let (u, mut v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
@@ -169,8 +170,8 @@ impl<T: Field> Kernel<T> for Lstsq {
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
         let b = item.mat::<T>(1);
-        check_finite(a)?;
-        check_finite(b).map_err(|_| Failure::NonFinite("b"))?;
+        check_finite(a, "a")?;
+        check_finite(b, "b")?;
         let (m, n) = (a.nrows(), a.ncols());
         // SAFETY: `t` (k×nrhs) is only read in rows 0..r after those rows
         // are written by the `Accum::Replace` product below.

@@ -2,6 +2,7 @@
 //! conventions (Vᴴ, real descending values, canonical phases) and the
 //! divide-and-conquer accuracy guard.
 
+use super::finite::all_finite;
 use super::gauge::canonicalize_pairs;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -138,7 +139,15 @@ pub(super) fn compute<T: Field>(
     let run = |params, s: MatMut<'_, T>, u: MatMut<'_, T>, v: MatMut<'_, T>, stack: &mut MemStack| {
         let u = with_vectors.then_some(u);
         let v = with_v.then_some(v);
-        svd(a, s.col_mut(0).as_diagonal_mut(), u, v, par, stack, params).map_err(|_| Failure::NonConvergence)
+        // faer rejects non-finite input itself (its bidiagonal check), so no
+        // separate pass over `a` is needed to name the failure.
+        svd(a, s.col_mut(0).as_diagonal_mut(), u, v, par, stack, params).map_err(|_| {
+            if all_finite(a) {
+                Failure::NonConvergence
+            } else {
+                Failure::NonFinite("a")
+            }
+        })
     };
     run(params, s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
     if guarded(opts, shape, m, n) && !svd_guard::accepts(a, s.rb().col(0), u.rb(), v.rb(), stack) {
@@ -182,18 +191,6 @@ fn store<T: Field>(
     }
 }
 
-/// `Err(NonFinite("a"))` if `a` has a NaN or infinite entry.
-pub(super) fn check_finite<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            if !Scalar::is_finite(a[(i, j)]) {
-                return Err(Failure::NonFinite("a"));
-            }
-        }
-    }
-    Ok(())
-}
-
 impl<T: Field> Kernel<T> for Svd {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         let (m, n) = shapes.input(0);
@@ -202,7 +199,6 @@ impl<T: Field> Kernel<T> for Svd {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
         // With Vᴴ switched off, V is skipped unless the guard needs it. U is
         // always computed: the canonical phase of each pair is U's.
         let shape = thin_shape(&self.0, a.nrows(), a.ncols());
@@ -218,7 +214,6 @@ impl<T: Field> Kernel<T> for SvdFull {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
         compute(a, &self.0, Shape::Full, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
     }
 }
@@ -231,7 +226,6 @@ impl<T: Field> Kernel<T> for SvdVals {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a)?;
         compute(a, &self.0, Shape::Values, par, stack, |_, s, _| {
             for i in 0..s.nrows() {
                 item.set::<<T as Scalar>::Real>(0, i, Scalar::re(s[(i, 0)]));

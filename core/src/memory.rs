@@ -144,6 +144,17 @@ impl<'m> HostBuffer<'m> {
         self.initialized = true;
     }
 
+    /// Declares the first `len` bytes written, zero-fills the rest (a buffer
+    /// may be larger than the tensor in it) and marks the buffer initialised.
+    ///
+    /// # Safety
+    /// The first `min(len, self.len())` bytes must have been initialised.
+    pub unsafe fn assume_init_prefix(&mut self, len: usize) {
+        let start = len.min(self.bytes.len());
+        self.bytes[start..].fill(MaybeUninit::new(0));
+        self.initialized = true;
+    }
+
     /// The buffer as initialised `T`s, zero-filling it first if it has never
     /// been written. `None` if misaligned for `T`.
     pub fn typed_mut<T: Element>(&mut self) -> Option<&mut [T]> {

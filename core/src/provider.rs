@@ -122,13 +122,19 @@ pub trait Provider {
     fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq>;
 
     /// Runs `op`, writing each present output into its buffer and taking all
-    /// scratch from `workspace`.
+    /// scratch from `workspace`. Call it through [`crate::call::run_into`].
     ///
     /// # Errors
     /// Numerical failures ([`Error::NotPositiveDefinite`](crate::Error),
     /// [`Error::NonConvergence`](crate::Error), …) and
     /// [`Error::Unsupported`](crate::Error::Unsupported).
-    fn run_into<'m>(
+    ///
+    /// # Safety
+    /// The arguments must have passed the checks of [`crate::call::run_into`]
+    /// (shapes, dtypes, every input view inside its data and aligned, output
+    /// buffers present, aligned and large enough, the workspace at least
+    /// `workspace(op, inputs)`): implementations build raw views from them.
+    unsafe fn run_into<'m>(
         &self,
         op: &Op,
         inputs: &[Input<'_, Self::Memory>],

@@ -126,7 +126,8 @@ impl<'a> BatchPlan<'a> {
             let bytes = input.data.bytes();
             let size = desc.meta.dtype.size();
             // `lindiff_core::call` checked the start is aligned for the dtype.
-            let base = bytes.as_ptr().wrapping_add(desc.offset * size);
+            // Wrapping: an empty view may carry any offset and is never read.
+            let base = bytes.as_ptr().wrapping_add(desc.offset.wrapping_mul(size));
             let (rows, cols, rs, cs) = core_layout(desc, batch_rank);
             let mut batch_strides = [0usize; MAX_RANK];
             let first_batch = desc.strides.len() - batch_rank;
@@ -333,6 +334,7 @@ pub(crate) fn run<T>(
     // their scratch temporaries.
     let bytes = unsafe { workspace.as_uninit_bytes_mut() };
     let pad = (bytes.as_ptr() as usize).wrapping_neg() & (lane_req.align() - 1);
+    let pad = pad.min(bytes.len()); // an empty workspace needs no alignment
     let bytes = &mut bytes[pad..];
     let count = plan.shapes.count();
     let run_lane =

@@ -26,7 +26,7 @@
 mod batch;
 mod field;
 mod kernels;
-pub mod prims;
+mod prims;
 pub mod svd_guard;
 
 pub use field::Field;
@@ -85,7 +85,7 @@ impl Provider for Cpu {
         }
     }
 
-    fn run_into<'m>(
+    unsafe fn run_into<'m>(
         &self,
         op: &Op,
         inputs: &[Input<'_, Host>],

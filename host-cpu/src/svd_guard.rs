@@ -7,8 +7,10 @@
 //! * orthogonality: ‖Uᴴ U w − w‖ ≤ τ·‖w‖ and the same for V;
 //! * s finite, non-negative and non-increasing,
 //!
-//! with τ = 32·√max(m, n)·ε. A backward-stable SVD passes (its residual is
-//! O(√n·ε)‖A‖); an error of 1e-8·‖A‖ in any factor fails by orders of
+//! with τ = 32·√max(m, n)·ε. It is a randomized check (two residual probes,
+//! one per orthogonality test), and ‖A‖_F makes the residual bound up to
+//! √rank looser than one in ‖A‖₂. A backward-stable SVD passes (its residual
+//! is O(√n·ε)‖A‖); an error of 1e-8·‖A‖ in any factor fails by orders of
 //! magnitude. A factorization that fails is recomputed with the QR algorithm.
 
 use crate::field::Field;
@@ -96,7 +98,8 @@ fn orthonormal<T: Field>(
 
 /// `true` when `u diag(s) vᴴ` is an accurate SVD of `a`: see the module docs.
 /// `s` holds the singular values as `T` (imaginary parts zero); `u`, `v` are
-/// thin or full.
+/// thin or full. Mismatched shapes, or a `stack` smaller than
+/// [`scratch`]`(m, n, k)`, are rejected (`false`).
 pub fn accepts<T: Field>(
     a: MatRef<'_, T>,
     s: ColRef<'_, T>,
@@ -106,6 +109,12 @@ pub fn accepts<T: Field>(
 ) -> bool {
     let (m, n) = (a.nrows(), a.ncols());
     let k = s.nrows();
+    // Factors that do not fit `a`, or a stack too small for the probes, are
+    // rejected rather than panicking.
+    let fits = k == m.min(n) && u.nrows() == m && v.nrows() == n && u.ncols() >= k && v.ncols() >= k;
+    if !fits || !stack.can_hold(scratch::<T>(m, n, k)) {
+        return false;
+    }
     let zero = Real::<T>::zero();
     let mut previous = Real::<T>::MAX;
     for i in 0..k {

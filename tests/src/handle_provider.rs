@@ -222,7 +222,7 @@ impl Provider for HandleProvider {
         }
     }
 
-    fn run_into<'m>(
+    unsafe fn run_into<'m>(
         &self,
         op: &Op,
         inputs: &[Input<'_, HandleMemory>],

@@ -10,60 +10,12 @@ use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::op::*;
 use lindiff_core::{Face, Linalg, LinalgOp, MatOp, Op, Scalar};
 use lindiff_cpu::Cpu;
+use lindiff_tests::counting::{count, Counting};
 use lindiff_tests::dense::{Dense, Rng};
 use num_complex::Complex;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    // `try_with`: the thread-local may already be gone during thread exit.
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Allocations made on this thread while running `f`.
-fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.load(Ordering::Relaxed), r)
-}
 
 fn tensor<T: Scalar>(face: &mut Direct<Cpu>, m: &Dense<T>) -> Tensor {
     face.tensor(&[m.rows, m.cols], &m.data).unwrap()

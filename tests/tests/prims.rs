@@ -14,12 +14,10 @@ use lindiff_core::{
     Shape, TensorDesc, TensorMeta,
 };
 use lindiff_cpu::Cpu;
+use lindiff_tests::counting::{count, Counting};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
 use num_complex::Complex;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 type C64 = Complex<f64>;
 type C32 = Complex<f32>;
@@ -617,43 +615,6 @@ fn no_workspace<P: Provider<Memory = Host>>(p: &P) {
 
 // ---------------------------------------------------------------- no allocation in run
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    // `try_with`: the thread-local may already be gone during thread exit.
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
@@ -683,12 +644,9 @@ fn allocations<P: Provider<Memory = Host>>(p: &P, op: PrimOp, inputs: &[TensorDe
     let mut ws_bytes: [f64; 0] = [];
     let mut ws = HostBuffer::from_slice_mut(&mut ws_bytes[..]);
     call::run_into(p, &op, &ins, &mut refs, &mut ws).unwrap();
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    COUNTING.with(|c| c.set(true));
-    let result = call::run_into(p, &op, &ins, &mut refs, &mut ws);
-    COUNTING.with(|c| c.set(false));
+    let (allocations, result) = count(|| call::run_into(p, &op, &ins, &mut refs, &mut ws));
     result.unwrap();
-    ALLOCATIONS.load(Ordering::Relaxed)
+    allocations
 }
 
 fn no_allocation<P: Provider<Memory = Host>>(p: &P) {

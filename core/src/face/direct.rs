@@ -17,7 +17,7 @@
 //! #     fn workspace(&self, op: &Op, _: &[&TensorDesc]) -> Result<WorkspaceReq> {
 //! #         Err(Error::Unsupported { op: op.name(), provider: "none", why: "example" })
 //! #     }
-//! #     fn run_into<'m>(&self, _: &Op, _: &[Input<'_, Host>], _: &mut [Option<Output<'_, 'm, Host>>], _: &mut HostBuffer<'m>) -> Result<()> { Ok(()) }
+//! #     unsafe fn run_into<'m>(&self, _: &Op, _: &[Input<'_, Host>], _: &mut [Option<Output<'_, 'm, Host>>], _: &mut HostBuffer<'m>) -> Result<()> { Ok(()) }
 //! # }
 //! let mut face = Direct::new(NoOps);
 //! let a = face.tensor(&[2, 3], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
@@ -54,11 +54,17 @@ struct Block {
 }
 
 impl Block {
-    fn new(chunks: usize) -> Block {
-        let boxed = alloc::vec![Chunk([MaybeUninit::uninit(); 64]); chunks].into_boxed_slice();
+    /// A block of at least one chunk (so every block has its own address),
+    /// or `None` when the allocation fails.
+    fn new(chunks: usize) -> Option<Block> {
+        let chunks = chunks.max(1);
+        let mut storage = Vec::new();
+        storage.try_reserve_exact(chunks).ok()?;
+        storage.resize(chunks, Chunk([MaybeUninit::uninit(); 64]));
+        let boxed = storage.into_boxed_slice();
         // SAFETY: `Box::into_raw` never returns null.
         let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(boxed).cast::<Chunk>()) };
-        Block { ptr, chunks }
+        Some(Block { ptr, chunks })
     }
 
     fn capacity(&self) -> usize {
@@ -120,18 +126,23 @@ impl Pool {
     }
 
     /// The smallest free block of at least `bytes`, or a new one.
-    fn take(&mut self, bytes: usize) -> Rc<Block> {
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when a new block cannot be allocated.
+    fn take(&mut self, bytes: usize) -> Result<Rc<Block>> {
         let best = self
             .blocks
             .iter()
             .filter(|b| Rc::strong_count(b) == 1 && b.capacity() >= bytes)
             .min_by_key(|b| b.capacity());
         match best {
-            Some(b) => Rc::clone(b),
+            Some(b) => Ok(Rc::clone(b)),
             None => {
-                let block = Rc::new(Block::new(bytes.div_ceil(64)));
+                let oom = Error::OutOfMemory { bytes, align: 64, available: 0 };
+                let block = Rc::new(Block::new(bytes.div_ceil(64)).ok_or(oom.clone())?);
+                self.blocks.try_reserve(1).map_err(|_| oom)?;
                 self.blocks.push(Rc::clone(&block));
-                block
+                Ok(block)
             }
         }
     }
@@ -171,8 +182,10 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
         let bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
-        let block = self.pool.take(bytes);
+        let block = self.pool.take(bytes)?;
         let ptr = block.ptr.as_ptr().cast::<MaybeUninit<u8>>();
+        // The whole block is lent, so `release` can recognise it exactly.
+        let bytes = block.capacity();
         // The lease is this strong count: the block is not free until
         // `release` gives it back.
         core::mem::forget(block);
@@ -185,7 +198,10 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
     fn release(&mut self, buffer: HostBuffer<'p>) {
         let Some(region) = buffer.into_uninit() else { return };
         let start = region.as_ptr().cast::<Chunk>();
-        if let Some(block) = self.pool.blocks.iter().find(|b| core::ptr::eq(b.ptr.as_ptr(), start)) {
+        // Only the exact region lent (start and length) releases its block:
+        // a part of it may still be borrowed elsewhere.
+        let lent = |b: &&Rc<Block>| core::ptr::eq(b.ptr.as_ptr(), start) && b.capacity() == region.len();
+        if let Some(block) = self.pool.blocks.iter().find(lent) {
             if Rc::strong_count(block) > 1 {
                 // SAFETY: `allocate` forgot one strong reference to this
                 // block; this gives exactly that one back.
@@ -321,7 +337,7 @@ impl<P: Provider<Memory = Host>> Direct<P> {
             });
         }
         let bytes = core::mem::size_of_val(data);
-        let block = self.pool.take(bytes);
+        let block = self.pool.take(bytes)?;
         // SAFETY: `take` returned a block only the pool and we reference.
         let dst = unsafe { block.uninit(bytes) };
         for (d, s) in dst.iter_mut().zip(HostData::from_slice(data).bytes()) {
@@ -354,13 +370,16 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
         }
         // Blocks start 64-byte aligned; a stricter requirement needs slack.
         let workspace_bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
-        let workspace = self.pool.take(workspace_bytes);
+        let workspace = self.pool.take(workspace_bytes)?;
         let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
         for meta in &metas {
-            let slot = meta.as_ref().map(|m| {
-                let bytes = m.bytes().unwrap_or(usize::MAX); // checked by `infer`
-                (self.pool.take(bytes), bytes)
-            });
+            let slot = match meta {
+                Some(m) => {
+                    let bytes = m.bytes().unwrap_or(usize::MAX); // checked by `infer`
+                    Some((self.pool.take(bytes)?, bytes))
+                }
+                None => None,
+            };
             let _ = blocks.push(slot); // as many as `metas`: ≤ MAX_OUTPUTS
         }
         {

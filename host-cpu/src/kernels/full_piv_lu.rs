@@ -160,6 +160,7 @@ impl<T: Field> Kernel<T> for FullPivLuSolve {
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
         check_finite(a, "a")?;
+        check_finite(b, "b")?;
         let n = a.nrows();
         // SAFETY: `factor` overwrites the whole temporary before reading it.
         let (mut lu, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
@@ -198,6 +199,7 @@ impl<T: Field> Kernel<T> for FullPivLuSolvePrepared {
         read_perm(item, 1, "row_perm", &mut perms.row, &mut perms.row_inv)?;
         read_perm(item, 2, "col_perm", &mut perms.col, &mut perms.col_inv)?;
         check_finite(lu, "lu")?;
+        check_finite(b, "b")?;
         if has_singular_pivot(lu) {
             return Err(Failure::Singular("lu"));
         }

@@ -267,6 +267,7 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
         check_finite(a, "a")?;
+        check_finite(b, "b")?;
         let n = a.nrows();
         // SAFETY: `factor` overwrites the whole temporary before reading it.
         let (mut lu, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
@@ -305,6 +306,7 @@ impl<T: Field> Kernel<T> for LuSolvePrepared {
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
         read_perm(item, 1, "perm", &mut fwd, &mut inv)?;
         check_finite(lu, "lu")?;
+        check_finite(b, "b")?;
         if has_zero_pivot(lu) {
             return Err(Failure::Singular("lu"));
         }

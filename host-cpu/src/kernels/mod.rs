@@ -45,6 +45,11 @@ fn kernel<T: Field>(op: &LinalgOp) -> Result<&dyn Kernel<T>> {
     })
 }
 
+/// The dtype kernels dispatch on (input 0's); every linalg op has inputs.
+fn first_dtype(op: &LinalgOp, dtype: Option<lindiff_core::DType>) -> Result<lindiff_core::DType> {
+    dtype.ok_or(Error::Arity { op: op.name(), expected: op.input_count(), got: 0 })
+}
+
 /// Batch dims of a linalg call: everything after input 0's matrix dims.
 fn batch_rank(inputs: &[&TensorDesc]) -> usize {
     inputs.first().map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
@@ -53,7 +58,7 @@ fn batch_rank(inputs: &[&TensorDesc]) -> usize {
 /// The workspace `run` needs.
 pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Result<WorkspaceReq> {
     let shapes = Shapes::new(inputs, batch_rank(inputs));
-    let dtype = inputs[0].meta.dtype;
+    let dtype = first_dtype(op, inputs.first().map(|d| d.meta.dtype))?;
     with_field!(op.name(), dtype, T => Ok(batch::workspace::<T>(kernel::<T>(op)?, &shapes, exec)))
 }
 
@@ -67,17 +72,19 @@ pub(crate) fn run(
 ) -> Result<()> {
     let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
         inputs.iter().map(|i| i.desc).collect();
-    let dtype = inputs[0].desc.meta.dtype;
+    let dtype = first_dtype(op, inputs.first().map(|i| i.desc.meta.dtype))?;
     let names = (op.input_names(), op.output_names());
     {
         let plan = BatchPlan::new(op.name(), names, inputs, outputs, batch_rank(&descs))?;
         with_field!(op.name(), dtype, T => batch::run::<T>(op.name(), kernel::<T>(op)?, &plan, exec, workspace))?;
     }
     for out in outputs.iter_mut().flatten() {
-        // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
-        // and every kernel writes every element of every present output of
-        // its batch item (the `Kernel` contract); the items cover the batch.
-        unsafe { out.buffer.assume_init() };
+        let written = out.meta.bytes().unwrap_or(0); // sized by `call`
+                                                     // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
+                                                     // and every kernel writes every element of every present output of
+                                                     // its batch item (the `Kernel` contract); the items cover the
+                                                     // tensor's bytes, and the tail beyond them is zero-filled here.
+        unsafe { out.buffer.assume_init_prefix(written) };
     }
     Ok(())
 }

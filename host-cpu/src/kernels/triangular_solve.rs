@@ -10,6 +10,7 @@
 //! transposed view of `x`; `aᵀ` flips which triangle `M` has, and `aᴴ` is
 //! `aᵀ` with `Conj::Yes`.
 
+use super::finite::check_finite;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -44,6 +45,8 @@ impl<T: Field> Kernel<T> for TriangularSolve {
     fn run(&self, item: &mut Item<'_>, par: Par, _stack: &mut MemStack) -> Result<(), Failure> {
         let opts = self.0;
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
+        check_triangle_finite(a, &opts)?;
+        check_finite(b, "b")?;
         let mut x = item.out_mat::<T>(0);
         x.copy_from(b);
         let (transposed, conj) = left_form(&opts);
@@ -69,4 +72,26 @@ pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         LinalgOp::TriangularSolve(k) => Some(k),
         _ => None,
     }
+}
+
+/// `Err(NonFinite("a"))` when the part of `a` the solve reads (its triangle,
+/// without the diagonal when unit) has a NaN or infinity.
+fn check_triangle_finite<T: Field>(
+    a: faer::MatRef<'_, T>,
+    opts: &TriangularSolveOptions,
+) -> Result<(), Failure> {
+    let n = a.nrows();
+    let unit = opts.diagonal == Diagonal::Unit;
+    for j in 0..n {
+        let (lo, hi) = match opts.triangle {
+            Triangle::Lower => (if unit { j + 1 } else { j }, n),
+            Triangle::Upper => (0, if unit { j } else { j + 1 }),
+        };
+        for i in lo..hi {
+            if !lindiff_core::Scalar::is_finite(a[(i, j)]) {
+                return Err(Failure::NonFinite("a"));
+            }
+        }
+    }
+    Ok(())
 }

@@ -46,7 +46,7 @@ fn no_input(op: &PrimOp) -> Error {
 ///
 /// # Errors
 /// [`Error::Unsupported`] for a dtype whose feature is off.
-pub fn workspace(op: &PrimOp, inputs: &[&TensorDesc], _exec: Exec) -> Result<WorkspaceReq> {
+pub(crate) fn workspace(op: &PrimOp, inputs: &[&TensorDesc], _exec: Exec) -> Result<WorkspaceReq> {
     let dtype = dtype_of(op, inputs.first().copied()).ok_or_else(|| no_input(op))?;
     with_field!(op.name(), dtype, _Built => Ok(WorkspaceReq::EMPTY))
 }
@@ -57,7 +57,7 @@ pub fn workspace(op: &PrimOp, inputs: &[&TensorDesc], _exec: Exec) -> Result<Wor
 /// [`Error::Unsupported`] for a dtype whose feature is off or a primitive
 /// this build does not know; [`Error::Buffer`] for a buffer misaligned for
 /// its dtype.
-pub fn run(
+pub(crate) fn run(
     op: &PrimOp,
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],

@@ -177,13 +177,9 @@ fn numel(out: &Output<'_, '_, Host>) -> usize {
 /// All elements of `output::<E>(.., out)` must have been written.
 pub(super) unsafe fn finish<E: Element>(out: &mut Output<'_, '_, Host>) {
     let used = numel(out) * core::mem::size_of::<E>();
-    // SAFETY: only zeros are stored.
-    for byte in &mut unsafe { out.buffer.as_uninit_bytes_mut() }[used..] {
-        byte.write(0);
-    }
     // SAFETY: the caller wrote every element (the first `used` bytes; `E`
-    // has no padding) and the loop above wrote the rest.
-    unsafe { out.buffer.assume_init() };
+    // has no padding); `assume_init_prefix` zero-fills the rest.
+    unsafe { out.buffer.assume_init_prefix(used) };
 }
 
 /// Writes `values` into `out` in column-major order and marks it written.

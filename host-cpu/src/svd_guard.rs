@@ -160,3 +160,32 @@ pub fn accepts<T: Field>(
     orthonormal(u, &mut probe, tol, x.rb_mut(), ax.rb_mut(), t.rb_mut())
         && orthonormal(v, &mut probe, tol, x.rb_mut(), ax.rb_mut(), t.rb_mut())
 }
+
+/// Test hook (feature `test-hooks`): while set, the guard rejects every
+/// factorization it checks, so the QR-algorithm fallback runs.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub static FORCE_REJECTION: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Test hook (feature `test-hooks`): how many times the QR fallback ran.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub static FALLBACKS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a fallback (test builds only).
+pub(crate) fn note_fallback() {
+    #[cfg(feature = "test-hooks")]
+    FALLBACKS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// `true` when the test hook forces a rejection.
+pub(crate) fn forced_rejection() -> bool {
+    #[cfg(feature = "test-hooks")]
+    {
+        FORCE_REJECTION.load(core::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    {
+        false
+    }
+}

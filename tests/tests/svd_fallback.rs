@@ -49,5 +49,9 @@ fn forced_rejection_recomputes_accurately() {
     check::<Complex<f32>>(&mut la, 128, 140, false);
     svd_guard::FORCE_REJECTION.store(false, Ordering::Relaxed);
     // Two runs (warm-up and measured) per case above.
-    assert_eq!(svd_guard::FALLBACKS.load(Ordering::Relaxed), 2 * (2 * 5 + 2), "the fallback ran for every call");
+    assert_eq!(
+        svd_guard::FALLBACKS.load(Ordering::Relaxed),
+        2 * (2 * 5 + 2),
+        "the fallback ran for every call"
+    );
 }

@@ -56,6 +56,45 @@ pub fn workspace<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> 
     provider.workspace(op, inputs)
 }
 
+/// The checked plan of one call: its output metas and its workspace,
+/// computed once by [`prepare`] and trusted by [`run_prepared`] (only
+/// `prepare` can make one, and `run_prepared` checks the inputs are the ones
+/// it was made for).
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    op: Op,
+    descs: heapless::Vec<TensorDesc, MAX_INPUTS>,
+    outputs: Outputs,
+    workspace: WorkspaceReq,
+}
+
+impl Prepared {
+    /// Output metas (`None` for outputs the op's options switch off).
+    pub fn outputs(&self) -> &Outputs {
+        &self.outputs
+    }
+
+    /// The workspace the call needs.
+    pub fn workspace(&self) -> WorkspaceReq {
+        self.workspace
+    }
+}
+
+/// Infers the outputs and asks the provider for the workspace, once.
+///
+/// # Errors
+/// As [`infer`], plus the provider's
+/// [`Error::Unsupported`].
+pub fn prepare<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Result<Prepared> {
+    let outputs = infer(op, inputs)?;
+    let workspace = provider.workspace(op, inputs)?;
+    let mut descs = heapless::Vec::new();
+    for d in inputs {
+        let _ = descs.push((*d).clone()); // `infer` checked the arity (≤ MAX_INPUTS)
+    }
+    Ok(Prepared { op: op.clone(), descs, outputs, workspace })
+}
+
 /// Runs `op` on `provider` after every check: shapes and dtypes, each input's
 /// view inside its data and aligned for its dtype, one aligned buffer per
 /// present output (large enough, and none for an output the options switch
@@ -72,14 +111,67 @@ pub fn run_into<'m, P: Provider>(
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
-    let name = op.name();
     let mut descs = heapless::Vec::<&TensorDesc, MAX_INPUTS>::new();
     for input in inputs {
         if descs.push(input.desc).is_err() {
-            return Err(Error::Arity { op: name, expected: op.input_names().len(), got: inputs.len() });
+            return Err(Error::Arity { op: op.name(), expected: op.input_names().len(), got: inputs.len() });
         }
     }
     let metas = infer(op, &descs)?;
+    // Buffers are checked before the provider is asked anything.
+    check_buffers::<P::Memory>(op, &metas, inputs, outputs)?;
+    let prepared = Prepared {
+        op: op.clone(),
+        descs: heapless::Vec::new(),
+        outputs: metas,
+        workspace: provider.workspace(op, &descs)?,
+    };
+    // SAFETY: `infer` and `check_buffers` ran on exactly these inputs and
+    // outputs, and the workspace requirement is the provider's own.
+    unsafe { run_checked(provider, &prepared, inputs, outputs, workspace) }
+}
+
+/// [`run_into`] with the plan already made: checks that `inputs` are laid out
+/// as planned, then every buffer, then runs.
+///
+/// # Errors
+/// [`Error::Buffer`] for inputs that differ from the plan or buffers that do
+/// not fit, then the provider's own errors.
+pub fn run_prepared<'m, P: Provider>(
+    provider: &P,
+    prepared: &Prepared,
+    inputs: &[Input<'_, P::Memory>],
+    outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
+    workspace: &mut <P::Memory as Memory>::Buffer<'m>,
+) -> Result<()> {
+    let op = &prepared.op;
+    let name = op.name();
+    let same_layout =
+        inputs.len() == prepared.descs.len() && inputs.iter().zip(&prepared.descs).all(|(i, d)| i.desc == d);
+    if !same_layout {
+        return Err(Error::Buffer {
+            op: name,
+            arg: "inputs",
+            why: "differ from the ones the call was prepared for",
+            needed: prepared.descs.len(),
+            got: inputs.len(),
+        });
+    }
+    check_buffers::<P::Memory>(op, &prepared.outputs, inputs, outputs)?;
+    // SAFETY: the plan was made by `prepare` for these layouts (checked
+    // above), and the buffers were just checked against it.
+    unsafe { run_checked(provider, prepared, inputs, outputs, workspace) }
+}
+
+/// Checks each input's data against its view (size, alignment) and the
+/// output buffers against `metas`.
+fn check_buffers<M: Memory>(
+    op: &Op,
+    metas: &Outputs,
+    inputs: &[Input<'_, M>],
+    outputs: &[Option<&mut M::Buffer<'_>>],
+) -> Result<()> {
+    let name = op.name();
     for (input, &arg) in inputs.iter().zip(op.input_names()) {
         let desc = input.desc;
         // `infer` checked that the span fits; bytes may still overflow.
@@ -89,12 +181,12 @@ pub fn run_into<'m, P: Provider>(
             arg,
             shape: desc.meta.shape.clone(),
         })?;
-        let got = P::Memory::data_bytes(&input.data);
+        let got = M::data_bytes(&input.data);
         if got < needed {
             return Err(Error::Buffer { op: name, arg, why: "is smaller than its view", needed, got });
         }
         let align = desc.meta.dtype.align();
-        if !P::Memory::data_is_aligned(&input.data, align) {
+        if !M::data_is_aligned(&input.data, align) {
             return Err(Error::Buffer {
                 op: name,
                 arg,
@@ -104,12 +196,28 @@ pub fn run_into<'m, P: Provider>(
             });
         }
     }
-    check_outputs::<P::Memory>(op, &metas, outputs)?;
-    let req = provider.workspace(op, &descs)?;
+    check_outputs::<M>(op, metas, outputs)
+}
+
+/// Checks the workspace size and runs the provider.
+///
+/// # Safety
+/// `prepared` must describe `inputs` (from `infer` and the provider's
+/// `workspace` on their layouts) and the inputs and outputs must have passed
+/// [`check_buffers`] against it.
+unsafe fn run_checked<'m, P: Provider>(
+    provider: &P,
+    prepared: &Prepared,
+    inputs: &[Input<'_, P::Memory>],
+    outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
+    workspace: &mut <P::Memory as Memory>::Buffer<'m>,
+) -> Result<()> {
+    let op = &prepared.op;
+    let req = prepared.workspace;
     let got = P::Memory::usable_bytes(workspace, req.align());
     if got < req.bytes() {
         return Err(Error::Buffer {
-            op: name,
+            op: op.name(),
             arg: "workspace",
             why: "is too small",
             needed: req.bytes(),
@@ -117,15 +225,16 @@ pub fn run_into<'m, P: Provider>(
         });
     }
     let mut slots = heapless::Vec::<Option<Output<'_, 'm, P::Memory>>, MAX_OUTPUTS>::new();
-    for (meta, buffer) in metas.iter().zip(outputs.iter_mut()) {
+    for (meta, buffer) in prepared.outputs.iter().zip(outputs.iter_mut()) {
         let slot = match (meta, buffer) {
             (Some(meta), Some(buffer)) => Some(Output { meta, buffer: &mut **buffer }),
             _ => None,
         };
-        // Capacity: metas has at most MAX_OUTPUTS entries.
+        // Capacity: at most MAX_OUTPUTS outputs.
         let _ = slots.push(slot);
     }
-    // SAFETY: every check `Provider::run_into` relies on was made above.
+    // SAFETY: per this function's contract every check `Provider::run_into`
+    // relies on has been made, and the workspace size just now.
     unsafe { provider.run_into(op, inputs, &mut slots, workspace) }
 }
 

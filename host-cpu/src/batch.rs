@@ -250,6 +250,25 @@ impl<'p> Item<'p> {
         unsafe { MatMut::from_raw_parts_mut(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
 
+    /// Outputs `i` and `j` (different) at once, as in [`Item::out_mat`].
+    pub(crate) fn out_pair<A: Element, B: Element>(
+        &mut self,
+        i: usize,
+        j: usize,
+    ) -> (MatMut<'_, A>, MatMut<'_, B>) {
+        assert_ne!(i, j, "kernel asked for the same output twice");
+        let (ai, pi) = self.output_ptr::<A>(i);
+        let (aj, pj) = self.output_ptr::<B>(j);
+        // SAFETY: as in `out_mat`, for two different outputs, whose buffers
+        // are distinct allocations (each output has its own buffer).
+        unsafe {
+            (
+                MatMut::from_raw_parts_mut(pi, ai.rows, ai.cols, ai.row_stride, ai.col_stride),
+                MatMut::from_raw_parts_mut(pj, aj.rows, aj.cols, aj.row_stride, aj.col_stride),
+            )
+        }
+    }
+
     /// Writes element `j` (column-major) of output `i`.
     pub(crate) fn set<T: Element>(&mut self, i: usize, j: usize, value: T) {
         let (arg, ptr) = self.output_ptr::<T>(i);

@@ -446,3 +446,23 @@ fn unsupported_ops_say_which_provider() {
     .unwrap_err();
     assert_eq!(err.to_string(), "svd: not supported by provider handles: the handle test provider runs det and lu_factor_solve in f64 only");
 }
+
+#[test]
+fn a_prepared_call_only_runs_the_inputs_it_was_prepared_for() {
+    let mut store = HandleStore::new();
+    let provider = HandleProvider::new(store.clone());
+    let det = Op::Linalg(LinalgOp::Det(Det));
+    let planned = TensorDesc::contiguous(f64s(&[2, 2])).unwrap();
+    let prepared = call::prepare(&provider, &det, &[&planned]).unwrap();
+    assert_eq!(prepared.workspace().bytes(), 32);
+    let other = TensorDesc::contiguous(f64s(&[3, 3])).unwrap();
+    let a = store.upload(&[0.0; 9]);
+    let ins = [Input::<HandleMemory> { desc: &other, data: HandleMemory::data(&a).unwrap() }];
+    let mut out = Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(1)).unwrap();
+    let mut ws = Allocator::<HandleMemory>::allocate(&mut store, WorkspaceReq::of::<f64>(9)).unwrap();
+    let err = call::run_prepared(&provider, &prepared, &ins, &mut [Some(&mut out)], &mut ws).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: buffer for `inputs` differ from the ones the call was prepared for: needs 1, got 1"
+    );
+}

@@ -363,8 +363,9 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                 got: inputs.len(),
             })?;
         }
-        let metas = call::infer(&op, &descs)?;
-        let req = call::workspace(&self.provider, &op, &descs)?;
+        let prepared = call::prepare(&self.provider, &op, &descs)?;
+        let metas = prepared.outputs().clone();
+        let req = prepared.workspace();
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
@@ -401,7 +402,7 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             }
             // SAFETY: the workspace block was just taken free, as above.
             let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(workspace_bytes) });
-            call::run_into(&self.provider, &op, &ins, &mut refs, &mut ws)?;
+            call::run_prepared(&self.provider, &prepared, &ins, &mut refs, &mut ws)?;
             drop(refs);
             for (b, slot) in buffers.iter().zip(&blocks) {
                 if let (Some(b), Some(_)) = (b, slot) {

@@ -93,7 +93,15 @@ pub(super) fn factor<T: Field>(
 ) -> usize {
     lu.copy_from(a);
     let (info, _) = lu_in_place(lu.rb_mut(), &mut *fwd, &mut *inv, par, stack, Default::default());
-    if all_finite(lu.rb()) {
+    // faer scales a zero (or subnormal) pivot column by 1/0. In a square
+    // factorization every such column feeds a later pivot, so a finite
+    // diagonal proves a finite result; rectangular ones are scanned whole.
+    let finite = if lu.nrows() == lu.ncols() {
+        (0..lu.nrows()).all(|k| Scalar::is_finite(lu[(k, k)]))
+    } else {
+        all_finite(lu.rb())
+    };
+    if finite {
         return info.transposition_count;
     }
     // An exactly zero (or subnormal) pivot column: faer scaled it by 1/0.
@@ -258,7 +266,6 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
         let (n, _) = shapes.input(0);
         let (_, r) = shapes.input(1);
         StackReq::all_of(&[
-            temp_mat_scratch::<T>(n, n),
             perms_scratch(n),
             factor_only_scratch::<T>(n, n, par).or(solve_in_place_scratch::<usize, T>(n, r, par)),
         ])
@@ -269,21 +276,18 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
         check_finite(a, "a")?;
         check_finite(b, "b")?;
         let n = a.nrows();
-        // SAFETY: `factor` overwrites the whole temporary before reading it.
-        let (mut lu, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
-        let mut lu = lu.as_mat_mut();
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
-        factor(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack);
-        if has_zero_pivot(lu.rb()) {
-            return Err(Failure::Singular("a"));
-        }
         {
-            let mut x = item.out_mat::<T>(0);
+            // Factor straight into the `lu` output, then solve into `x`.
+            let (mut x, mut lu) = item.out_pair::<T, T>(0, 1);
+            factor(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack);
+            if has_zero_pivot(lu.rb()) {
+                return Err(Failure::Singular("a"));
+            }
             x.copy_from(b);
             let perm = PermRef::new_checked(&fwd, &inv, n);
             solve_in_place_with_conj(lu.rb(), lu.rb(), perm, Conj::No, x, par, stack);
         }
-        item.out_mat::<T>(1).copy_from(lu.rb());
         write_perm(item, 2, &fwd);
         Ok(())
     }

@@ -235,13 +235,16 @@ macro_rules! dispatch {
     };
 }
 
-fn name_of<T: OpSpec>(_: &T) -> &'static str {
+/// `T::NAME` of a value (for the dispatch macros of ops and primitives).
+pub(crate) fn name_of<T: OpSpec>(_: &T) -> &'static str {
     T::NAME
 }
-fn inputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
+/// `T::INPUTS` of a value.
+pub(crate) fn inputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
     T::INPUTS
 }
-fn outputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
+/// `T::OUTPUTS` of a value.
+pub(crate) fn outputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
     T::OUTPUTS
 }
 

@@ -21,7 +21,7 @@ pub use layout::{Adjoint, Pad, Reduce, ReduceOp, Reshape, Slice, Spread};
 pub use matmul::Matmul;
 
 use crate::error::{Error, Result};
-use crate::op::{OpSpec, Outputs};
+use crate::op::{inputs_of, name_of, outputs_of, OpSpec, Outputs};
 use crate::tensor::TensorMeta;
 
 /// Every array primitive.
@@ -88,15 +88,6 @@ macro_rules! dispatch_prim {
     };
 }
 
-fn name_of<T: OpSpec>(_: &T) -> &'static str {
-    T::NAME
-}
-fn inputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
-    T::INPUTS
-}
-fn outputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
-    T::OUTPUTS
-}
 
 impl PrimOp {
     /// The primitive's name (elementwise ops use their map's name).

@@ -88,7 +88,6 @@ macro_rules! dispatch_prim {
     };
 }
 
-
 impl PrimOp {
     /// The primitive's name (elementwise ops use their map's name).
     pub fn name(&self) -> &'static str {

@@ -75,17 +75,25 @@ fn form_q<T: Field>(
 /// trapezoid of `qr`, each row k scaled by conj(phase(R[k,k])) so that the
 /// diagonal is real and ≥ 0.
 fn form_r<T: Field>(qr: MatRef<'_, T>, mut r: MatMut<'_, T>) {
-    for i in 0..r.nrows() {
-        let c = if i < qr.nrows().min(qr.ncols()) { Scalar::conj(phase(qr[(i, i)])) } else { T::one() };
-        for j in 0..r.ncols() {
-            r[(i, j)] = if j < i {
-                T::zero()
-            } else if j == i {
-                T::from_real(Scalar::abs(qr[(i, i)]))
-            } else {
-                qr[(i, j)] * c
-            };
+    let k = qr.nrows().min(qr.ncols()).min(r.nrows());
+    // Column-major passes only (R can be large): park each row's phase
+    // factor on R's diagonal, scale the rows' entries column by column, then
+    // write the real diagonal |r_ii|.
+    for i in 0..k {
+        r[(i, i)] = Scalar::conj(phase(qr[(i, i)]));
+    }
+    for j in 0..r.ncols() {
+        for i in 0..r.nrows() {
+            if i > j {
+                r[(i, j)] = T::zero();
+            } else if i < j {
+                let c = if i < k { r[(i, i)] } else { T::one() };
+                r[(i, j)] = qr[(i, j)] * c;
+            }
         }
+    }
+    for i in 0..k {
+        r[(i, i)] = T::from_real(Scalar::abs(qr[(i, i)]));
     }
 }
 

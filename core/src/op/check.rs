@@ -226,6 +226,21 @@ pub fn finite(op: &'static str, option: &'static str, value: f64) -> Result<()> 
     Ok(())
 }
 
+/// A derivative broadening ε must be absent or a finite number > 0.
+///
+/// # Errors
+/// [`Error::InvalidOption`].
+pub fn derivative_eps(op: &'static str, eps: Option<f64>) -> Result<()> {
+    match eps {
+        Some(eps) if !(eps.is_finite() && eps > 0.0) => Err(Error::InvalidOption {
+            op,
+            option: "derivative_eps",
+            why: "must be a finite number > 0 (use None for the exact rule)",
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// An option value must be finite and ≥ 0.
 ///
 /// # Errors

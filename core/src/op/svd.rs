@@ -7,7 +7,7 @@
 
 use super::check::{float_matrix, out, outputs};
 use super::{LinalgOp, Live, OpSpec, Outputs};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::tensor::TensorMeta;
 
 /// Which algorithm computes the SVD.
@@ -78,14 +78,7 @@ impl SvdOptions {
     }
 
     fn validate(&self, op: &'static str) -> Result<()> {
-        match self.derivative_eps {
-            Some(eps) if !(eps.is_finite() && eps > 0.0) => Err(Error::InvalidOption {
-                op,
-                option: "derivative_eps",
-                why: "must be a finite number > 0 (use None for the exact rule)",
-            }),
-            _ => Ok(()),
-        }
+        super::check::derivative_eps(op, self.derivative_eps)
     }
 }
 

@@ -31,6 +31,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod ad;
 pub mod call;
 pub mod dtype;
 pub mod error;

@@ -5,6 +5,7 @@
 //! own storage, the way device memory is: it proves that core drives a
 //! provider without ever dereferencing its buffers.
 
+pub mod ad;
 pub mod counting;
 pub mod dense;
 pub mod handle_provider;

@@ -1,0 +1,18 @@
+//! Automatic differentiation: one set of rules, run by every face.
+//!
+//! A rule ([`rules`]) is a JVP written against a [`Cx`]: it computes what it
+//! needs from primal values on `cx.primal()` and records the tangent map
+//! through [`Lin`], as ops linear in their tangent arguments. Forward mode
+//! runs those ops ([`Dual`]); reverse mode records them and runs their
+//! transpose — linearize, then transpose — so no op has a second,
+//! hand-written VJP.
+
+mod cx;
+mod dual;
+pub mod linear;
+pub mod rules;
+
+pub use cx::{Arg, Cx, Tangent};
+pub use dual::{Dual, DualTensor, Forward};
+pub use linear::Lin;
+pub use rules::{jvp, Primals, Tangents};

@@ -1,0 +1,127 @@
+//! JVP (linearize) rules, one file per op family. Each rule maps input
+//! tangents to output tangents through a [`Cx`]: nonlinear work on primal
+//! values through `cx.primal()`, tangent work through [`Lin`](super::Lin).
+//! Reverse mode transposes what the rule recorded (`ad::transpose`), so no
+//! op has a hand-written VJP.
+//!
+//! Conventions (see `AD-RULES.md` and the op docs): the real inner product
+//! ⟨X, Y⟩ = Re tr(XᴴY); complex gradients G = ∂L/∂Re A + i ∂L/∂Im A;
+//! tangents match the gauge the forward returns.
+
+mod cholesky;
+mod det;
+mod eig;
+mod eigh;
+mod full_piv_lu;
+mod householder;
+mod lu;
+mod prim;
+mod qr;
+mod recombine;
+mod svd;
+mod triangular_solve;
+
+use super::cx::{Cx, Tangent};
+use crate::error::{Error, Result};
+use crate::op::{LinalgOp, MAX_OUTPUTS};
+use crate::provider::Op;
+
+/// One tangent per output of an op.
+pub type Tangents<T> = heapless::Vec<Tangent<T>, MAX_OUTPUTS>;
+
+/// The primal side of one application of an op: its inputs and the outputs
+/// it produced (`None` where the op's options switched an output off).
+pub struct Primals<'a, P> {
+    /// The inputs, in the op's order.
+    pub inputs: &'a [&'a P],
+    /// The outputs, in the op's order.
+    pub outputs: &'a [Option<P>],
+}
+
+impl<P> Primals<'_, P> {
+    /// Input `i`.
+    pub fn input(&self, i: usize) -> &P {
+        self.inputs[i]
+    }
+
+    /// Output `i`, which the rule needs and the op must have produced.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedDerivative`] naming the output when the op's
+    /// options switched it off.
+    pub fn output(&self, op: &Op, i: usize) -> Result<&P> {
+        self.outputs.get(i).and_then(Option::as_ref).ok_or(Error::UnsupportedDerivative {
+            op: op.name(),
+            output: op.output_names().get(i).copied().unwrap_or("?"),
+        })
+    }
+}
+
+/// Output tangents of `op` given its primals and input tangents.
+///
+/// All-zero input tangents give all-zero output tangents without running the
+/// rule. An op without a rule gives [`Tangent::Undefined`] outputs (an error
+/// only when a derivative depends on them), never zeros.
+///
+/// # Errors
+/// The errors of the ops the rule records.
+pub fn jvp<C: Cx + ?Sized>(
+    cx: &mut C,
+    op: &Op,
+    primals: &Primals<'_, C::P>,
+    tangents: &[Tangent<C::T>],
+) -> Result<Tangents<C::T>> {
+    let count = op.output_names().len();
+    if tangents.iter().all(Tangent::is_zero) {
+        return Ok((0..count).map(|_| Tangent::Zero).collect());
+    }
+    match op {
+        Op::Prim(p) => prim::jvp(cx, op, p, primals, tangents),
+        Op::Linalg(l) => match l {
+            LinalgOp::Cholesky(_) => cholesky::jvp(cx, op, primals, tangents),
+            LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
+                svd::jvp(cx, op, l, primals, tangents)
+            }
+            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::jvp(cx, op, l, primals, tangents),
+            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::jvp(cx, op, l, primals, tangents),
+            LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => qr::jvp(cx, op, l, primals, tangents),
+            LinalgOp::HouseholderQrFactor(_)
+            | LinalgOp::HouseholderQrAppend(_)
+            | LinalgOp::HouseholderQrQ(_)
+            | LinalgOp::HouseholderQrR(_)
+            | LinalgOp::HouseholderQrApply(_) => householder::jvp(cx, op, l, primals, tangents),
+            LinalgOp::Lu(_)
+            | LinalgOp::LuFactor(_)
+            | LinalgOp::LuFactorSolve(_)
+            | LinalgOp::LuSolvePrepared(_) => lu::jvp(cx, op, l, primals, tangents),
+            LinalgOp::FullPivLu(_)
+            | LinalgOp::FullPivLuFactor(_)
+            | LinalgOp::FullPivLuSolve(_)
+            | LinalgOp::FullPivLuSolvePrepared(_) => full_piv_lu::jvp(cx, op, l, primals, tangents),
+            LinalgOp::TriangularSolve(_) => triangular_solve::jvp(cx, op, l, primals, tangents),
+            LinalgOp::Det(_) | LinalgOp::Slogdet(_) => det::jvp(cx, op, l, primals, tangents),
+            _ => recombine::jvp(cx, op, l, primals, tangents),
+        },
+    }
+}
+
+/// Every output of `op` undefined with the same error.
+pub(crate) fn all_undefined<T>(op: &Op, error: impl Fn(&'static str) -> Error) -> Tangents<T> {
+    op.output_names().iter().map(|&name| Tangent::Undefined(error(name))).collect()
+}
+
+/// Every output of `op` marked "derivative not implemented".
+pub(crate) fn unsupported<T>(op: &Op) -> Tangents<T> {
+    let name = op.name();
+    all_undefined(op, |output| Error::UnsupportedDerivative { op: name, output })
+}
+
+/// The tangent of an integer output (permutations, ranks): undefined.
+pub(crate) fn integer_output<T>(op: &Op, output: &'static str) -> Tangent<T> {
+    Tangent::Undefined(Error::NotDifferentiable { op: op.name(), output, why: "it is integer-valued" })
+}
+
+/// Collects output tangents in order.
+pub(crate) fn tangents<T, const N: usize>(outs: [Tangent<T>; N]) -> Tangents<T> {
+    outs.into_iter().collect()
+}

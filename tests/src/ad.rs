@@ -1,0 +1,210 @@
+//! The derivative-checking harness every AD test uses.
+//!
+//! A test writes its loss once, against the generic [`Face`] methods
+//! ([`Loss::eval`]), and hands it to [`check`] with inputs in f64 or c64.
+//! `check` evaluates the loss on every face lindiff has and compares:
+//! * forward mode ([`Dual`]) against central finite differences along
+//!   random directions (AD-RULES.md: step 1e-6·‖A‖, tolerance
+//!   1e-8·max(|dL|, |L|));
+//! * further checks are added here as faces gain them, so every test that
+//!   calls `check` gets them without change.
+//!
+//! Losses must be real scalars (rank 0) and gauge-invariant.
+
+use crate::dense::{Dense, Re, Rng};
+use lindiff_core::ad::{Dual, DualTensor, Tangent};
+use lindiff_core::face::direct::{Direct, Tensor};
+use lindiff_core::face::Face;
+use lindiff_core::{Element, Host, Provider, RealScalar, Result, Scalar};
+
+/// A real scalar function of some tensors, written once for every face.
+pub trait Loss {
+    /// What it computes (for failure messages).
+    fn name(&self) -> String;
+
+    /// The loss value: a real rank-0 tensor.
+    ///
+    /// # Errors
+    /// Whatever the face methods it calls return.
+    fn eval<F: Face + ?Sized>(&self, face: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor>;
+}
+
+/// One input of a loss: dims and column-major data.
+#[derive(Clone, Debug)]
+pub struct Input<T> {
+    /// Dims (`[rows, cols, batch…]` for matrices).
+    pub dims: Vec<usize>,
+    /// Column-major elements.
+    pub data: Vec<T>,
+}
+
+impl<T: Scalar> Input<T> {
+    /// One matrix.
+    pub fn matrix(m: &Dense<T>) -> Self {
+        Input { dims: vec![m.rows, m.cols], data: m.data.clone() }
+    }
+
+    /// A batch of equally-sized matrices (`[rows, cols, count]`).
+    pub fn batch(ms: &[Dense<T>]) -> Self {
+        let data = ms.iter().flat_map(|m| m.data.iter().copied()).collect();
+        Input { dims: vec![ms[0].rows, ms[0].cols, ms.len()], data }
+    }
+
+    /// Frobenius norm.
+    pub fn norm(&self) -> f64 {
+        self.data.iter().map(|x| x.abs2().to_f64()).sum::<f64>().sqrt()
+    }
+
+    /// `self + h·d`.
+    pub fn axpy(&self, h: f64, d: &Input<T>) -> Self {
+        let h = Re::<T>::from_f64(h);
+        Input {
+            dims: self.dims.clone(),
+            data: self.data.iter().zip(&d.data).map(|(&x, &y)| x + y.scale(h)).collect(),
+        }
+    }
+
+    /// A random direction with the same dims and Frobenius norm as `self`
+    /// (or norm 1 when `self` is zero).
+    pub fn random_direction(&self, rng: &mut Rng) -> Self {
+        let data: Vec<T> = self.data.iter().map(|_| rng.scalar::<T>()).collect();
+        let d = Input { dims: self.dims.clone(), data };
+        let scale = if self.norm() > 0.0 { self.norm() / d.norm() } else { 1.0 / d.norm() };
+        Input {
+            dims: d.dims.clone(),
+            data: d.data.iter().map(|x| x.scale(Re::<T>::from_f64(scale))).collect(),
+        }
+    }
+}
+
+/// ⟨x, y⟩ = Re Σ conj(x) y over all elements.
+pub fn inner<T: Scalar>(x: &[T], y: &[T]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| (a.conj() * *b).re().to_f64()).sum()
+}
+
+/// The loss's value on the direct face.
+///
+/// # Panics
+/// When the loss fails or is not a real scalar.
+pub fn value<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
+    face: &mut Direct<P>,
+    loss: &L,
+    xs: &[Input<T>],
+) -> f64
+where
+    Re<T>: Element,
+{
+    let ts: Vec<Tensor> = xs.iter().map(|x| face.tensor(&x.dims, &x.data).unwrap()).collect();
+    let l = loss.eval(face, &ts).unwrap_or_else(|e| panic!("{}: {e}", loss.name()));
+    scalar::<Re<T>>(&l, &loss.name())
+}
+
+fn scalar<R: RealScalar + Element>(t: &Tensor, name: &str) -> f64 {
+    assert_eq!(t.dims(), &[] as &[usize], "{name}: the loss must be a scalar");
+    t.as_slice::<R>().unwrap_or_else(|e| panic!("{name}: {e}"))[0].to_f64()
+}
+
+/// The directional derivative of the loss along `ds` by forward mode.
+///
+/// # Errors
+/// The loss's or a rule's error (an undefined derivative included).
+pub fn forward<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
+    provider: P,
+    loss: &L,
+    xs: &[Input<T>],
+    ds: &[Input<T>],
+) -> Result<f64>
+where
+    Re<T>: Element,
+{
+    let mut dual = Dual::new(Direct::new(provider));
+    let mut ts = Vec::new();
+    for (x, d) in xs.iter().zip(ds) {
+        let primal = dual.inner().tensor(&x.dims, &x.data)?;
+        let tangent = Tangent::Value(dual.inner().tensor(&d.dims, &d.data)?);
+        ts.push(DualTensor { primal, tangent });
+    }
+    let l = loss.eval(&mut dual, &ts)?;
+    match l.tangent {
+        Tangent::Zero => Ok(0.0),
+        Tangent::Value(t) => Ok(scalar::<Re<T>>(&t, &loss.name())),
+        Tangent::Undefined(e) => Err(e),
+    }
+}
+
+/// Central finite difference of the loss along `ds` with step `h`.
+pub fn finite_difference<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
+    provider: &P,
+    loss: &L,
+    xs: &[Input<T>],
+    ds: &[Input<T>],
+    h: f64,
+) -> f64
+where
+    Re<T>: Element,
+{
+    let mut face = Direct::new(provider.clone());
+    let plus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(h, d)).collect();
+    let minus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(-h, d)).collect();
+    (value(&mut face, loss, &plus) - value(&mut face, loss, &minus)) / (2.0 * h)
+}
+
+/// What [`check`] measured: the worst error relative to its tolerance scale.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Report {
+    /// max |dL − dL_fd| / max(|dL|, |L|) over the directions tried.
+    pub forward_vs_fd: f64,
+}
+
+/// The AD tolerance for dtype `T`: 1e-8 in f64 (AD-RULES.md) and 2e-2 in
+/// f32, where a 1e-6 step is below the rounding of the loss itself and the
+/// f32 checks use a larger step (see [`step`]).
+pub fn tolerance<T: Scalar>() -> f64 {
+    if crate::dense::eps::<T>() > 1e-10 {
+        2e-2
+    } else {
+        1e-8
+    }
+}
+
+/// The relative finite-difference step for dtype `T`.
+pub fn step<T: Scalar>() -> f64 {
+    if crate::dense::eps::<T>() > 1e-10 {
+        1e-2
+    } else {
+        1e-6
+    }
+}
+
+/// Checks every derivative of `loss` at `xs` (see the module docs) and
+/// returns what it measured.
+///
+/// # Panics
+/// On any failed comparison, naming the loss and the check.
+pub fn check<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
+    provider: &P,
+    loss: &L,
+    xs: &[Input<T>],
+) -> Report
+where
+    Re<T>: Element,
+{
+    let mut face = Direct::new(provider.clone());
+    let l = value(&mut face, loss, xs);
+    let mut rng = Rng::new(0x5eed ^ xs.iter().map(|x| x.data.len() as u64).sum::<u64>());
+    let mut report = Report::default();
+    for _ in 0..3 {
+        let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
+        let jvp =
+            forward(provider.clone(), loss, xs, &ds).unwrap_or_else(|e| panic!("{}: jvp: {e}", loss.name()));
+        let fd = finite_difference(provider, loss, xs, &ds, step::<T>());
+        let err = (jvp - fd).abs() / jvp.abs().max(l.abs()).max(f64::MIN_POSITIVE);
+        assert!(
+            err <= tolerance::<T>(),
+            "{}: forward-mode derivative {jvp:e} vs finite differences {fd:e} (relative error {err:e}, L = {l:e})",
+            loss.name()
+        );
+        report.forward_vs_fd = report.forward_vs_fd.max(err);
+    }
+    report
+}

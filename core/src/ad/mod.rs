@@ -11,8 +11,10 @@ mod cx;
 mod dual;
 pub mod linear;
 pub mod rules;
+mod transpose;
 
 pub use cx::{Arg, Cx, Tangent};
 pub use dual::{Dual, DualTensor, Forward};
 pub use linear::Lin;
 pub use rules::{jvp, Primals, Tangents};
+pub use transpose::{transpose, Cotangents, TArg};

@@ -33,10 +33,7 @@ pub fn transpose<C: Cx + ?Sized>(
     inputs: &[TArg<'_, C::P>],
     _ct: &Tangent<C::T>,
 ) -> Result<Cotangents<C::T>> {
-    let arg = inputs
-        .iter()
-        .zip(op.input_names())
-        .find(|(a, _)| matches!(a, TArg::T(_)))
-        .map_or("?", |(_, n)| *n);
+    let arg =
+        inputs.iter().zip(op.input_names()).find(|(a, _)| matches!(a, TArg::T(_))).map_or("?", |(_, n)| *n);
     Err(Error::UnsupportedDerivative { op: op.name(), output: arg })
 }

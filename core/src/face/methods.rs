@@ -11,8 +11,8 @@ use crate::op::{
     TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use crate::prim::{
-    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PrimOp, Reduce, ReduceOp, Reshape,
-    Scale, ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
+    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PairInv, PivotPhase, PrimOp, Reduce,
+    ReduceOp, Reshape, Scale, ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
 };
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
@@ -629,6 +629,22 @@ pub trait Linalg: Face {
     /// A non-vector `d`.
     fn diag_embed(&mut self, d: &Self::Tensor) -> Result<Self::Tensor> {
         self.single(Op::Prim(PrimOp::DiagEmbed(DiagEmbed)), &[d])
+    }
+
+    /// Pairwise inverse gaps of a spectrum `x` (see [`PairInv`]).
+    ///
+    /// # Errors
+    /// A non-vector or non-float `x`; an invalid regularization.
+    fn pair_inv(&mut self, x: &Self::Tensor, how: PairInv) -> Result<Self::Tensor> {
+        self.single(Op::Prim(PrimOp::PairInv(how)), &[x])
+    }
+
+    /// The reciprocal of each column's pivot entry (see [`PivotPhase`]).
+    ///
+    /// # Errors
+    /// A non-matrix or non-float `u`.
+    fn pivot_phase(&mut self, u: &Self::Tensor) -> Result<Self::Tensor> {
+        self.single(Op::Prim(PrimOp::PivotPhase(PivotPhase)), &[u])
     }
 
     /// `a · diag(v)`.

@@ -13,12 +13,14 @@ mod diag;
 mod elementwise;
 mod layout;
 mod matmul;
+mod spectral;
 
 pub use constant::{Eye, Fill};
 pub use diag::{DiagEmbed, DiagPart, ScaleCols, ScaleRows, TriMask};
 pub use elementwise::{Binary, BinaryOp, Scale, Unary, UnaryOp};
 pub use layout::{Adjoint, Pad, Reduce, ReduceOp, Reshape, Slice, Spread};
 pub use matmul::Matmul;
+pub use spectral::{Pair, PairInv, PivotPhase, Regularize};
 
 use crate::error::{Error, Result};
 use crate::op::{inputs_of, name_of, outputs_of, OpSpec, Outputs};
@@ -62,6 +64,10 @@ pub enum PrimOp {
     Fill(Fill),
     /// Batched identity matrices.
     Eye(Eye),
+    /// Pairwise inverse gaps of a spectrum (spectral derivative rules).
+    PairInv(PairInv),
+    /// Reciprocal of each column's pivot entry (phase-gauge correction).
+    PivotPhase(PivotPhase),
 }
 
 macro_rules! dispatch_prim {
@@ -84,6 +90,8 @@ macro_rules! dispatch_prim {
             PrimOp::Pad($op) => $body,
             PrimOp::Fill($op) => $body,
             PrimOp::Eye($op) => $body,
+            PrimOp::PairInv($op) => $body,
+            PrimOp::PivotPhase($op) => $body,
         }
     };
 }

@@ -19,6 +19,7 @@ mod diag;
 mod elementwise;
 mod layout;
 mod matmul;
+mod spectral;
 mod strided;
 
 use crate::field::{with_field, Field};
@@ -104,6 +105,8 @@ fn dispatch<T: Field + Complexify>(
         PrimOp::Pad(p) => layout::pad::<T>(p, inputs, out),
         PrimOp::Fill(f) => constant::fill::<T>(f.value, out),
         PrimOp::Eye(_) => constant::eye::<T>(out),
+        PrimOp::PairInv(p) => spectral::pair_inv::<T>(p, inputs, out),
+        PrimOp::PivotPhase(_) => spectral::pivot_phase::<T>(inputs, out),
         other => Err(Error::Unsupported {
             op: other.name(),
             provider: "cpu",

@@ -60,7 +60,9 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         },
         PrimOp::Unary(u) if u.0.is_linear() => cx.unary(u.0, &dx[0])?,
         PrimOp::Unary(u) => unary(cx, op, u.0, primals, &dx[0])?,
+        // Max/min and the spectral helpers (primal-side only) have no rule.
         PrimOp::Reduce(r) if r.op != ReduceOp::Sum => return Ok(unsupported(op)),
+        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) => return Ok(unsupported(op)),
         // Linear in their one input: the same primitive on the tangent.
         PrimOp::Scale(_)
         | PrimOp::Adjoint(_)

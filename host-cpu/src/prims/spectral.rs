@@ -1,0 +1,76 @@
+//! Kernels of the spectral helper primitives (`lindiff_core::prim::PairInv`,
+//! `PivotPhase`). Both work per batch item: a pass over the item's input
+//! (the largest |x_i|, each column's pivot row), then one over its output.
+
+use super::strided::{self, View, Walk};
+use lindiff_core::prim::{Pair, PairInv, Regularize};
+use lindiff_core::{Host, Input, Output, RealScalar, Result, Scalar};
+
+/// `y[i, j] = g(x_j ∓ x_i)` per batch item.
+pub(super) fn pair_inv<T: Scalar>(
+    op: &PairInv,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+) -> Result<()> {
+    const NAME: &str = "pair_inv";
+    let desc = inputs[0].desc;
+    let x = strided::input::<T>(NAME, "x", &inputs[0])?;
+    let k = desc.meta.shape.dims()[0];
+    let s0 = desc.strides[0];
+    let batch = Walk::new(&desc.meta.shape.dims()[1..], [View::new(&[&desc.strides[1..]], desc.offset)]);
+    let values = batch.flat_map(|item| {
+        let base = item.offsets[0];
+        let at = move |i: usize| x[base + i * s0];
+        let largest = (0..k).map(|i| at(i).abs()).fold(T::Real::zero(), |m, a| m.max_real(a));
+        let delta = match op.regularize {
+            Regularize::Cutoff { relative } => largest * T::Real::from_f64(relative),
+            Regularize::Lorentzian { .. } => T::Real::zero(),
+        };
+        (0..k * k).map(move |e| {
+            let (i, j) = (e % k, e / k);
+            let z = match op.pair {
+                Pair::Diff if i == j => return T::zero(),
+                Pair::Diff => at(j) - at(i),
+                Pair::Sum => at(i) + at(j),
+            };
+            match op.regularize {
+                Regularize::Cutoff { .. } if z.abs() > delta => T::one() / z,
+                Regularize::Cutoff { .. } => T::zero(),
+                Regularize::Lorentzian { eps } => {
+                    let eps = T::Real::from_f64(eps);
+                    z.conj().scale(T::Real::one() / (z.abs2() + eps * eps))
+                }
+            }
+        })
+    });
+    strided::write_values(NAME, "y", out, values)
+}
+
+/// `y[r_j, j] = 1/u[r_j, j]` at each column's first largest-magnitude entry.
+pub(super) fn pivot_phase<T: Scalar>(
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+) -> Result<()> {
+    const NAME: &str = "pivot_phase";
+    let desc = inputs[0].desc;
+    let u = strided::input::<T>(NAME, "u", &inputs[0])?;
+    let dims = desc.meta.shape.dims();
+    let (m, s) = (dims[0], &desc.strides);
+    // Walk the columns of every batch item; each yields its m outputs.
+    let columns = Walk::new(&dims[1..], [View::new(&[&s[1..]], desc.offset)]);
+    let values = columns.flat_map(|col| {
+        let base = col.offsets[0];
+        let at = move |i: usize| u[base + i * s[0]];
+        let mut pivot = None;
+        let mut best = T::Real::zero();
+        for i in 0..m {
+            let mag = at(i).abs();
+            if mag > best {
+                best = mag;
+                pivot = Some(i);
+            }
+        }
+        (0..m).map(move |i| if Some(i) == pivot { T::one() / at(i) } else { T::zero() })
+    });
+    strided::write_values(NAME, "y", out, values)
+}

@@ -273,6 +273,20 @@ pub enum Error {
         /// Why.
         why: &'static str,
     },
+    /// A program, tape or value table is full (its capacity is a const
+    /// parameter chosen by the caller).
+    Capacity {
+        /// What is full (`"program instructions"`, …).
+        what: &'static str,
+        /// The capacity.
+        capacity: usize,
+    },
+    /// A program was given a value it does not own or arguments that do
+    /// not match its parameters.
+    Program {
+        /// What is wrong.
+        why: &'static str,
+    },
     /// The derivative of this output is not implemented.
     UnsupportedDerivative {
         /// Op name.
@@ -388,6 +402,10 @@ impl fmt::Display for Error {
             Error::ProviderUnavailable { provider, why } => {
                 write!(f, "provider {provider} is unavailable: {why}")
             }
+            Error::Capacity { what, capacity } => {
+                write!(f, "{what}: capacity {capacity} exceeded (raise the const capacity parameter)")
+            }
+            Error::Program { why } => write!(f, "program: {why}"),
             Error::UnsupportedDerivative { op, output } => {
                 write!(f, "{op}: the derivative of output `{output}` is not implemented")
             }

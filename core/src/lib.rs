@@ -33,6 +33,7 @@ extern crate std;
 
 pub mod ad;
 pub mod call;
+pub mod ir;
 pub mod dtype;
 pub mod error;
 pub mod exec;

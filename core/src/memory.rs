@@ -25,6 +25,9 @@ pub trait Memory {
     fn buffer_is_aligned(buffer: &Self::Buffer<'_>, align: usize) -> bool;
     /// A read-only view of a buffer, or `None` while it holds no written data.
     fn data<'a, 'm: 'a>(buffer: &'a Self::Buffer<'m>) -> Option<Self::Data<'a>>;
+    /// The same view for a shorter lifetime (views are covariant in fact;
+    /// the trait cannot say so).
+    fn shorten<'s, 'a: 's>(data: Self::Data<'a>) -> Self::Data<'s>;
 }
 
 /// Host (CPU) memory: buffers are byte slices borrowed for `'m`.
@@ -55,6 +58,10 @@ impl Memory for Host {
 
     fn data<'a, 'm: 'a>(buffer: &'a HostBuffer<'m>) -> Option<HostData<'a>> {
         buffer.data()
+    }
+
+    fn shorten<'s, 'a: 's>(data: HostData<'a>) -> HostData<'s> {
+        data
     }
 }
 

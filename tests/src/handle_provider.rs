@@ -56,6 +56,10 @@ impl Memory for HandleMemory {
     fn data<'a, 'm: 'a>(buffer: &'a Handle) -> Option<DataHandle> {
         buffer.written.then_some(DataHandle { id: buffer.id, bytes: buffer.bytes })
     }
+
+    fn shorten<'s, 'a: 's>(data: DataHandle) -> DataHandle {
+        data
+    }
 }
 
 /// The storage behind the handles: one `f64` vector per slot.

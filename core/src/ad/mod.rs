@@ -9,12 +9,18 @@
 
 mod cx;
 mod dual;
+mod eager;
+pub mod local;
 pub mod linear;
 pub mod rules;
+mod traced;
 mod transpose;
+mod vjp;
 
 pub use cx::{Arg, Cx, Tangent};
 pub use dual::{Dual, DualTensor, Forward};
+pub use eager::{Eager, Var};
+pub use traced::{grad, jvp, vjp};
 pub use linear::Lin;
-pub use rules::{jvp, Primals, Tangents};
+pub use rules::{Primals, Tangents};
 pub use transpose::{transpose, Cotangents, TArg};

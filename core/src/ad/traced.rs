@@ -1,0 +1,254 @@
+//! The traced face's transformations: [`grad`], [`vjp`] and [`jvp`] turn a
+//! [`Program`] into a new program (compile once, run many). Reverse mode
+//! replays the forward program, then walks it backwards running each op's
+//! rule — linearize, then transpose (`vjp.rs`) — into the same program: the
+//! very steps the eager face takes at `backward`, so both faces give
+//! bit-identical gradients. The result is cleaned by
+//! [`passes::optimize`](crate::ir::passes::optimize) (dead code, pruning).
+
+use super::cx::Tangent;
+use super::rules::{jvp as rule_jvp, Primals};
+use super::vjp::vjp_op;
+use super::{Forward, Lin};
+use crate::error::{Error, Result};
+use crate::face::Face;
+use crate::ir::{passes, Builder, Program, ValueId, MAX_PARAMS};
+use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
+use crate::Linalg;
+
+/// The forward program replayed into a fresh builder: where each old value
+/// went, and which values depend on the differentiated parameters.
+struct Replay<const I: usize, const V: usize> {
+    builder: Builder<I, V>,
+    map: heapless::Vec<Option<ValueId>, V>,
+    depends: heapless::Vec<bool, V>,
+}
+
+fn wrt_params<const I: usize, const V: usize>(
+    program: &Program<I, V>,
+    wrt: &[usize],
+) -> Result<heapless::Vec<ValueId, MAX_PARAMS>> {
+    wrt.iter()
+        .map(|&i| program.params().get(i).copied().ok_or(Error::Program { why: "`wrt` names a parameter the program does not have" }))
+        .collect()
+}
+
+/// Copies `program`'s parameters (and `extra` more) into a new builder.
+fn start<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Replay<I, V>> {
+    let mut replay = Replay {
+        builder: Builder::new(),
+        map: (0..program.values.len()).map(|_| None).collect(),
+        depends: (0..program.values.len()).map(|_| false).collect(),
+    };
+    for &p in program.params() {
+        replay.map[p.index()] = Some(replay.builder.param(program.meta(p)?.clone())?);
+    }
+    for p in wrt_params(program, wrt)? {
+        replay.depends[p.index()] = true;
+    }
+    Ok(replay)
+}
+
+impl<const I: usize, const V: usize> Replay<I, V> {
+    fn get(&self, v: ValueId) -> Result<ValueId> {
+        self.map[v.index()].ok_or(Error::Program { why: "a value is read before it is written" })
+    }
+
+    /// Replays every instruction forward, calling `each` after each one
+    /// with (instr index, new inputs, new outputs).
+    fn forward(
+        &mut self,
+        program: &Program<I, V>,
+        mut each: impl FnMut(&mut Self, usize, &[ValueId], &[Option<ValueId>]) -> Result<()>,
+    ) -> Result<()> {
+        for (k, instr) in program.instrs().iter().enumerate() {
+            let inputs: heapless::Vec<ValueId, MAX_INPUTS> = instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
+            let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
+            let outs = self.builder.apply(instr.op.clone(), &refs)?;
+            let depends = instr.inputs.iter().any(|v| self.depends[v.index()]);
+            let mut new_outs = heapless::Vec::<Option<ValueId>, MAX_OUTPUTS>::new();
+            for (slot, out) in instr.outputs.iter().zip(outs) {
+                if let Some(old) = slot {
+                    self.map[old.index()] = out;
+                    self.depends[old.index()] = depends;
+                }
+                let _ = new_outs.push(out); // ≤ MAX_OUTPUTS
+            }
+            each(self, k, &inputs, &new_outs)?;
+        }
+        Ok(())
+    }
+
+    /// The backward walk: cotangents of the `wrt` parameters given seeds
+    /// for some values (in the old program's numbering).
+    fn backward(
+        &mut self,
+        program: &Program<I, V>,
+        seeds: &[(ValueId, ValueId)],
+        wrt: &[ValueId],
+    ) -> Result<heapless::Vec<ValueId, MAX_PARAMS>> {
+        let mut ct: heapless::Vec<Tangent<ValueId>, V> = (0..program.values.len()).map(|_| Tangent::Zero).collect();
+        for &(old, seed) in seeds {
+            let slot = &mut ct[old.index()];
+            *slot = Forward::new(&mut self.builder).add(slot, &Tangent::Value(seed))?;
+        }
+        for instr in program.instrs().iter().rev() {
+            let out_cts: heapless::Vec<Tangent<ValueId>, MAX_OUTPUTS> = instr
+                .outputs
+                .iter()
+                .map(|o| o.map_or(Tangent::Zero, |v| core::mem::replace(&mut ct[v.index()], Tangent::Zero)))
+                .collect();
+            if !instr.inputs.iter().any(|v| self.depends[v.index()]) || out_cts.iter().all(Tangent::is_zero) {
+                continue;
+            }
+            let inputs: heapless::Vec<ValueId, MAX_INPUTS> = instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
+            let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
+            let outputs: heapless::Vec<Option<ValueId>, MAX_OUTPUTS> =
+                instr.outputs.iter().map(|o| o.and_then(|v| self.map[v.index()])).collect();
+            let wanted: heapless::Vec<bool, MAX_INPUTS> = instr.inputs.iter().map(|v| self.depends[v.index()]).collect();
+            let primals = Primals { inputs: &refs, outputs: &outputs };
+            let cts = vjp_op(&mut self.builder, &instr.op, &primals, &wanted, &out_cts)?;
+            for (v, c) in instr.inputs.iter().zip(cts) {
+                if self.depends[v.index()] {
+                    let slot = &mut ct[v.index()];
+                    *slot = Forward::new(&mut self.builder).add(slot, &c)?;
+                }
+            }
+        }
+        let mut grads = heapless::Vec::new();
+        for &p in wrt {
+            let g = match core::mem::replace(&mut ct[p.index()], Tangent::Zero) {
+                Tangent::Value(g) => g,
+                Tangent::Zero => {
+                    let meta = program.meta(p)?.clone();
+                    self.builder.fill(meta, 0.0)?
+                }
+                Tangent::Undefined(e) => return Err(e),
+            };
+            let _ = grads.push(g); // wrt ≤ MAX_PARAMS
+        }
+        Ok(grads)
+    }
+
+    fn finish(self, program: &Program<I, V>, extra: &[ValueId]) -> Result<Program<I, V>> {
+        let mut results = heapless::Vec::<ValueId, MAX_PARAMS>::new();
+        for &r in program.results() {
+            results.push(self.get(r)?).map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
+        }
+        for &e in extra {
+            results.push(e).map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
+        }
+        let refs: heapless::Vec<&ValueId, MAX_PARAMS> = results.iter().collect();
+        let mut out = self.builder.finish(&refs)?;
+        passes::optimize(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// The gradient program of a real scalar-valued `program` (one result,
+/// summed over its elements) with respect to the parameters `wrt`:
+/// same parameters; results `[loss, ∂loss/∂param for each of wrt]`.
+///
+/// # Errors
+/// [`Error::Program`] for a program with other than one real result or a
+/// bad `wrt`; the error of any op whose needed derivative is unsupported
+/// or does not exist, naming op and output; capacity.
+///
+/// ```
+/// use lindiff_core::ad::grad;
+/// use lindiff_core::ir::Builder;
+/// use lindiff_core::prim::{ReduceOp, UnaryOp};
+/// use lindiff_core::{DType, Linalg, Shape, TensorMeta};
+/// let mut b: Builder = Builder::new();
+/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[3, 3]).unwrap())).unwrap();
+/// let l = b.cholesky(&a).unwrap();
+/// let sq = b.unary(UnaryOp::Abs2, &l).unwrap();
+/// let loss = b.reduce(ReduceOp::Sum, &sq, 2).unwrap();
+/// let g = grad(&b.finish(&[&loss]).unwrap(), &[0]).unwrap();
+/// assert_eq!(g.results().len(), 2); // loss, gradient
+/// ```
+pub fn grad<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
+    let [loss] = program.results() else {
+        return Err(Error::Program { why: "grad needs a program with exactly one result" });
+    };
+    let meta = program.meta(*loss)?.clone();
+    if !meta.dtype.is_float() || meta.dtype.is_complex() {
+        return Err(Error::Program { why: "the loss must be real-valued" });
+    }
+    let targets = wrt_params(program, wrt)?;
+    let mut replay = start(program, wrt)?;
+    replay.forward(program, |_, _, _, _| Ok(()))?;
+    let seed = replay.builder.fill(meta, 1.0)?;
+    let grads = replay.backward(program, &[(*loss, seed)], &targets)?;
+    replay.finish(program, &grads)
+}
+
+/// The vector-Jacobian-product program: parameters `[params…, one
+/// cotangent per result]`; results `[results…, cotangent of each of wrt]`.
+///
+/// # Errors
+/// As [`grad`].
+pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
+    let targets = wrt_params(program, wrt)?;
+    let mut replay = start(program, wrt)?;
+    let mut seeds = heapless::Vec::<(ValueId, ValueId), MAX_PARAMS>::new();
+    for &r in program.results() {
+        let ct = replay.builder.param(program.meta(r)?.clone())?;
+        let _ = seeds.push((r, ct)); // results ≤ MAX_PARAMS
+    }
+    replay.forward(program, |_, _, _, _| Ok(()))?;
+    let grads = replay.backward(program, &seeds, &targets)?;
+    replay.finish(program, &grads)
+}
+
+/// The Jacobian-vector-product program (forward mode): parameters
+/// `[params…, one tangent per wrt]`; results `[results…, tangent of each
+/// result]`.
+///
+/// # Errors
+/// As [`grad`].
+pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
+    let targets = wrt_params(program, wrt)?;
+    let mut replay = start(program, wrt)?;
+    let mut tangents: heapless::Vec<Tangent<ValueId>, V> = (0..program.values.len()).map(|_| Tangent::Zero).collect();
+    for &p in &targets {
+        tangents[p.index()] = Tangent::Value(replay.builder.param(program.meta(p)?.clone())?);
+    }
+    replay.forward(program, |replay, k, inputs, outputs| {
+        let instr = &program.instrs()[k];
+        let dx: heapless::Vec<Tangent<ValueId>, MAX_INPUTS> = instr
+            .inputs
+            .iter()
+            .zip(inputs)
+            .map(|(v, new)| {
+                let float = replay.builder.meta(new).dtype.is_float();
+                if float { tangents[v.index()].clone() } else { Tangent::Zero }
+            })
+            .collect();
+        if dx.iter().all(Tangent::is_zero) {
+            return Ok(());
+        }
+        let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
+        let primals = Primals { inputs: &refs, outputs };
+        let dy = rule_jvp(&mut Forward::new(&mut replay.builder), &instr.op, &primals, &dx)?;
+        for (slot, t) in instr.outputs.iter().zip(dy) {
+            if let Some(v) = slot {
+                tangents[v.index()] = t;
+            }
+        }
+        Ok(())
+    })?;
+    let mut outs = heapless::Vec::<ValueId, MAX_PARAMS>::new();
+    for &r in program.results() {
+        let t = match core::mem::replace(&mut tangents[r.index()], Tangent::Zero) {
+            Tangent::Value(t) => t,
+            Tangent::Zero => {
+                let meta = program.meta(r)?.clone();
+                replay.builder.fill(meta, 0.0)?
+            }
+            Tangent::Undefined(e) => return Err(e),
+        };
+        let _ = outs.push(t); // results ≤ MAX_PARAMS
+    }
+    replay.finish(program, &outs)
+}

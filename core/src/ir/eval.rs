@@ -1,0 +1,72 @@
+//! Replaying a program on a face: each instruction becomes one
+//! [`Face::apply`], and each value is dropped after its last use. On the
+//! direct face this runs the program; on another [`Builder`](super::Builder)
+//! it inlines it.
+
+use super::{Program, ValueId, MAX_PARAMS};
+use crate::error::{Error, Result};
+use crate::face::Face;
+use crate::op::MAX_INPUTS;
+
+impl<const I: usize, const V: usize> Program<I, V> {
+    /// For each value, the index of the last instruction reading it
+    /// (`usize::MAX` for results and values never read).
+    pub(crate) fn last_uses(&self) -> heapless::Vec<usize, V> {
+        let mut last: heapless::Vec<usize, V> = (0..self.values.len()).map(|_| 0).collect();
+        for (i, instr) in self.instrs.iter().enumerate() {
+            for v in &instr.inputs {
+                last[v.index()] = i;
+            }
+        }
+        for v in &self.results {
+            last[v.index()] = usize::MAX;
+        }
+        last
+    }
+
+    /// Runs the program on `face` with `params` (one per parameter, in
+    /// order) and returns its results.
+    ///
+    /// # Errors
+    /// [`Error::Program`] for the wrong number of parameters; the ops' and
+    /// the face's errors (a parameter whose dtype or shape differs from the
+    /// traced one fails the first op's checks).
+    pub fn eval<F: Face + ?Sized>(
+        &self,
+        face: &mut F,
+        params: &[&F::Tensor],
+    ) -> Result<heapless::Vec<F::Tensor, MAX_PARAMS>> {
+        if params.len() != self.params.len() {
+            return Err(Error::Program { why: "wrong number of parameters" });
+        }
+        let last = self.last_uses();
+        let mut values: heapless::Vec<Option<F::Tensor>, V> = (0..self.values.len()).map(|_| None).collect();
+        for (&id, &t) in self.params.iter().zip(params) {
+            values[id.index()] = Some(t.clone());
+        }
+        for (i, instr) in self.instrs.iter().enumerate() {
+            let outs = {
+                let mut inputs = heapless::Vec::<&F::Tensor, MAX_INPUTS>::new();
+                for v in &instr.inputs {
+                    let t = values[v.index()].as_ref().ok_or(Error::Program { why: "a value is read before it is written" })?;
+                    let _ = inputs.push(t); // ≤ MAX_INPUTS by construction
+                }
+                face.apply(instr.op.clone(), &inputs)?
+            };
+            for (slot, t) in instr.outputs.iter().zip(outs) {
+                if let Some(id) = slot {
+                    values[id.index()] = t;
+                }
+            }
+            for v in &instr.inputs {
+                if last[v.index()] == i {
+                    values[v.index()] = None;
+                }
+            }
+        }
+        self.results
+            .iter()
+            .map(|v: &ValueId| values[v.index()].clone().ok_or(Error::Program { why: "a result was never computed" }))
+            .collect()
+    }
+}

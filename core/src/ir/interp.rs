@@ -1,0 +1,279 @@
+//! [`Compiled`]: a program checked and planned for one provider and one set
+//! of parameter layouts, run with every buffer from the caller's
+//! [`Allocator`]. Each instruction takes its outputs and workspace from the
+//! allocator, runs through [`call::run_into`] (all checks included), gives
+//! the workspace back at once and each value back after its last use. The
+//! plan replays that sequence on an arena model, so
+//! [`Compiled::peak_bytes`] is the exact size of an [`Arena`](crate::Arena)
+//! that runs the program, known before it runs.
+
+use super::{Program, ValueId, MAX_PARAMS};
+use crate::call;
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
+use crate::provider::{Input, Provider};
+use crate::tensor::{TensorDesc, TensorMeta};
+use crate::workspace::{Allocator, WorkspaceReq};
+
+/// A program planned for a provider and parameter layouts.
+pub struct Compiled<'p, P, const I: usize, const V: usize> {
+    provider: &'p P,
+    program: &'p Program<I, V>,
+    params: heapless::Vec<TensorDesc, MAX_PARAMS>,
+    workspaces: heapless::Vec<WorkspaceReq, I>,
+    last: heapless::Vec<usize, V>,
+    peak: usize,
+    align: usize,
+}
+
+/// The buffers of a run's results, in order, with their dtypes and shapes
+/// (contiguous, column-major). Give them back to the allocator when done.
+pub type Results<'m, M> = heapless::Vec<(TensorMeta, <M as Memory>::Buffer<'m>), MAX_PARAMS>;
+
+/// The arena the plan simulates: bump allocation, reclaim at the top only
+/// (exactly [`Arena`](crate::Arena)'s policy).
+#[derive(Default)]
+struct ArenaModel {
+    used: usize,
+    peak: usize,
+}
+
+impl ArenaModel {
+    fn allocate(&mut self, req: WorkspaceReq) -> (usize, usize) {
+        let begin = self.used.next_multiple_of(req.align().max(1));
+        let end = begin.saturating_add(req.bytes());
+        self.used = end;
+        self.peak = self.peak.max(end);
+        (begin, end)
+    }
+
+    fn release(&mut self, (begin, end): (usize, usize)) {
+        if end == self.used {
+            self.used = begin;
+        }
+    }
+}
+
+fn output_req(meta: &TensorMeta) -> WorkspaceReq {
+    WorkspaceReq::of_dtype(meta.dtype, meta.shape.numel().unwrap_or(usize::MAX))
+}
+
+impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
+    /// Checks every instruction for `provider` with parameters laid out as
+    /// `params`, and plans the run.
+    ///
+    /// # Errors
+    /// [`Error::Program`] for a wrong parameter count or layout, a result
+    /// that is a parameter; the ops' typed errors; the provider's
+    /// [`Error::Unsupported`].
+    pub fn new(provider: &'p P, program: &'p Program<I, V>, params: &[&TensorDesc]) -> Result<Self> {
+        if params.len() != program.params.len() {
+            return Err(Error::Program { why: "wrong number of parameters" });
+        }
+        for (&p, d) in program.params.iter().zip(params) {
+            if program.meta(p)? != &d.meta {
+                return Err(Error::Program { why: "a parameter's dtype or shape differs from the traced one" });
+            }
+            if program.results.contains(&p) {
+                return Err(Error::Program { why: "a result is a parameter (nothing to compute)" });
+            }
+        }
+        let descs = |v: ValueId| -> Result<TensorDesc> {
+            match program.params.iter().position(|&p| p == v) {
+                Some(i) => Ok(params[i].clone()),
+                None => {
+                    let meta = program.meta(v)?.clone();
+                    TensorDesc::contiguous(meta.clone())
+                        .ok_or(Error::Overflow { op: "program", arg: "value", shape: meta.shape })
+                }
+            }
+        };
+        let last = program.last_uses();
+        let mut model = ArenaModel::default();
+        let mut align = 1;
+        let mut regions: heapless::Vec<Option<(usize, usize)>, V> = (0..program.values.len()).map(|_| None).collect();
+        let mut workspaces = heapless::Vec::new();
+        for (k, instr) in program.instrs.iter().enumerate() {
+            let inputs: heapless::Vec<TensorDesc, MAX_INPUTS> =
+                instr.inputs.iter().map(|&v| descs(v)).collect::<Result<_>>()?;
+            let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = inputs.iter().collect();
+            let prepared = call::prepare(provider, &instr.op, &refs)?;
+            let ws = prepared.workspace();
+            let mut fresh = heapless::Vec::<(Option<ValueId>, (usize, usize)), MAX_OUTPUTS>::new();
+            for (i, meta) in prepared.outputs().iter().enumerate() {
+                if let Some(meta) = meta {
+                    let req = output_req(meta);
+                    align = align.max(req.align());
+                    let slot = instr.outputs.get(i).copied().flatten();
+                    let _ = fresh.push((slot, model.allocate(req))); // ≤ MAX_OUTPUTS
+                }
+            }
+            align = align.max(ws.align());
+            let region = model.allocate(ws);
+            model.release(region);
+            for &(slot, region) in fresh.iter().rev() {
+                match slot {
+                    Some(v) if last[v.index()] > k => regions[v.index()] = Some(region),
+                    _ => model.release(region),
+                }
+            }
+            for v in &instr.inputs {
+                if last[v.index()] == k {
+                    if let Some(region) = regions[v.index()].take() {
+                        model.release(region);
+                    }
+                }
+            }
+            workspaces.push(ws).map_err(|_| Error::Capacity { what: "program instructions", capacity: I })?;
+        }
+        Ok(Compiled {
+            provider,
+            program,
+            params: params.iter().map(|d| (*d).clone()).collect(),
+            workspaces,
+            last,
+            peak: model.peak,
+            align,
+        })
+    }
+
+    /// Bytes an [`Arena`](crate::Arena) whose start is aligned to
+    /// [`Compiled::alignment`] needs to run the program, results included.
+    /// Other allocators may need less (they reuse freed holes).
+    pub fn peak_bytes(&self) -> usize {
+        self.peak
+    }
+
+    /// The largest alignment any buffer of the run asks for.
+    pub fn alignment(&self) -> usize {
+        self.align
+    }
+
+    /// Runs the program on `params` (laid out as planned), taking every
+    /// buffer from `alloc`; intermediate values go back to `alloc` after
+    /// their last use, results are returned.
+    ///
+    /// # Errors
+    /// [`Error::Program`] for parameters laid out differently from the plan;
+    /// the allocator's [`Error::OutOfMemory`]; the ops' and the provider's
+    /// errors. On error every buffer taken so far is given back.
+    pub fn run<'m, A: Allocator<'m, P::Memory> + ?Sized>(
+        &self,
+        alloc: &mut A,
+        params: &[Input<'_, P::Memory>],
+    ) -> Result<Results<'m, P::Memory>> {
+        if params.len() != self.params.len() || params.iter().zip(&self.params).any(|(p, d)| p.desc != d) {
+            return Err(Error::Program { why: "parameters differ from the layouts the program was compiled for" });
+        }
+        let mut values: heapless::Vec<Option<<P::Memory as Memory>::Buffer<'m>>, V> =
+            (0..self.program.values.len()).map(|_| None).collect();
+        let outcome = self.run_into(alloc, params, &mut values);
+        let mut results = Results::<'m, P::Memory>::new();
+        if outcome.is_ok() {
+            for &r in &self.program.results {
+                if let (Some(buffer), Ok(meta)) = (values[r.index()].take(), self.program.meta(r)) {
+                    let _ = results.push((meta.clone(), buffer)); // ≤ MAX_PARAMS
+                }
+            }
+        }
+        for b in values.into_iter().flatten() {
+            alloc.release(b);
+        }
+        outcome.map(|()| results)
+    }
+
+    fn run_into<'m, A: Allocator<'m, P::Memory> + ?Sized>(
+        &self,
+        alloc: &mut A,
+        params: &[Input<'_, P::Memory>],
+        values: &mut heapless::Vec<Option<<P::Memory as Memory>::Buffer<'m>>, V>,
+    ) -> Result<()> {
+        let program = self.program;
+        for (k, instr) in program.instrs.iter().enumerate() {
+            let mut descs = heapless::Vec::<TensorDesc, MAX_INPUTS>::new();
+            for &v in &instr.inputs {
+                let d = match program.params.iter().position(|&p| p == v) {
+                    Some(i) => params[i].desc.clone(),
+                    None => TensorDesc::contiguous(program.meta(v)?.clone())
+                        .ok_or(Error::Program { why: "a value's size overflows" })?,
+                };
+                let _ = descs.push(d); // ≤ MAX_INPUTS
+            }
+            let outs = {
+                let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = descs.iter().collect();
+                call::infer(&instr.op, &refs)?
+            };
+            let mut buffers = heapless::Vec::<Option<<P::Memory as Memory>::Buffer<'m>>, MAX_OUTPUTS>::new();
+            for meta in &outs {
+                let b = match meta {
+                    Some(m) => Some(alloc.allocate(output_req(m))?),
+                    None => None,
+                };
+                let _ = buffers.push(b); // ≤ MAX_OUTPUTS
+            }
+            let mut workspace = alloc.allocate(self.workspaces[k])?;
+            let ran = {
+                let mut inputs = heapless::Vec::<Input<'_, P::Memory>, MAX_INPUTS>::new();
+                for (&v, desc) in instr.inputs.iter().zip(&descs) {
+                    let data = match program.params.iter().position(|&p| p == v) {
+                        Some(i) => <P::Memory as Memory>::shorten(params[i].data),
+                        None => values[v.index()]
+                            .as_ref()
+                            .and_then(|b| P::Memory::data(b))
+                            .ok_or(Error::Program { why: "a value is read before it is written" })?,
+                    };
+                    let _ = inputs.push(Input { desc, data }); // ≤ MAX_INPUTS
+                }
+                let mut refs: heapless::Vec<Option<&mut <P::Memory as Memory>::Buffer<'m>>, MAX_OUTPUTS> =
+                    buffers.iter_mut().map(Option::as_mut).collect();
+                call::run_into(self.provider, &instr.op, &inputs, &mut refs, &mut workspace)
+            };
+            alloc.release(workspace);
+            // Keep the outputs that are read later or returned; give back the rest.
+            let mut keep = heapless::Vec::<(usize, <P::Memory as Memory>::Buffer<'m>), MAX_OUTPUTS>::new();
+            let mut spare = heapless::Vec::<<P::Memory as Memory>::Buffer<'m>, MAX_OUTPUTS>::new();
+            for (i, b) in buffers.into_iter().enumerate() {
+                let Some(b) = b else { continue };
+                match instr.outputs.get(i).copied().flatten() {
+                    Some(v) if ran.is_ok() && self.last[v.index()] > k => {
+                        let _ = keep.push((v.index(), b));
+                    }
+                    _ => {
+                        let _ = spare.push(b);
+                    }
+                }
+            }
+            while let Some(b) = spare.pop() {
+                alloc.release(b);
+            }
+            ran?;
+            for (v, b) in keep {
+                values[v] = Some(b);
+            }
+            for v in &instr.inputs {
+                if self.last[v.index()] == k {
+                    if let Some(b) = values[v.index()].take() {
+                        alloc.release(b);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<const I: usize, const V: usize> Program<I, V> {
+    /// Plans this program for `provider` with parameters laid out as
+    /// `params` (see [`Compiled`]).
+    ///
+    /// # Errors
+    /// As [`Compiled::new`].
+    pub fn compile<'p, P: Provider>(
+        &'p self,
+        provider: &'p P,
+        params: &[&TensorDesc],
+    ) -> Result<Compiled<'p, P, I, V>> {
+        Compiled::new(provider, self, params)
+    }
+}

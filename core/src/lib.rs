@@ -33,11 +33,11 @@ extern crate std;
 
 pub mod ad;
 pub mod call;
-pub mod ir;
 pub mod dtype;
 pub mod error;
 pub mod exec;
 pub mod face;
+pub mod ir;
 pub mod memory;
 pub mod op;
 pub mod prim;

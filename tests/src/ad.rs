@@ -22,7 +22,10 @@ use lindiff_core::ad::{grad, jvp, Dual, DualTensor, Eager, Tangent};
 use lindiff_core::face::direct::{Direct, Pool, Tensor};
 use lindiff_core::face::Face;
 use lindiff_core::ir::Builder;
-use lindiff_core::{Element, Host, HostData, Input as OpInput, Memory, Provider, RealScalar, Result, Scalar, TensorDesc, TensorMeta};
+use lindiff_core::{
+    Element, Host, HostData, Input as OpInput, Memory, Provider, RealScalar, Result, Scalar, TensorDesc,
+    TensorMeta,
+};
 
 /// A real scalar function of some tensors, written once for every face.
 pub trait Loss {
@@ -215,7 +218,10 @@ pub fn traced_grad<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
 ///
 /// # Errors
 /// The loss's shape errors.
-pub fn trace<T: Scalar + Element, L: Loss>(loss: &L, xs: &[Input<T>]) -> Result<(lindiff_core::ir::Program, Vec<TensorDesc>)> {
+pub fn trace<T: Scalar + Element, L: Loss>(
+    loss: &L,
+    xs: &[Input<T>],
+) -> Result<(lindiff_core::ir::Program, Vec<TensorDesc>)> {
     let mut b: Builder = Builder::new();
     let mut params = Vec::new();
     let mut descs = Vec::new();

@@ -142,7 +142,9 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
         }
         for w in wrt {
             if !w.id.is_some_and(|id| id.watched && id.generation == self.generation) {
-                return Err(Error::Program { why: "gradients are taken with respect to watched tensors of this tape" });
+                return Err(Error::Program {
+                    why: "gradients are taken with respect to watched tensors of this tape",
+                });
             }
         }
         let mut ct: heapless::Vec<Tangent<F::Tensor>, V> = (0..self.next).map(|_| Tangent::Zero).collect();
@@ -154,7 +156,11 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
             let out_cts: heapless::Vec<Tangent<F::Tensor>, MAX_OUTPUTS> = record
                 .outputs
                 .iter()
-                .map(|o| o.as_ref().map_or(Tangent::Zero, |(_, i)| core::mem::replace(&mut ct[*i as usize], Tangent::Zero)))
+                .map(|o| {
+                    o.as_ref().map_or(Tangent::Zero, |(_, i)| {
+                        core::mem::replace(&mut ct[*i as usize], Tangent::Zero)
+                    })
+                })
                 .collect();
             if out_cts.iter().all(Tangent::is_zero) {
                 continue;
@@ -163,7 +169,8 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
             primal_in.extend(record.inputs.iter().map(|(t, _)| t));
             let outputs: heapless::Vec<Option<F::Tensor>, MAX_OUTPUTS> =
                 record.outputs.iter().map(|o| o.as_ref().map(|(t, _)| t.clone())).collect();
-            let wanted: heapless::Vec<bool, MAX_INPUTS> = record.inputs.iter().map(|(_, i)| i.is_some()).collect();
+            let wanted: heapless::Vec<bool, MAX_INPUTS> =
+                record.inputs.iter().map(|(_, i)| i.is_some()).collect();
             let primals = Primals { inputs: &primal_in, outputs: &outputs };
             let cts = vjp_op(&mut self.inner, &record.op, &primals, &wanted, &out_cts)?;
             for ((_, i), c) in record.inputs.iter().zip(cts) {

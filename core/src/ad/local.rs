@@ -59,7 +59,9 @@ impl<P: Clone> LocalTape<P> {
 
     fn value(&mut self, meta: TensorMeta) -> Result<u16> {
         let id = self.metas.len() as u16;
-        self.metas.push(meta).map_err(|_| Error::Capacity { what: "rule tangent values", capacity: RULE_VALUES })?;
+        self.metas
+            .push(meta)
+            .map_err(|_| Error::Capacity { what: "rule tangent values", capacity: RULE_VALUES })?;
         Ok(id)
     }
 
@@ -75,7 +77,8 @@ impl<P: Clone> LocalTape<P> {
         seeds: &[(u16, Tangent<C::T>)],
         inputs: usize,
     ) -> Result<heapless::Vec<Tangent<C::T>, MAX_INPUTS>> {
-        let mut ct: heapless::Vec<Tangent<C::T>, RULE_VALUES> = (0..self.metas.len()).map(|_| Tangent::Zero).collect();
+        let mut ct: heapless::Vec<Tangent<C::T>, RULE_VALUES> =
+            (0..self.metas.len()).map(|_| Tangent::Zero).collect();
         for (v, seed) in seeds {
             let slot = &mut ct[usize::from(*v)];
             *slot = super::Lin::add(cx, slot, seed)?;
@@ -128,7 +131,11 @@ impl<F: Face> Cx for TapeCx<'_, F> {
     }
 
     fn tangent_meta(&self, t: &u16) -> TensorMeta {
-        self.tape.metas.get(usize::from(*t)).cloned().unwrap_or_else(|| TensorMeta::new(crate::DType::I64, crate::Shape::scalar()))
+        self.tape
+            .metas
+            .get(usize::from(*t))
+            .cloned()
+            .unwrap_or_else(|| TensorMeta::new(crate::DType::I64, crate::Shape::scalar()))
     }
 
     fn linear(&mut self, op: Op, args: &[Arg<'_, F::Tensor, u16>]) -> Result<u16> {
@@ -148,7 +155,11 @@ impl<F: Face> Cx for TapeCx<'_, F> {
             let refs: heapless::Vec<&TensorMeta, MAX_INPUTS> = metas.iter().collect();
             op.infer(&refs)?
         };
-        let meta = outs.into_iter().next().flatten().ok_or(Error::Program { why: "a linear op must have one output" })?;
+        let meta = outs
+            .into_iter()
+            .next()
+            .flatten()
+            .ok_or(Error::Program { why: "a linear op must have one output" })?;
         if self.tape.instrs.is_full() {
             return Err(Error::Capacity { what: "rule instructions", capacity: RULE_INSTRS });
         }

@@ -10,8 +10,8 @@
 mod cx;
 mod dual;
 mod eager;
-pub mod local;
 pub mod linear;
+pub mod local;
 pub mod rules;
 mod traced;
 mod transpose;
@@ -20,7 +20,7 @@ mod vjp;
 pub use cx::{Arg, Cx, Tangent};
 pub use dual::{Dual, DualTensor, Forward};
 pub use eager::{Eager, Var};
-pub use traced::{grad, jvp, vjp};
 pub use linear::Lin;
 pub use rules::{Primals, Tangents};
+pub use traced::{grad, jvp, vjp};
 pub use transpose::{transpose, Cotangents, TArg};

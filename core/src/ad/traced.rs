@@ -29,7 +29,13 @@ fn wrt_params<const I: usize, const V: usize>(
     wrt: &[usize],
 ) -> Result<heapless::Vec<ValueId, MAX_PARAMS>> {
     wrt.iter()
-        .map(|&i| program.params().get(i).copied().ok_or(Error::Program { why: "`wrt` names a parameter the program does not have" }))
+        .map(|&i| {
+            program
+                .params()
+                .get(i)
+                .copied()
+                .ok_or(Error::Program { why: "`wrt` names a parameter the program does not have" })
+        })
         .collect()
 }
 
@@ -62,7 +68,8 @@ impl<const I: usize, const V: usize> Replay<I, V> {
         mut each: impl FnMut(&mut Self, usize, &[ValueId], &[Option<ValueId>]) -> Result<()>,
     ) -> Result<()> {
         for (k, instr) in program.instrs().iter().enumerate() {
-            let inputs: heapless::Vec<ValueId, MAX_INPUTS> = instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
+            let inputs: heapless::Vec<ValueId, MAX_INPUTS> =
+                instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
             let outs = self.builder.apply(instr.op.clone(), &refs)?;
             let depends = instr.inputs.iter().any(|v| self.depends[v.index()]);
@@ -87,7 +94,8 @@ impl<const I: usize, const V: usize> Replay<I, V> {
         seeds: &[(ValueId, ValueId)],
         wrt: &[ValueId],
     ) -> Result<heapless::Vec<ValueId, MAX_PARAMS>> {
-        let mut ct: heapless::Vec<Tangent<ValueId>, V> = (0..program.values.len()).map(|_| Tangent::Zero).collect();
+        let mut ct: heapless::Vec<Tangent<ValueId>, V> =
+            (0..program.values.len()).map(|_| Tangent::Zero).collect();
         for &(old, seed) in seeds {
             let slot = &mut ct[old.index()];
             *slot = Forward::new(&mut self.builder).add(slot, &Tangent::Value(seed))?;
@@ -101,11 +109,13 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             if !instr.inputs.iter().any(|v| self.depends[v.index()]) || out_cts.iter().all(Tangent::is_zero) {
                 continue;
             }
-            let inputs: heapless::Vec<ValueId, MAX_INPUTS> = instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
+            let inputs: heapless::Vec<ValueId, MAX_INPUTS> =
+                instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
             let outputs: heapless::Vec<Option<ValueId>, MAX_OUTPUTS> =
                 instr.outputs.iter().map(|o| o.and_then(|v| self.map[v.index()])).collect();
-            let wanted: heapless::Vec<bool, MAX_INPUTS> = instr.inputs.iter().map(|v| self.depends[v.index()]).collect();
+            let wanted: heapless::Vec<bool, MAX_INPUTS> =
+                instr.inputs.iter().map(|v| self.depends[v.index()]).collect();
             let primals = Primals { inputs: &refs, outputs: &outputs };
             let cts = vjp_op(&mut self.builder, &instr.op, &primals, &wanted, &out_cts)?;
             for (v, c) in instr.inputs.iter().zip(cts) {
@@ -133,7 +143,9 @@ impl<const I: usize, const V: usize> Replay<I, V> {
     fn finish(self, program: &Program<I, V>, extra: &[ValueId]) -> Result<Program<I, V>> {
         let mut results = heapless::Vec::<ValueId, MAX_PARAMS>::new();
         for &r in program.results() {
-            results.push(self.get(r)?).map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
+            results
+                .push(self.get(r)?)
+                .map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
         }
         for &e in extra {
             results.push(e).map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
@@ -210,7 +222,8 @@ pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
 pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
     let targets = wrt_params(program, wrt)?;
     let mut replay = start(program, wrt)?;
-    let mut tangents: heapless::Vec<Tangent<ValueId>, V> = (0..program.values.len()).map(|_| Tangent::Zero).collect();
+    let mut tangents: heapless::Vec<Tangent<ValueId>, V> =
+        (0..program.values.len()).map(|_| Tangent::Zero).collect();
     for &p in &targets {
         tangents[p.index()] = Tangent::Value(replay.builder.param(program.meta(p)?.clone())?);
     }
@@ -222,7 +235,11 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
             .zip(inputs)
             .map(|(v, new)| {
                 let float = replay.builder.meta(new).dtype.is_float();
-                if float { tangents[v.index()].clone() } else { Tangent::Zero }
+                if float {
+                    tangents[v.index()].clone()
+                } else {
+                    Tangent::Zero
+                }
             })
             .collect();
         if dx.iter().all(Tangent::is_zero) {

@@ -51,5 +51,8 @@ pub(crate) fn vjp_op<F: Face>(
     let cts = tape.transpose(&mut Forward::new(face), &seeds, inputs)?;
     // Spread the tape inputs' cotangents back over the op's inputs.
     let mut cts = cts.into_iter();
-    Ok(tangents.iter().map(|t| if t.is_zero() { Tangent::Zero } else { cts.next().unwrap_or(Tangent::Zero) }).collect())
+    Ok(tangents
+        .iter()
+        .map(|t| if t.is_zero() { Tangent::Zero } else { cts.next().unwrap_or(Tangent::Zero) })
+        .collect())
 }

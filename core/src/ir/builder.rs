@@ -76,13 +76,21 @@ impl<const I: usize, const V: usize> Face for Builder<I, V> {
     fn meta(&self, t: &Value) -> TensorMeta {
         // A foreign value has no meta here; an empty one makes the next op
         // fail its checks, and `push_op` reports the foreign value.
-        self.program.values.get(t.index()).cloned().unwrap_or_else(|| TensorMeta::new(crate::DType::I64, crate::Shape::scalar()))
+        self.program
+            .values
+            .get(t.index())
+            .cloned()
+            .unwrap_or_else(|| TensorMeta::new(crate::DType::I64, crate::Shape::scalar()))
     }
 
     fn apply(&mut self, op: Op, inputs: &[&Value]) -> Result<Applied<Value>> {
         let ids: heapless::Vec<ValueId, MAX_INPUTS> = inputs.iter().map(|v| **v).collect();
         if ids.len() != inputs.len() {
-            return Err(crate::Error::Arity { op: op.name(), expected: op.input_names().len(), got: inputs.len() });
+            return Err(crate::Error::Arity {
+                op: op.name(),
+                expected: op.input_names().len(),
+                got: inputs.len(),
+            });
         }
         Ok(self.program.push_op(op, &ids)?.into_iter().collect())
     }

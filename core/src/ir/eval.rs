@@ -48,7 +48,9 @@ impl<const I: usize, const V: usize> Program<I, V> {
             let outs = {
                 let mut inputs = heapless::Vec::<&F::Tensor, MAX_INPUTS>::new();
                 for v in &instr.inputs {
-                    let t = values[v.index()].as_ref().ok_or(Error::Program { why: "a value is read before it is written" })?;
+                    let t = values[v.index()]
+                        .as_ref()
+                        .ok_or(Error::Program { why: "a value is read before it is written" })?;
                     let _ = inputs.push(t); // ≤ MAX_INPUTS by construction
                 }
                 face.apply(instr.op.clone(), &inputs)?
@@ -66,7 +68,9 @@ impl<const I: usize, const V: usize> Program<I, V> {
         }
         self.results
             .iter()
-            .map(|v: &ValueId| values[v.index()].clone().ok_or(Error::Program { why: "a result was never computed" }))
+            .map(|v: &ValueId| {
+                values[v.index()].clone().ok_or(Error::Program { why: "a result was never computed" })
+            })
             .collect()
     }
 }

@@ -73,7 +73,9 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
         }
         for (&p, d) in program.params.iter().zip(params) {
             if program.meta(p)? != &d.meta {
-                return Err(Error::Program { why: "a parameter's dtype or shape differs from the traced one" });
+                return Err(Error::Program {
+                    why: "a parameter's dtype or shape differs from the traced one",
+                });
             }
             if program.results.contains(&p) {
                 return Err(Error::Program { why: "a result is a parameter (nothing to compute)" });
@@ -84,15 +86,19 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                 Some(i) => Ok(params[i].clone()),
                 None => {
                     let meta = program.meta(v)?.clone();
-                    TensorDesc::contiguous(meta.clone())
-                        .ok_or(Error::Overflow { op: "program", arg: "value", shape: meta.shape })
+                    TensorDesc::contiguous(meta.clone()).ok_or(Error::Overflow {
+                        op: "program",
+                        arg: "value",
+                        shape: meta.shape,
+                    })
                 }
             }
         };
         let last = program.last_uses();
         let mut model = ArenaModel::default();
         let mut align = 1;
-        let mut regions: heapless::Vec<Option<(usize, usize)>, V> = (0..program.values.len()).map(|_| None).collect();
+        let mut regions: heapless::Vec<Option<(usize, usize)>, V> =
+            (0..program.values.len()).map(|_| None).collect();
         let mut workspaces = heapless::Vec::new();
         for (k, instr) in program.instrs.iter().enumerate() {
             let inputs: heapless::Vec<TensorDesc, MAX_INPUTS> =
@@ -164,7 +170,9 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
         params: &[Input<'_, P::Memory>],
     ) -> Result<Results<'m, P::Memory>> {
         if params.len() != self.params.len() || params.iter().zip(&self.params).any(|(p, d)| p.desc != d) {
-            return Err(Error::Program { why: "parameters differ from the layouts the program was compiled for" });
+            return Err(Error::Program {
+                why: "parameters differ from the layouts the program was compiled for",
+            });
         }
         let mut values: heapless::Vec<Option<<P::Memory as Memory>::Buffer<'m>>, V> =
             (0..self.program.values.len()).map(|_| None).collect();

@@ -107,7 +107,9 @@ impl<const I: usize, const V: usize> Program<I, V> {
     /// A new parameter.
     pub(crate) fn push_param(&mut self, meta: TensorMeta) -> Result<ValueId> {
         let id = self.push_value(meta)?;
-        self.params.push(id).map_err(|_| Error::Capacity { what: "program parameters", capacity: MAX_PARAMS })?;
+        self.params
+            .push(id)
+            .map_err(|_| Error::Capacity { what: "program parameters", capacity: MAX_PARAMS })?;
         Ok(id)
     }
 

@@ -62,7 +62,9 @@ fn prune(instr: &mut Instr, used: Live) -> bool {
     let mut outputs = heapless::Vec::<Option<super::ValueId>, MAX_OUTPUTS>::new();
     for name in new_names {
         let at = old_names.iter().position(|n| n == name);
-        let v = at.and_then(|i| instr.outputs.get(i).copied().flatten()).filter(|_| at.is_some_and(|i| used.contains(i)));
+        let v = at
+            .and_then(|i| instr.outputs.get(i).copied().flatten())
+            .filter(|_| at.is_some_and(|i| used.contains(i)));
         let _ = outputs.push(v); // ≤ MAX_OUTPUTS
     }
     instr.op = Op::Linalg(cheaper);

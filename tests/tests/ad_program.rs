@@ -1,0 +1,247 @@
+//! Programs and the machinery around the rules: pruning after AD, peak
+//! memory known before a run and exact for an arena, gradients with zero
+//! global allocations in steady state (eager and traced), and the errors a
+//! user meets (an unsupported derivative names op and output, gradients
+//! only with respect to watched tensors, real losses only, capacity).
+
+use core::mem::MaybeUninit;
+use lindiff_core::ad::{grad, Eager};
+use lindiff_core::face::direct::{Direct, Pool};
+use lindiff_core::ir::{passes, Builder, Program};
+use lindiff_core::op::{EighOptions, LinalgOp, SvdOptions};
+use lindiff_core::prim::{ReduceOp, UnaryOp};
+use lindiff_core::{
+    Arena, DType, Error, Face, Host, HostData, Input, Linalg, Memory, Op, Result, Shape, TensorDesc,
+    TensorMeta,
+};
+use lindiff_cpu::Cpu;
+use lindiff_tests::counting::{count, Counting};
+use lindiff_tests::dense::Rng;
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn meta(dims: &[usize]) -> TensorMeta {
+    TensorMeta::new(DType::F64, Shape::new(dims).unwrap())
+}
+
+/// Σ |x|² over a matrix.
+fn sum_sq<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
+    let sq = f.unary(UnaryOp::Abs2, x)?;
+    f.reduce(ReduceOp::Sum, &sq, 2)
+}
+
+fn ops<const I: usize, const V: usize>(p: &Program<I, V>) -> Vec<&'static str> {
+    p.instrs().iter().map(|i| i.op.name()).collect()
+}
+
+#[test]
+fn pruning_after_ad() {
+    // SVD with only s used becomes svd_vals; with only U used, V is dropped.
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[5, 3])).unwrap();
+    let f = b.svd(&a).unwrap();
+    let l = b.reduce(ReduceOp::Sum, &f.s, 1).unwrap();
+    let mut p = b.finish(&[&l]).unwrap();
+    passes::optimize(&mut p).unwrap();
+    assert_eq!(ops(&p), ["svd_vals", "sum"]);
+
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[5, 3])).unwrap();
+    let f = b.svd(&a).unwrap();
+    let l = sum_sq(&mut b, &f.u).unwrap();
+    let mut p = b.finish(&[&l]).unwrap();
+    passes::optimize(&mut p).unwrap();
+    match &p.instrs()[0].op {
+        Op::Linalg(LinalgOp::Svd(s)) => {
+            assert_eq!(s.0, SvdOptions::default().vectors(lindiff_core::op::SvdVectors::Left))
+        }
+        other => panic!("expected a left-only svd, got {other:?}"),
+    }
+
+    // eigh values only → eigh_vals.
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[4, 4])).unwrap();
+    let e = b.eigh_with_options(&a, EighOptions::default()).unwrap();
+    let l = b.reduce(ReduceOp::Sum, &e.w, 1).unwrap();
+    let mut p = b.finish(&[&l]).unwrap();
+    passes::optimize(&mut p).unwrap();
+    assert_eq!(ops(&p), ["eigh_vals", "sum"]);
+
+    // The fused solve is never pruned, even with only x used.
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[4, 4])).unwrap();
+    let r = b.param(meta(&[4, 2])).unwrap();
+    let x = b.solve(&a, &r).unwrap();
+    let l = sum_sq(&mut b, &x).unwrap();
+    let mut p = b.finish(&[&l]).unwrap();
+    passes::optimize(&mut p).unwrap();
+    assert_eq!(ops(&p), ["lu_factor_solve", "abs2", "sum"]);
+
+    // Dead code goes: an unused QR disappears.
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[4, 4])).unwrap();
+    let _unused = b.qr(&a).unwrap();
+    let l = sum_sq(&mut b, &a).unwrap();
+    let mut p = b.finish(&[&l]).unwrap();
+    passes::optimize(&mut p).unwrap();
+    assert_eq!(ops(&p), ["abs2", "sum"]);
+}
+
+/// A loss through QR and Cholesky: Σ|R|² + Σ|chol(AᴴA + I)|².
+fn loss<F: Face + ?Sized>(f: &mut F, a: &F::Tensor) -> Result<F::Tensor> {
+    let r = f.qr(a)?.r;
+    let gram = f.matmul_with(a, MatOp::Adjoint, a, MatOp::Identity)?;
+    let n = f.meta(a).shape.dims()[1];
+    let eye = f.eye(DType::F64, n, &[])?;
+    let spd = f.binary(lindiff_core::prim::BinaryOp::Add, &gram, &eye)?;
+    let l = f.cholesky(&spd)?;
+    let x = sum_sq(f, &r)?;
+    let y = sum_sq(f, &l)?;
+    f.binary(lindiff_core::prim::BinaryOp::Add, &x, &y)
+}
+use lindiff_core::MatOp;
+
+fn input(m: usize, n: usize) -> Vec<f64> {
+    let mut rng = Rng::new(11);
+    rng.matrix::<f64>(m, n).data
+}
+
+#[test]
+fn peak_memory_is_exact_for_an_arena() {
+    let (m, n) = (6, 4);
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[m, n])).unwrap();
+    let l = loss(&mut b, &a).unwrap();
+    let g = grad(&b.finish(&[&l]).unwrap(), &[0]).unwrap();
+    let desc = TensorDesc::contiguous(meta(&[m, n])).unwrap();
+    let cpu = Cpu::default();
+    let compiled = g.compile(&cpu, &[&desc]).unwrap();
+    let peak = compiled.peak_bytes();
+    let align = compiled.alignment();
+    assert!(peak > 0 && align.is_power_of_two());
+    let data = input(m, n);
+    let params = [Input { desc: &desc, data: HostData::from_slice(&data) }];
+    // Room for exactly `peak` bytes at an aligned start: the run fits and
+    // uses all of it.
+    let mut bytes = vec![MaybeUninit::<u8>::uninit(); peak + align];
+    let start = bytes.as_ptr().align_offset(align);
+    let mut arena = Arena::new(&mut bytes[start..start + peak]);
+    let results = compiled.run(&mut arena, &params).unwrap();
+    assert_eq!(arena.peak(), peak);
+    // The same gradient as the direct face gives.
+    let got: Vec<f64> = Host::data(&results[1].1).unwrap().typed::<f64>().unwrap().to_vec();
+    let mut eager: Eager<Direct<Cpu>> = Eager::new(Direct::new(Cpu::default()));
+    let t = eager.inner().tensor(&[m, n], &data).unwrap();
+    let v = eager.watch(t).unwrap();
+    let lv = loss(&mut eager, &v).unwrap();
+    let want = eager.backward(&lv, &[&v]).unwrap()[0].to_vec::<f64>().unwrap();
+    assert_eq!(got, want);
+    drop(results);
+    // One byte less does not fit, and says so.
+    let mut arena = Arena::new(&mut bytes[start..start + peak - 1]);
+    let err = compiled.run(&mut arena, &params).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+}
+
+#[test]
+fn gradients_allocate_nothing_in_steady_state() {
+    let (m, n) = (8, 5);
+    let data = input(m, n);
+    // Eager: the tape and the pool are reused across iterations.
+    let mut eager: Eager<Direct<Cpu>> = Eager::new(Direct::new(Cpu::default()));
+    let mut step = || {
+        eager.clear();
+        let t = eager.inner().tensor(&[m, n], &data).unwrap();
+        let v = eager.watch(t).unwrap();
+        let lv = loss(&mut eager, &v).unwrap();
+        let g = eager.backward(&lv, &[&v]).unwrap();
+        g[0].as_slice::<f64>().unwrap()[0]
+    };
+    let first = step();
+    step();
+    let (allocs, again) = count(&mut step);
+    assert_eq!(again, first);
+    println!("eager gradient ({m}×{n}): {allocs} allocations per step");
+    assert_eq!(allocs, 0, "eager gradient allocated in steady state");
+
+    // Traced: compile once, run many on a reused pool and on an arena.
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[m, n])).unwrap();
+    let l = loss(&mut b, &a).unwrap();
+    let g = grad(&b.finish(&[&l]).unwrap(), &[0]).unwrap();
+    let desc = TensorDesc::contiguous(meta(&[m, n])).unwrap();
+    let cpu = Cpu::default();
+    let compiled = g.compile(&cpu, &[&desc]).unwrap();
+    let params = [Input { desc: &desc, data: HostData::from_slice(&data) }];
+    let mut pool = Pool::new();
+    let mut run_pool = || {
+        let mut alloc = pool.allocator();
+        let results = compiled.run(&mut alloc, &params).unwrap();
+        let x = Host::data(&results[1].1).unwrap().typed::<f64>().unwrap()[0];
+        for (_, buffer) in results {
+            lindiff_core::Allocator::<Host>::release(&mut alloc, buffer);
+        }
+        x
+    };
+    run_pool();
+    let (allocs, x) = count(&mut run_pool);
+    assert_eq!(x, first);
+    println!("traced gradient on a pool: {allocs} allocations per run");
+    assert_eq!(allocs, 0, "traced gradient allocated in steady state (pool)");
+    let mut bytes = vec![MaybeUninit::<u8>::uninit(); compiled.peak_bytes() + compiled.alignment()];
+    let (allocs, x) = count(|| {
+        let mut arena = Arena::new(&mut bytes);
+        let results = compiled.run(&mut arena, &params).unwrap();
+        Host::data(&results[1].1).unwrap().typed::<f64>().unwrap()[0]
+    });
+    assert_eq!(x, first);
+    println!("traced gradient on an arena: {allocs} allocations per run");
+    assert_eq!(allocs, 0, "traced gradient allocated (arena)");
+}
+
+#[test]
+fn user_errors() {
+    let cpu = Cpu::default();
+    // A derivative that does not exist names op and output, on both faces.
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[4, 3])).unwrap();
+    let f = b.rank_revealing_qr(&a, Default::default()).unwrap();
+    let l = sum_sq(&mut b, &f.r).unwrap();
+    let err = grad(&b.finish(&[&l]).unwrap(), &[0]).unwrap_err().to_string();
+    assert!(err.starts_with("rank_revealing_qr: output `r` is not differentiable"), "{err}");
+    let mut eager: Eager<Direct<Cpu>> = Eager::new(Direct::new(cpu));
+    let t = eager.inner().tensor(&[4, 3], &input(4, 3)).unwrap();
+    let v = eager.watch(t.clone()).unwrap();
+    let f = eager.rank_revealing_qr(&v, Default::default()).unwrap();
+    let l = sum_sq(&mut eager, &f.r).unwrap();
+    let err = eager.backward(&l, &[&v]).unwrap_err().to_string();
+    assert!(err.starts_with("rank_revealing_qr: output `r` is not differentiable"), "{err}");
+    // A loss that does not use the non-differentiable output is fine.
+    let l = sum_sq(&mut eager, &v).unwrap();
+    assert!(eager.backward(&l, &[&v]).is_ok());
+    // Gradients only with respect to watched tensors of this tape.
+    let c = Eager::<Direct<Cpu>>::constant(t);
+    let err = eager.backward(&l, &[&c]).unwrap_err().to_string();
+    assert_eq!(err, "program: gradients are taken with respect to watched tensors of this tape");
+    eager.clear();
+    let err = eager.backward(&l, &[&v]).unwrap_err().to_string();
+    assert_eq!(err, "program: gradients are taken with respect to watched tensors of this tape");
+    // Real losses only; grad needs one result.
+    let mut b: Builder = Builder::new();
+    let a = b.param(TensorMeta::new(DType::C64, Shape::new(&[3, 3]).unwrap())).unwrap();
+    let d = b.det(&a).unwrap();
+    let err = grad(&b.finish(&[&d]).unwrap(), &[0]).unwrap_err().to_string();
+    assert_eq!(err, "program: the loss must be real-valued");
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[3, 3])).unwrap();
+    let err = grad(&b.clone().finish(&[&a, &a]).unwrap(), &[0]).unwrap_err().to_string();
+    assert_eq!(err, "program: grad needs a program with exactly one result");
+    // A full program says which capacity to raise.
+    let mut b: Builder<2, 16> = Builder::new();
+    let a = b.param(meta(&[3, 3])).unwrap();
+    let x = b.adjoint(&a, MatOp::Adjoint).unwrap();
+    let y = b.adjoint(&x, MatOp::Adjoint).unwrap();
+    let err = b.adjoint(&y, MatOp::Adjoint).unwrap_err().to_string();
+    assert_eq!(err, "program instructions: capacity 2 exceeded (raise the const capacity parameter)");
+}

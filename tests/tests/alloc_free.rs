@@ -68,6 +68,7 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
         (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![upper.clone(), tb.clone()]),
         (LinalgOp::Det(Det), vec![ta.clone()]),
         (LinalgOp::Slogdet(Slogdet), vec![ta.clone()]),
+        (LinalgOp::Adjugate(Adjugate), vec![ta.clone()]),
         (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(n / 2 + 1))), vec![ta.clone()]),
         (LinalgOp::Polar(Polar), vec![ta.clone()]),
         (LinalgOp::Pinv(Pinv::default()), vec![ta.clone()]),

@@ -4,11 +4,11 @@
 //! checks are proven to run in core, before any provider code.
 
 use lindiff_core::op::{
-    Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor, FullPivLuSolve,
-    FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ,
-    HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv, PinvOptions,
-    Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions, SvdVals,
-    TriangularSolve, TriangularSolveOptions, Truncation,
+    Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
+    FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
+    HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv,
+    PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions,
+    SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -57,6 +57,7 @@ fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
         (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![a(), b()]),
         (LinalgOp::Det(Det), vec![a()]),
         (LinalgOp::Slogdet(Slogdet), vec![a()]),
+        (LinalgOp::Adjugate(Adjugate), vec![a()]),
         (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))), vec![a()]),
         (LinalgOp::Polar(Polar), vec![a()]),
         (LinalgOp::Pinv(Pinv::default()), vec![a()]),
@@ -114,7 +115,7 @@ fn every_op_accepts_its_template_inputs() {
         assert!(outs.is_ok(), "{}: {:?}", op.name(), outs);
         assert_eq!(outs.unwrap().len(), op.output_count());
     }
-    assert_eq!(every_op().len(), 30, "a new op must join this table");
+    assert_eq!(every_op().len(), 31, "a new op must join this table");
 }
 
 #[test]
@@ -160,6 +161,7 @@ fn table() -> Vec<(LinalgOp, Vec<TensorMeta>, &'static str)> {
         // Square required.
         (LinalgOp::Det(Det), vec![f64s(&[2, 3])], "det: argument `a` must be square, got 2×3"),
         (LinalgOp::Slogdet(Slogdet), vec![f64s(&[2, 3])], "slogdet: argument `a` must be square, got 2×3"),
+        (LinalgOp::Adjugate(Adjugate), vec![f64s(&[3, 2, 4])], "adjugate: argument `a` must be square, got 3×2×4"),
         (LinalgOp::Cholesky(Cholesky), vec![f64s(&[4, 3, 2])], "cholesky: argument `a` must be square, got 4×3×2"),
         (LinalgOp::Eigh(Eigh::default()), vec![f64s(&[3, 2])], "eigh: argument `a` must be square, got 3×2"),
         (LinalgOp::EighVals(EighVals::default()), vec![f64s(&[1, 2])], "eigh_vals: argument `a` must be square, got 1×2"),

@@ -128,5 +128,6 @@ fn test() -> Step {
 }
 
 fn bench() -> Step {
-    run("cargo", &["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"])
+    run("cargo", &["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"])?;
+    run("cargo", &["bench", "-p", "lindiff-cpu", "--bench", "ad"])
 }

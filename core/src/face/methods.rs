@@ -4,7 +4,7 @@ use super::{composite, take, Face};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{
-    check, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuSolve,
+    check, Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuSolve,
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LinalgOp,
     LowRankApprox, Lstsq, LstsqOptions, Lu, LuFactorSolve, MatOp, Pinv, PinvOptions, Polar, Qr, QrOptions,
     RankRevealingQr, RankRevealingQrOptions, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, SvdVectors,
@@ -403,6 +403,15 @@ pub trait Linalg: Face {
     /// Non-square input; non-finite input.
     fn det(&mut self, a: &Self::Tensor) -> Result<Self::Tensor> {
         self.single(Op::Linalg(LinalgOp::Det(Det)), &[a])
+    }
+
+    /// The adjugate `adj(a)` (`a · adj = det(a) · I`; finite at singular
+    /// `a`, zero at corank ≥ 2). The derivative of [`Linalg::det`].
+    ///
+    /// # Errors
+    /// Non-square input; non-finite input.
+    fn adjugate(&mut self, a: &Self::Tensor) -> Result<Self::Tensor> {
+        self.single(Op::Linalg(LinalgOp::Adjugate(Adjugate)), &[a])
     }
 
     /// `(sign, log|det|)`.

@@ -228,7 +228,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                         Some(i) => <P::Memory as Memory>::shorten(params[i].data),
                         None => values[v.index()]
                             .as_ref()
-                            .and_then(|b| P::Memory::data(b))
+                            .and_then(P::Memory::data)
                             .ok_or(Error::Program { why: "a value is read before it is written" })?,
                     };
                     let _ = inputs.push(Input { desc, data }); // ≤ MAX_INPUTS

@@ -33,7 +33,7 @@ mod svd;
 mod triangular_solve;
 
 pub use cholesky::Cholesky;
-pub use det::{Det, Slogdet};
+pub use det::{Adjugate, Det, Slogdet};
 pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
@@ -187,6 +187,8 @@ pub enum LinalgOp {
     Det(Det),
     /// Sign and log-modulus of the determinant: `a` → `sign`, `logabsdet`.
     Slogdet(Slogdet),
+    /// Adjugate (the derivative of the determinant): `a` → `adj`.
+    Adjugate(Adjugate),
     /// Best rank-p approximation: `a` → `a_p`, `rank`.
     LowRankApprox(LowRankApprox),
     /// Polar factor U Vᴴ: `a` → `w`.
@@ -227,6 +229,7 @@ macro_rules! dispatch {
             LinalgOp::TriangularSolve($op) => $body,
             LinalgOp::Det($op) => $body,
             LinalgOp::Slogdet($op) => $body,
+            LinalgOp::Adjugate($op) => $body,
             LinalgOp::LowRankApprox($op) => $body,
             LinalgOp::Polar($op) => $body,
             LinalgOp::Pinv($op) => $body,

@@ -30,13 +30,13 @@ use lindiff_core::{LinalgOp, RealScalar, Scalar};
 type Re<T> = <T as Scalar>::Real;
 
 /// Scratch of [`factor_square`] for an n×n matrix.
-fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
+pub(super) fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
     temp_mat_scratch::<T>(n, n).and(factor_scratch::<T>(n, n, par))
 }
 
 /// Factors the n×n `a` in scratch and hands the packed LU and the parity of
 /// the row permutation (`true` when odd) to `f`.
-fn factor_square<T: Field, R>(
+pub(super) fn factor_square<T: Field, R>(
     a: MatRef<'_, T>,
     par: Par,
     stack: &mut MemStack,
@@ -62,13 +62,14 @@ const STEP: i32 = 32;
 
 /// A product `mantissa · 2^exponent` whose mantissa is kept with
 /// `|re| + |im|` in [2^−32, 2^32] by exact power-of-two rescaling.
-struct ScaledProduct<T: Field> {
+pub(super) struct ScaledProduct<T: Field> {
     mantissa: T,
     exponent: i64,
 }
 
 impl<T: Field> ScaledProduct<T> {
-    fn one() -> Self {
+    /// The empty product, 1.
+    pub(super) fn one() -> Self {
         ScaledProduct { mantissa: T::one(), exponent: 0 }
     }
 
@@ -93,13 +94,13 @@ impl<T: Field> ScaledProduct<T> {
     }
 
     /// Multiplies by `factor`.
-    fn mul(&mut self, factor: T) {
+    pub(super) fn mul(&mut self, factor: T) {
         let f = Self::normalize(factor, &mut self.exponent);
         self.mantissa = Self::normalize(self.mantissa * f, &mut self.exponent);
     }
 
     /// The product as a plain number (infinite or zero when out of range).
-    fn value(self) -> T {
+    pub(super) fn value(self) -> T {
         let (big, small) = (pow2::<Re<T>>(STEP), pow2::<Re<T>>(-STEP));
         let (mut m, mut e) = (self.mantissa, self.exponent);
         while e >= i64::from(STEP) && m.is_finite() && m != T::zero() {

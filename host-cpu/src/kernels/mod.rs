@@ -2,6 +2,7 @@
 //! and dtype to its kernel. Each family module has a `find` that maps its ops
 //! to kernels; adding an op's CPU kernel touches only its family's file.
 
+mod adjugate;
 mod cholesky;
 mod det;
 mod eig;
@@ -34,6 +35,7 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         .or_else(|| full_piv_lu::find(op))
         .or_else(|| triangular_solve::find(op))
         .or_else(|| det::find(op))
+        .or_else(|| adjugate::find(op))
         .or_else(|| recombine::find(op))
 }
 

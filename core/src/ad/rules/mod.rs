@@ -99,7 +99,9 @@ pub fn jvp<C: Cx + ?Sized>(
             | LinalgOp::FullPivLuSolve(_)
             | LinalgOp::FullPivLuSolvePrepared(_) => full_piv_lu::jvp(cx, op, l, primals, tangents),
             LinalgOp::TriangularSolve(_) => triangular_solve::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Det(_) | LinalgOp::Slogdet(_) => det::jvp(cx, op, l, primals, tangents),
+            LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => {
+                det::jvp(cx, op, l, primals, tangents)
+            }
             _ => recombine::jvp(cx, op, l, primals, tangents),
         },
     }

@@ -1,0 +1,163 @@
+//! AD costs, measured side by side in one run (`cargo xtask bench`):
+//! * eager per-op overhead: a 2×2 eigh recorded on the eager tape vs the
+//!   same call on the direct face vs faer called directly (SPEC.md §7: the
+//!   reference pays 130–180 µs per eager op; target ≤ 2 µs over the kernel);
+//! * SVD forward + VJP vs forward SVD at n = 128, 256, 512, with the
+//!   backward's cost in n³-matmul equivalents (target ≤ 4): compiled
+//!   programs on the interpreter, cotangents for U, s and Vᴴ all nonzero.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::evd;
+use faer::{Mat, Par};
+use lindiff_core::ad::{vjp, Eager};
+use lindiff_core::face::direct::Pool;
+use lindiff_core::ir::{Builder, Program};
+use lindiff_core::{DType, HostData, Input, Linalg, Shape, TensorDesc, TensorMeta};
+use lindiff_cpu::{Cpu, Direct};
+use std::hint::black_box;
+use std::time::Instant;
+
+fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed | 1;
+    (0..n * m)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+fn meta(dims: &[usize]) -> TensorMeta {
+    TensorMeta::new(DType::F64, Shape::new(dims).unwrap())
+}
+
+/// Runs a compiled program `reps` times on a reused pool; returns seconds.
+fn time_program(program: &Program, inputs: &[(Vec<usize>, Vec<f64>)], rounds: usize, reps: usize) -> f64 {
+    let cpu = Cpu::new();
+    let descs: Vec<TensorDesc> =
+        inputs.iter().map(|(d, _)| TensorDesc::contiguous(meta(d)).unwrap()).collect();
+    let refs: Vec<&TensorDesc> = descs.iter().collect();
+    let compiled = program.compile(&cpu, &refs).unwrap();
+    let params: Vec<Input<'_, lindiff_core::Host>> = descs
+        .iter()
+        .zip(inputs)
+        .map(|(d, (_, x))| Input { desc: d, data: HostData::from_slice(x) })
+        .collect();
+    let mut pool = Pool::new();
+    let mut best = f64::INFINITY;
+    for _ in 0..rounds {
+        best = best.min(min_time(reps, || {
+            let mut alloc = pool.allocator();
+            let results = compiled.run(&mut alloc, &params).unwrap();
+            for (_, b) in results {
+                lindiff_core::Allocator::<lindiff_core::Host>::release(&mut alloc, b);
+            }
+        }));
+    }
+    best
+}
+
+fn eager_overhead() {
+    let a = [2.0f64, 1.0, 1.0, 3.0];
+    let mut direct = Direct::new(Cpu::new());
+    let ta = direct.tensor(&[2, 2], &a).unwrap();
+    let mut tape: Eager<Direct<Cpu>> = Eager::new(Direct::new(Cpu::new()));
+    let tt = tape.inner().tensor(&[2, 2], &a).unwrap();
+    let fa = Mat::<f64>::from_fn(2, 2, |i, j| a[i + 2 * j]);
+    let mut s = faer::Col::<f64>::zeros(2);
+    let mut u = Mat::<f64>::zeros(2, 2);
+    let scratch =
+        evd::self_adjoint_evd_scratch::<f64>(2, evd::ComputeEigenvectors::Yes, Par::Seq, Default::default());
+    let mut mem = MemBuffer::new(scratch);
+    let reps = 20_000;
+    let (mut t_tape, mut t_direct, mut t_faer) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    for _ in 0..5 {
+        t_tape = t_tape.min(min_time(1, || {
+            for _ in 0..reps {
+                tape.clear();
+                let v = tape.watch(tt.clone()).unwrap();
+                black_box(tape.eigh(&v).unwrap());
+            }
+        }));
+        t_direct = t_direct.min(min_time(1, || {
+            for _ in 0..reps {
+                black_box(direct.eigh(&ta).unwrap());
+            }
+        }));
+        t_faer = t_faer.min(min_time(1, || {
+            for _ in 0..reps {
+                evd::self_adjoint_evd(
+                    fa.as_ref(),
+                    s.as_mut().as_diagonal_mut(),
+                    Some(u.as_mut()),
+                    Par::Seq,
+                    MemStack::new(&mut mem),
+                    Default::default(),
+                )
+                .unwrap();
+                black_box(&u);
+            }
+        }));
+    }
+    let per = |t: f64| t / reps as f64 * 1e6;
+    println!("eager per-op overhead, 2×2 eigh (µs per call)");
+    println!("{:<28} {:>10.3}", "eager tape (record)", per(t_tape));
+    println!("{:<28} {:>10.3}", "direct face", per(t_direct));
+    println!("{:<28} {:>10.3}", "faer kernel", per(t_faer));
+    println!("{:<28} {:>10.3}   (target ≤ 2)", "tape − faer kernel", per(t_tape) - per(t_faer));
+    println!("{:<28} {:>10.3}", "tape − direct face", per(t_tape) - per(t_direct));
+}
+
+fn svd_backward() {
+    println!();
+    println!("SVD forward+VJP vs forward (f64, serial, ms); backward in n³-matmul equivalents (target ≤ 4)");
+    println!("{:>6} {:>10} {:>12} {:>10} {:>10}", "n", "forward", "fwd+vjp", "matmul", "bwd/matmul");
+    for n in [128usize, 256, 512] {
+        let a = matrix(n, n, 7);
+        let mut b: Builder = Builder::new();
+        let pa = b.param(meta(&[n, n])).unwrap();
+        let f = b.svd(&pa).unwrap();
+        let forward = b.finish(&[&f.u, &f.s, &f.vh]).unwrap();
+        let with_vjp = vjp(&forward, &[0]).unwrap();
+        let mut b: Builder = Builder::new();
+        let x = b.param(meta(&[n, n])).unwrap();
+        let y = b.param(meta(&[n, n])).unwrap();
+        let p = b.matmul(&x, &y).unwrap();
+        let matmul = b.finish(&[&p]).unwrap();
+        let (rounds, reps) = if n >= 512 { (2, 2) } else { (3, 3) };
+        let t_fwd = time_program(&forward, &[(vec![n, n], a.clone())], rounds, reps);
+        let cts = vec![
+            (vec![n, n], a.clone()),
+            (vec![n, n], matrix(n, n, 11)),
+            (vec![n], matrix(n, 1, 13)),
+            (vec![n, n], matrix(n, n, 17)),
+        ];
+        let t_vjp = time_program(&with_vjp, &cts, rounds, reps);
+        let t_mm = time_program(&matmul, &[(vec![n, n], a.clone()), (vec![n, n], a.clone())], rounds, reps);
+        println!(
+            "{n:>6} {:>10.2} {:>12.2} {:>10.3} {:>10.2}",
+            t_fwd * 1e3,
+            t_vjp * 1e3,
+            t_mm * 1e3,
+            (t_vjp - t_fwd) / t_mm
+        );
+    }
+}
+
+fn main() {
+    eager_overhead();
+    svd_backward();
+}

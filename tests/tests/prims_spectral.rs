@@ -43,7 +43,7 @@ fn suite<P: Provider<Memory = Host>>(p: P) {
     let y = f.pair_inv(&x, sum).unwrap().to_vec::<f64>().unwrap();
     assert_eq!((y[0], y[1], y[15]), (1.0 / 6.0, 1.0 / 4.0, 0.0));
     assert_eq!(y[at(1, 1, 2)], 1.0); // 1/(2 + (−1))
-    // Lorentzian: z/(z² + ε²), no cutoff.
+                                     // Lorentzian: z/(z² + ε²), no cutoff.
     let lor = PairInv { pair: Pair::Diff, regularize: Regularize::Lorentzian { eps: 0.5 } };
     let y = f.pair_inv(&x, lor).unwrap().to_vec::<f64>().unwrap();
     assert_eq!(y[1 + 4 * 2], 0.0);

@@ -34,6 +34,9 @@ fn map<T: Scalar, U: Scalar>(
     f: impl Fn(T) -> U,
 ) -> Result<()> {
     let x = strided::input::<T>(op, "x", input)?;
+    if let Some(xs) = strided::contiguous(input.desc, x) {
+        return strided::write_values(op, "y", out, xs.iter().map(|&v| f(v)));
+    }
     strided::write_walk(op, "y", out, [View::of(input.desc)], |p| f(x[p.offsets[0]]))
 }
 
@@ -69,15 +72,28 @@ pub(super) fn binary<T: Scalar>(
     inputs: &[Input<'_, Host>],
     out: &mut Output<'_, '_, Host>,
 ) -> Result<()> {
-    let name = op.name();
+    match op {
+        BinaryOp::Add => zip_with(op.name(), inputs, out, |a: T, b| a + b),
+        BinaryOp::Sub => zip_with(op.name(), inputs, out, |a: T, b| a - b),
+        BinaryOp::Mul => zip_with(op.name(), inputs, out, |a: T, b| a * b),
+        BinaryOp::Div => zip_with(op.name(), inputs, out, |a: T, b| a / b),
+    }
+}
+
+/// `z[i] = f(x[i], y[i])`: a slice loop when both inputs are contiguous, a
+/// strided walk otherwise (`f` is a closure, so each map is inlined).
+fn zip_with<T: Scalar>(
+    name: &'static str,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+    f: impl Fn(T, T) -> T,
+) -> Result<()> {
     let x = strided::input::<T>(name, "x", &inputs[0])?;
     let y = strided::input::<T>(name, "y", &inputs[1])?;
-    let f: fn(T, T) -> T = match op {
-        BinaryOp::Add => |a, b| a + b,
-        BinaryOp::Sub => |a, b| a - b,
-        BinaryOp::Mul => |a, b| a * b,
-        BinaryOp::Div => |a, b| a / b,
-    };
+    let fast = strided::contiguous(inputs[0].desc, x).zip(strided::contiguous(inputs[1].desc, y));
+    if let Some((xs, ys)) = fast {
+        return strided::write_values(name, "z", out, xs.iter().zip(ys).map(|(&a, &b)| f(a, b)));
+    }
     let views = [View::of(inputs[0].desc), View::of(inputs[1].desc)];
     strided::write_walk(name, "z", out, views, |p| f(x[p.offsets[0]], y[p.offsets[1]]))
 }

@@ -1,0 +1,599 @@
+//! Which derivatives exist: a runtime query, per op and output, of what the
+//! rules in [`rules`](super::rules) give — supported (with the conditions
+//! under which the tangent is finite and exact), not differentiable (the
+//! mathematics has no derivative there: integer outputs, pivot choices,
+//! gauge-dependent completions), or not implemented yet.
+//!
+//! The table is derived from the rules by hand and kept next to them: every
+//! match here names every variant (no wildcard), so a new op or primitive
+//! does not compile until it has an entry. Where a rule's answer depends on
+//! the op's options (`SvdOptions::vectors`, `QrMode`, a derivative ε) the
+//! entry does too; where it depends on the shapes of the inputs (a full SVD
+//! or a complete QR of a tall matrix), which options alone do not know, the
+//! output is [`Support::Supported`] with a caveat naming the condition under
+//! which asking for the derivative is an error.
+//!
+//! Asking for a derivative that is not [`Support::Supported`] is always an
+//! error naming op and output ([`Error::NotDifferentiable`] or
+//! [`Error::UnsupportedDerivative`]), never a zero gradient.
+//!
+//! [`Error::NotDifferentiable`]: crate::Error::NotDifferentiable
+//! [`Error::UnsupportedDerivative`]: crate::Error::UnsupportedDerivative
+
+use crate::dtype::DType;
+use crate::op::{
+    Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighVals, FullPivLu, FullPivLuFactor, FullPivLuSolve,
+    FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ,
+    HouseholderQrR, LinalgOp, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv,
+    Polar, Qr, QrMode, RankRevealingQr, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, SvdVectors, Triangle,
+    TriangularSolve, MAX_OUTPUTS,
+};
+use crate::prim::{
+    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, Pad, Pair, PairInv, PivotPhase,
+    PrimOp, Reduce, ReduceOp, Regularize, Reshape, Scale, ScaleCols, ScaleRows, Slice, Spread, TriMask,
+    Unary, UnaryOp,
+};
+use crate::provider::Op;
+use crate::shape::Shape;
+use crate::tensor::TensorMeta;
+
+/// Whether one output of one op has a derivative.
+///
+/// ```
+/// use lindiff_core::ad::Support;
+/// let s = Support::Supported { caveat: None };
+/// assert!(s.is_supported());
+/// assert_eq!(s.to_string(), "supported");
+/// let s = Support::NotDifferentiable { why: "it is integer-valued" };
+/// assert_eq!(s.to_string(), "not differentiable: it is integer-valued");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Support {
+    /// The rule gives this output's derivative.
+    Supported {
+        /// Where the derivative is not finite or not exact, or which
+        /// input shapes make it an error; `None` when it holds everywhere.
+        caveat: Option<&'static str>,
+    },
+    /// The output has no derivative (integer-valued, discontinuous, or a
+    /// gauge choice); asking for one is [`Error::NotDifferentiable`]
+    /// with this `why`.
+    ///
+    /// [`Error::NotDifferentiable`]: crate::Error::NotDifferentiable
+    NotDifferentiable {
+        /// Why, as the error states it.
+        why: &'static str,
+    },
+    /// The derivative exists mathematically but no rule computes it yet;
+    /// asking for one is [`Error::UnsupportedDerivative`].
+    ///
+    /// [`Error::UnsupportedDerivative`]: crate::Error::UnsupportedDerivative
+    Unsupported {
+        /// Why, or what is planned.
+        why: &'static str,
+    },
+}
+
+impl Support {
+    /// `true` for [`Support::Supported`].
+    pub const fn is_supported(&self) -> bool {
+        matches!(self, Support::Supported { .. })
+    }
+
+    /// The caveat of a supported output, the reason otherwise.
+    pub const fn note(&self) -> Option<&'static str> {
+        match *self {
+            Support::Supported { caveat } => caveat,
+            Support::NotDifferentiable { why } | Support::Unsupported { why } => Some(why),
+        }
+    }
+}
+
+impl core::fmt::Display for Support {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Support::Supported { caveat: None } => f.write_str("supported"),
+            Support::Supported { caveat: Some(c) } => write!(f, "supported; caveat: {c}"),
+            Support::NotDifferentiable { why } => write!(f, "not differentiable: {why}"),
+            Support::Unsupported { why } => write!(f, "unsupported: {why}"),
+        }
+    }
+}
+
+/// The support of each output of `op`, in the op's output order, named as
+/// in [`Op::output_names`]. Depends on the op's options where the rules do;
+/// conditions on input shapes or values are stated in the caveats.
+///
+/// ```
+/// use lindiff_core::ad::{ad_support, Support};
+/// use lindiff_core::op::{RankRevealingQr, Svd, SvdOptions, SvdVectors};
+/// use lindiff_core::{LinalgOp, Op};
+///
+/// let svd = ad_support(&Op::Linalg(LinalgOp::Svd(Svd::default())));
+/// let names: Vec<&str> = svd.iter().map(|(name, _)| *name).collect();
+/// assert_eq!(names, ["u", "s", "vh"]);
+/// assert!(svd.iter().all(|(_, s)| s.is_supported()));
+///
+/// // An SVD asked for U only has no Vᴴ to differentiate.
+/// let left = Svd(SvdOptions::default().vectors(SvdVectors::Left));
+/// let left = ad_support(&Op::Linalg(LinalgOp::Svd(left)));
+/// assert!(!left[2].1.is_supported());
+///
+/// // Pivots and ranks are not differentiable.
+/// let rrqr = ad_support(&Op::Linalg(LinalgOp::RankRevealingQr(RankRevealingQr::default())));
+/// assert_eq!(rrqr[3], ("rank", Support::NotDifferentiable { why: "it is integer-valued" }));
+/// assert!(rrqr.iter().all(|(_, s)| !s.is_supported()));
+/// ```
+pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS> {
+    let supports = match op {
+        Op::Linalg(l) => linalg(l),
+        Op::Prim(p) => {
+            let mut one = heapless::Vec::new();
+            let _ = one.push(prim(p)); // every primitive has one output
+            one
+        }
+    };
+    op.output_names().iter().copied().zip(supports).collect()
+}
+
+/// One default instance of every [`LinalgOp`] variant, then of every
+/// [`PrimOp`] variant (each elementwise map and each reduction separately,
+/// as their support differs), in declaration order. The instances carry
+/// placeholder options and sizes: they name the op, they are not meant to
+/// be run.
+pub fn ad_support_ops() -> impl Iterator<Item = Op> {
+    core::iter::successors(Some(Op::Linalg(LinalgOp::Svd(Svd::default()))), next)
+}
+
+/// `(op name, output name, support)` for every output of every op of
+/// [`ad_support_ops`], e.g. to print the table:
+///
+/// ```
+/// use lindiff_core::ad::{ad_support_table, Support};
+/// for (op, output, support) in ad_support_table() {
+///     println!("{op:<28} {output:<10} {support}");
+/// }
+/// let pivots = ad_support_table().find(|(op, out, _)| *op == "lu" && *out == "perm").unwrap();
+/// assert!(matches!(pivots.2, Support::NotDifferentiable { .. }));
+/// ```
+pub fn ad_support_table() -> impl Iterator<Item = (&'static str, &'static str, Support)> {
+    ad_support_ops().flat_map(|op| {
+        let name = op.name();
+        ad_support(&op).into_iter().map(move |(output, support)| (name, output, support))
+    })
+}
+
+// ------------------------------------------------------------ caveats ----
+//
+// Shared phrases are macros so that `concat!` can join them into one
+// `&'static str` per combination.
+
+macro_rules! integer {
+    () => {
+        "it is integer-valued"
+    };
+}
+macro_rules! lower {
+    () => {
+        "reads the lower triangle; the gradient lives on the lower triangle with a real diagonal"
+    };
+}
+macro_rules! s_values {
+    () => {
+        "a singular value is not differentiable where it is zero or tied with another \
+         (symmetric functions of a tied group are)"
+    };
+}
+macro_rules! svd_vectors {
+    () => {
+        "the forward fixes the gauge (largest-magnitude entry of each column of u real and positive) \
+         and the tangent follows it; at (near-)tied singular values the coupling is cut off, exact only \
+         for gauge-invariant losses differentiable there (e.g. projectors onto whole tied groups)"
+    };
+}
+macro_rules! svd_eps {
+    () => {
+        "SvdOptions::derivative_eps: the reference's Lorentzian-broadened rule, biased near ties and \
+         non-finite at a zero singular value of a rectangular input"
+    };
+}
+macro_rules! recompute {
+    () => {
+        "; the other factor was not computed, so the rule runs one more thin SVD"
+    };
+}
+macro_rules! completion_u {
+    () => {
+        "completion columns beyond k = min(m, n) are not differentiable: a tall input (m > n) reports an \
+         error for u; otherwise "
+    };
+}
+macro_rules! completion_vh {
+    () => {
+        "completion columns beyond k = min(m, n) are not differentiable: a wide input (m < n) reports an \
+         error for vh; otherwise "
+    };
+}
+macro_rules! qr_full_rank {
+    () => {
+        "full-rank region: valid where the leading min(m, n) columns have full rank; a rank-deficient \
+         input gives non-finite tangents"
+    };
+}
+macro_rules! householder {
+    () => {
+        "full-rank region with every reflector nontrivial: at an already-reduced column (e.g. an upper \
+         triangular input) the state jumps and the tangent is non-finite (qr is differentiable there); \
+         assumes the CPU provider's state conventions (real tau, tau = 0 for an empty tail)"
+    };
+}
+macro_rules! eig_w {
+    () => {
+        "eigenvalues are sorted by (real part, imaginary part): not differentiable at a repeated \
+         eigenvalue or where real parts tied up to rounding reorder them; complex even for real input"
+    };
+}
+macro_rules! singular {
+    () => {
+        "not differentiable at a singular matrix (the tangent is non-finite there)"
+    };
+}
+macro_rules! at_zero {
+    () => {
+        "not differentiable at 0 (the tangent is non-finite there)"
+    };
+}
+
+const INTEGER: &str = integer!();
+/// The reason `rules/qr.rs` gives for rank-revealing QR.
+const PIVOTED: &str = "pivot selection and the numerical rank are discontinuous";
+/// The reason `rules/svd.rs` gives for an output its options switched off.
+const ABSENT: &str = "the forward did not compute it (SvdOptions::vectors)";
+const PLANNED: &str = "planned (spectral issue)";
+
+const S_VALUES: &str = s_values!();
+const S_VALS: &str = concat!(s_values!(), "; the rule runs one thin SVD with vectors");
+const SVD_VECTORS: &str = svd_vectors!();
+const SVD_EPS: &str = svd_eps!();
+const SVD_VECTORS_RECOMPUTE: &str = concat!(svd_vectors!(), recompute!());
+const SVD_EPS_RECOMPUTE: &str = concat!(svd_eps!(), recompute!());
+const FULL_U: &str = concat!(completion_u!(), svd_vectors!());
+const FULL_U_EPS: &str = concat!(completion_u!(), svd_eps!());
+const FULL_VH: &str = concat!(completion_vh!(), svd_vectors!());
+const FULL_VH_EPS: &str = concat!(completion_vh!(), svd_eps!());
+
+const QR: &str = qr_full_rank!();
+const QR_COMPLETE_Q: &str = concat!(
+    "complete mode: the columns of q beyond min(m, n) depend on the Householder gauge: a tall input \
+     (m > n) reports an error for q (use the reduced QR); otherwise ",
+    qr_full_rank!()
+);
+const HOUSEHOLDER: &str = householder!();
+const HOUSEHOLDER_APPLY: &str = "linear in b; its derivative in (h, tau) assumes the CPU provider's state \
+                                 conventions (real tau, tau = 0 for an empty tail)";
+
+const EIGH_W: &str = concat!(
+    lower!(),
+    "; an eigenvalue is not differentiable where it is tied with another (symmetric functions of a tied \
+     group are)"
+);
+const EIGH_VALS_W: &str = concat!(
+    lower!(),
+    "; an eigenvalue is not differentiable where it is tied with another (symmetric functions of a tied \
+     group are); the rule recomputes the eigenvectors with a full eigh"
+);
+const EIGH_V: &str = concat!(
+    lower!(),
+    "; the forward fixes the gauge (largest-magnitude entry of each column real and positive) and the \
+     tangent follows it; at (near-)tied eigenvalues the coupling is cut off, exact only for \
+     gauge-invariant losses differentiable there (e.g. projectors onto whole tied groups)"
+);
+const EIGH_V_EPS: &str =
+    concat!(lower!(), "; EighOptions::derivative_eps: Lorentzian-broadened coupling, biased near ties");
+const EIG_W: &str = eig_w!();
+const EIG_VALS_W: &str = concat!(
+    eig_w!(),
+    "; the rule recomputes the eigenvectors with a full eig and assumes eig and eig_vals order the \
+     spectrum alike"
+);
+const EIG_V: &str = "unit-norm columns with the largest-magnitude entry real and positive (the forward's \
+                     gauge, which the tangent follows); not differentiable at a repeated eigenvalue";
+const CHOLESKY: &str = concat!(lower!(), "; needs a positive-definite input");
+
+const LU: &str = "pivoting is locally constant; finite and exact at a square or wide input whose only \
+                  zero pivot is the last; non-finite at other singular inputs";
+const FULL_PIV_LU: &str = "pivoting is locally constant; finite and exact at a square input of corank 1; \
+                           non-finite at corank ≥ 2 or at a rank-deficient tall input";
+const FUSED_SOLVE: &str = "needs a nonsingular a (the forward fails otherwise); reverse mode reuses the \
+                           saved factors, so a is factored once";
+const PREPARED_SOLVE: &str = "differentiable in b and in the packed lu (its tangent read as the factors' \
+                              dL, dU); the integer permutation inputs carry no tangent";
+const TRIANGULAR: &str = "reads one triangle of a (not its diagonal when unit): the gradient of a lives \
+                          on that triangle; a zero diagonal entry gives infinities, as in the forward pass";
+const DET: &str = "adjugate rule: finite at singular matrices (exact at corank 1, zero at corank ≥ 2)";
+const SIGN: &str = concat!("locally constant for real input (a zero tangent); ", singular!());
+const LOGABSDET: &str = singular!();
+const ADJUGATE: &str = "no derivative rule (the adjugate is itself the derivative of det)";
+
+const AT_ZERO: &str = at_zero!();
+const SQRT: &str =
+    concat!(at_zero!(), "; complex input: the principal branch, discontinuous across the negative real axis");
+const LOG: &str = concat!("real input only; ", at_zero!());
+const DIV: &str = "not differentiable where the divisor is 0 (the tangent is non-finite there)";
+const CONSTANT: &str = "a constant (no inputs): its tangent is zero";
+const MAX_MIN: &str = "no derivative rule for max/min (a kink at ties)";
+const SPECTRAL_HELPER: &str = "primal-side helper of the spectral rules: no derivative rule";
+
+// ------------------------------------------------------------- tables ----
+
+/// Supports in output order.
+type Supports = heapless::Vec<Support, MAX_OUTPUTS>;
+
+/// `Supported` with a caveat.
+const fn ok(caveat: &'static str) -> Support {
+    Support::Supported { caveat: Some(caveat) }
+}
+
+/// `Supported` everywhere.
+const OK: Support = Support::Supported { caveat: None };
+
+/// `NotDifferentiable` because integer-valued.
+const INT: Support = Support::NotDifferentiable { why: INTEGER };
+
+/// The supports listed, in output order.
+fn list(supports: &[Support]) -> Supports {
+    supports.iter().copied().take(MAX_OUTPUTS).collect()
+}
+
+/// Caveats of the vector outputs of an SVD with these options.
+fn svd_vector_caveat(options: &SvdOptions, recompute: bool) -> &'static str {
+    match (options.derivative_eps.is_some(), recompute) {
+        (false, false) => SVD_VECTORS,
+        (false, true) => SVD_VECTORS_RECOMPUTE,
+        (true, false) => SVD_EPS,
+        (true, true) => SVD_EPS_RECOMPUTE,
+    }
+}
+
+/// The supports of a linear-algebra op (see `rules/*.rs`).
+fn linalg(l: &LinalgOp) -> Supports {
+    let absent = Support::NotDifferentiable { why: ABSENT };
+    let planned = Support::Unsupported { why: PLANNED };
+    match l {
+        LinalgOp::Svd(Svd(o)) => match o.vectors {
+            SvdVectors::Both => {
+                let v = ok(svd_vector_caveat(o, false));
+                list(&[v, ok(S_VALUES), v])
+            }
+            SvdVectors::Left => list(&[ok(svd_vector_caveat(o, true)), ok(S_VALUES), absent]),
+            SvdVectors::Right => list(&[absent, ok(S_VALUES), ok(svd_vector_caveat(o, true))]),
+        },
+        LinalgOp::SvdVals(_) => list(&[ok(S_VALS)]),
+        LinalgOp::SvdFull(SvdFull(o)) => {
+            let eps = o.derivative_eps.is_some();
+            let u = if eps { FULL_U_EPS } else { FULL_U };
+            let vh = if eps { FULL_VH_EPS } else { FULL_VH };
+            list(&[ok(u), ok(S_VALUES), ok(vh)])
+        }
+        LinalgOp::Qr(Qr(o)) => match o.mode {
+            QrMode::Reduced => list(&[ok(QR), ok(QR)]),
+            QrMode::Complete => list(&[ok(QR_COMPLETE_Q), ok(QR)]),
+        },
+        LinalgOp::RankRevealingQr(_) => {
+            let pivoted = Support::NotDifferentiable { why: PIVOTED };
+            list(&[pivoted, pivoted, INT, INT])
+        }
+        LinalgOp::HouseholderQrFactor(_) | LinalgOp::HouseholderQrAppend(_) => {
+            list(&[ok(HOUSEHOLDER), ok(HOUSEHOLDER)])
+        }
+        LinalgOp::HouseholderQrQ(_) | LinalgOp::HouseholderQrR(_) => list(&[ok(HOUSEHOLDER)]),
+        LinalgOp::HouseholderQrApply(_) => list(&[ok(HOUSEHOLDER_APPLY)]),
+        LinalgOp::Eigh(Eigh(o)) => {
+            let v = if o.derivative_eps.is_some() { EIGH_V_EPS } else { EIGH_V };
+            list(&[ok(EIGH_W), ok(v)])
+        }
+        LinalgOp::EighVals(_) => list(&[ok(EIGH_VALS_W)]),
+        LinalgOp::Eig(_) => list(&[ok(EIG_W), ok(EIG_V)]),
+        LinalgOp::EigVals(_) => list(&[ok(EIG_VALS_W)]),
+        LinalgOp::Cholesky(_) => list(&[ok(CHOLESKY)]),
+        LinalgOp::Lu(_) => list(&[INT, ok(LU), ok(LU)]),
+        LinalgOp::LuFactor(_) => list(&[ok(LU), INT]),
+        LinalgOp::LuFactorSolve(_) => list(&[ok(FUSED_SOLVE), ok(LU), INT]),
+        LinalgOp::LuSolvePrepared(_) => list(&[ok(PREPARED_SOLVE)]),
+        LinalgOp::FullPivLu(_) => list(&[INT, INT, ok(FULL_PIV_LU), ok(FULL_PIV_LU)]),
+        LinalgOp::FullPivLuFactor(_) => list(&[ok(FULL_PIV_LU), INT, INT]),
+        LinalgOp::FullPivLuSolve(_) => list(&[ok(FUSED_SOLVE), ok(FULL_PIV_LU), INT, INT]),
+        LinalgOp::FullPivLuSolvePrepared(_) => list(&[ok(PREPARED_SOLVE)]),
+        LinalgOp::TriangularSolve(_) => list(&[ok(TRIANGULAR)]),
+        LinalgOp::Det(_) => list(&[ok(DET)]),
+        LinalgOp::Slogdet(_) => list(&[ok(SIGN), ok(LOGABSDET)]),
+        LinalgOp::Adjugate(_) => list(&[Support::Unsupported { why: ADJUGATE }]),
+        LinalgOp::LowRankApprox(_) => list(&[planned, INT]),
+        LinalgOp::Polar(_) | LinalgOp::Pinv(_) => list(&[planned]),
+        LinalgOp::Lstsq(_) => list(&[planned, INT]),
+    }
+}
+
+/// The support of a primitive's one output (see `rules/prim.rs`).
+fn prim(p: &PrimOp) -> Support {
+    match p {
+        PrimOp::Unary(Unary(u)) => match u {
+            UnaryOp::Neg
+            | UnaryOp::Conj
+            | UnaryOp::Real
+            | UnaryOp::Imag
+            | UnaryOp::ToComplex
+            | UnaryOp::MulI
+            | UnaryOp::Copy
+            | UnaryOp::Abs2
+            | UnaryOp::Exp => OK,
+            UnaryOp::Abs | UnaryOp::Recip => ok(AT_ZERO),
+            UnaryOp::Sqrt => ok(SQRT),
+            UnaryOp::Log => ok(LOG),
+        },
+        PrimOp::Binary(Binary(b)) => match b {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => OK,
+            BinaryOp::Div => ok(DIV),
+        },
+        PrimOp::Reduce(r) => match r.op {
+            ReduceOp::Sum => OK,
+            ReduceOp::Max | ReduceOp::Min => Support::Unsupported { why: MAX_MIN },
+        },
+        PrimOp::Matmul(_)
+        | PrimOp::Scale(_)
+        | PrimOp::Adjoint(_)
+        | PrimOp::DiagPart(_)
+        | PrimOp::DiagEmbed(_)
+        | PrimOp::TriMask(_)
+        | PrimOp::ScaleCols(_)
+        | PrimOp::ScaleRows(_)
+        | PrimOp::Reshape(_)
+        | PrimOp::Spread(_)
+        | PrimOp::Slice(_)
+        | PrimOp::Pad(_) => OK,
+        PrimOp::Fill(_) | PrimOp::Eye(_) => ok(CONSTANT),
+        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) => Support::Unsupported { why: SPECTRAL_HELPER },
+    }
+}
+
+// ----------------------------------------------------- the op list ----
+
+/// A linear-algebra op.
+fn la(l: LinalgOp) -> Option<Op> {
+    Some(Op::Linalg(l))
+}
+
+/// A primitive.
+fn pr(p: PrimOp) -> Option<Op> {
+    Some(Op::Prim(p))
+}
+
+/// A unary primitive.
+fn un(u: UnaryOp) -> Option<Op> {
+    pr(PrimOp::Unary(Unary(u)))
+}
+
+/// A binary primitive.
+fn bin(b: BinaryOp) -> Option<Op> {
+    pr(PrimOp::Binary(Binary(b)))
+}
+
+/// A reduction over the matrix dims.
+fn red(op: ReduceOp) -> Option<Op> {
+    pr(PrimOp::Reduce(Reduce { op, core_rank: 2 }))
+}
+
+/// The op after `op` in [`ad_support_ops`]. Every variant has an arm (no
+/// wildcard): a new variant must be given a place in the chain.
+fn next(op: &Op) -> Option<Op> {
+    match op {
+        Op::Linalg(l) => match l {
+            LinalgOp::Svd(_) => la(LinalgOp::SvdVals(SvdVals::default())),
+            LinalgOp::SvdVals(_) => la(LinalgOp::SvdFull(SvdFull::default())),
+            LinalgOp::SvdFull(_) => la(LinalgOp::Qr(Qr::default())),
+            LinalgOp::Qr(_) => la(LinalgOp::RankRevealingQr(RankRevealingQr::default())),
+            LinalgOp::RankRevealingQr(_) => la(LinalgOp::HouseholderQrFactor(HouseholderQrFactor)),
+            LinalgOp::HouseholderQrFactor(_) => la(LinalgOp::HouseholderQrAppend(HouseholderQrAppend)),
+            LinalgOp::HouseholderQrAppend(_) => la(LinalgOp::HouseholderQrQ(HouseholderQrQ)),
+            LinalgOp::HouseholderQrQ(_) => la(LinalgOp::HouseholderQrR(HouseholderQrR)),
+            LinalgOp::HouseholderQrR(_) => la(LinalgOp::HouseholderQrApply(HouseholderQrApply::default())),
+            LinalgOp::HouseholderQrApply(_) => la(LinalgOp::Eigh(Eigh::default())),
+            LinalgOp::Eigh(_) => la(LinalgOp::EighVals(EighVals::default())),
+            LinalgOp::EighVals(_) => la(LinalgOp::Eig(Eig)),
+            LinalgOp::Eig(_) => la(LinalgOp::EigVals(EigVals)),
+            LinalgOp::EigVals(_) => la(LinalgOp::Cholesky(Cholesky)),
+            LinalgOp::Cholesky(_) => la(LinalgOp::Lu(Lu)),
+            LinalgOp::Lu(_) => la(LinalgOp::LuFactor(LuFactor)),
+            LinalgOp::LuFactor(_) => la(LinalgOp::LuFactorSolve(LuFactorSolve)),
+            LinalgOp::LuFactorSolve(_) => la(LinalgOp::LuSolvePrepared(LuSolvePrepared::default())),
+            LinalgOp::LuSolvePrepared(_) => la(LinalgOp::FullPivLu(FullPivLu)),
+            LinalgOp::FullPivLu(_) => la(LinalgOp::FullPivLuFactor(FullPivLuFactor)),
+            LinalgOp::FullPivLuFactor(_) => la(LinalgOp::FullPivLuSolve(FullPivLuSolve)),
+            LinalgOp::FullPivLuSolve(_) => {
+                la(LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::default()))
+            }
+            LinalgOp::FullPivLuSolvePrepared(_) => la(LinalgOp::TriangularSolve(TriangularSolve::default())),
+            LinalgOp::TriangularSolve(_) => la(LinalgOp::Det(Det)),
+            LinalgOp::Det(_) => la(LinalgOp::Slogdet(Slogdet)),
+            LinalgOp::Slogdet(_) => la(LinalgOp::Adjugate(Adjugate)),
+            LinalgOp::Adjugate(_) => la(LinalgOp::LowRankApprox(LowRankApprox::default())),
+            LinalgOp::LowRankApprox(_) => la(LinalgOp::Polar(Polar)),
+            LinalgOp::Polar(_) => la(LinalgOp::Pinv(Pinv::default())),
+            LinalgOp::Pinv(_) => la(LinalgOp::Lstsq(Lstsq::default())),
+            LinalgOp::Lstsq(_) => pr(PrimOp::Matmul(Matmul::PLAIN)),
+        },
+        Op::Prim(p) => match p {
+            PrimOp::Matmul(_) => un(UnaryOp::Neg),
+            PrimOp::Unary(Unary(u)) => match u {
+                UnaryOp::Neg => un(UnaryOp::Conj),
+                UnaryOp::Conj => un(UnaryOp::Real),
+                UnaryOp::Real => un(UnaryOp::Imag),
+                UnaryOp::Imag => un(UnaryOp::ToComplex),
+                UnaryOp::ToComplex => un(UnaryOp::MulI),
+                UnaryOp::MulI => un(UnaryOp::Abs),
+                UnaryOp::Abs => un(UnaryOp::Abs2),
+                UnaryOp::Abs2 => un(UnaryOp::Sqrt),
+                UnaryOp::Sqrt => un(UnaryOp::Recip),
+                UnaryOp::Recip => un(UnaryOp::Exp),
+                UnaryOp::Exp => un(UnaryOp::Log),
+                UnaryOp::Log => un(UnaryOp::Copy),
+                UnaryOp::Copy => bin(BinaryOp::Add),
+            },
+            PrimOp::Binary(Binary(b)) => match b {
+                BinaryOp::Add => bin(BinaryOp::Sub),
+                BinaryOp::Sub => bin(BinaryOp::Mul),
+                BinaryOp::Mul => bin(BinaryOp::Div),
+                BinaryOp::Div => pr(PrimOp::Scale(Scale(1.0))),
+            },
+            PrimOp::Scale(_) => pr(PrimOp::Adjoint(Adjoint::default())),
+            PrimOp::Adjoint(_) => pr(PrimOp::DiagPart(DiagPart)),
+            PrimOp::DiagPart(_) => pr(PrimOp::DiagEmbed(DiagEmbed)),
+            PrimOp::DiagEmbed(_) => pr(PrimOp::TriMask(TriMask { triangle: Triangle::Lower, diagonal: 1.0 })),
+            PrimOp::TriMask(_) => pr(PrimOp::ScaleCols(ScaleCols)),
+            PrimOp::ScaleCols(_) => pr(PrimOp::ScaleRows(ScaleRows)),
+            PrimOp::ScaleRows(_) => red(ReduceOp::Sum),
+            PrimOp::Reduce(r) => match r.op {
+                ReduceOp::Sum => red(ReduceOp::Max),
+                ReduceOp::Max => red(ReduceOp::Min),
+                ReduceOp::Min => pr(PrimOp::Reshape(Reshape { dims: heapless::Vec::new() })),
+            },
+            PrimOp::Reshape(_) => pr(PrimOp::Spread(Spread { core: heapless::Vec::new() })),
+            PrimOp::Spread(_) => pr(PrimOp::Slice(Slice { start: [0, 0], size: [0, 0] })),
+            PrimOp::Slice(_) => pr(PrimOp::Pad(Pad { start: [0, 0], size: [0, 0] })),
+            PrimOp::Pad(_) => {
+                pr(PrimOp::Fill(Fill { meta: TensorMeta::new(DType::F64, Shape::scalar()), value: 0.0 }))
+            }
+            PrimOp::Fill(_) => pr(PrimOp::Eye(Eye { dtype: DType::F64, n: 0, batch: heapless::Vec::new() })),
+            PrimOp::Eye(_) => pr(PrimOp::PairInv(PairInv {
+                pair: Pair::Diff,
+                regularize: Regularize::Cutoff { relative: 0.0 },
+            })),
+            PrimOp::PairInv(_) => pr(PrimOp::PivotPhase(PivotPhase)),
+            PrimOp::PivotPhase(_) => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_entry_matches_the_op_outputs() {
+        let mut names = BTreeSet::new();
+        let mut count = 0;
+        for op in ad_support_ops() {
+            let support = ad_support(&op);
+            assert_eq!(support.len(), op.output_names().len(), "{}", op.name());
+            for ((name, _), expected) in support.iter().zip(op.output_names()) {
+                assert_eq!(name, expected);
+            }
+            assert!(names.insert(op.name()), "{} listed twice", op.name());
+            count += 1;
+        }
+        // 31 linear-algebra ops; 19 primitives with 13 unary maps, 4 binary
+        // maps and 3 reductions listed separately.
+        assert_eq!(count, 31 + (19 - 3) + 13 + 4 + 3);
+    }
+}

@@ -201,6 +201,31 @@ fn gradients_allocate_nothing_in_steady_state() {
 }
 
 #[test]
+fn tracing_differentiating_compiling_and_running_need_no_heap() {
+    // Everything from the first traced op to the gradient: fixed-capacity
+    // programs, stack-only transformations, an arena over caller bytes.
+    let (m, n) = (6, 4);
+    let data = input(m, n);
+    let desc = TensorDesc::contiguous(meta(&[m, n])).unwrap();
+    let mut bytes = vec![MaybeUninit::<u8>::uninit(); 1 << 20];
+    let cpu = Cpu::default();
+    let (allocs, first) = count(|| {
+        let mut b: Builder = Builder::new();
+        let a = b.param(meta(&[m, n])).unwrap();
+        let l = loss(&mut b, &a).unwrap();
+        let g = grad(&b.finish(&[&l]).unwrap(), &[0]).unwrap();
+        let compiled = g.compile(&cpu, &[&desc]).unwrap();
+        let params = [Input { desc: &desc, data: HostData::from_slice(&data) }];
+        let mut arena = Arena::new(&mut bytes);
+        let results = compiled.run(&mut arena, &params).unwrap();
+        Host::data(&results[1].1).unwrap().typed::<f64>().unwrap()[0]
+    });
+    assert!(first.is_finite());
+    println!("trace + grad + compile + run: {allocs} allocations");
+    assert_eq!(allocs, 0, "the traced path touched the global heap");
+}
+
+#[test]
 fn user_errors() {
     let cpu = Cpu::default();
     // A derivative that does not exist names op and output, on both faces.

@@ -19,10 +19,10 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::{MatOp, Triangle};
 use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
-use lindiff_core::{DType, Element, Host, Linalg, Op, Provider, Result, Scalar, Shape, TensorMeta};
+use lindiff_core::{DType, Host, Linalg, Op, Provider, Result, Shape, TensorMeta};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, eager_grad, finite_difference, traced_grad, value, Input, Loss};
-use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::dense::{Dense, Rng};
 
 // ------------------------------------------------------------ losses ----
 
@@ -293,18 +293,19 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) -> Vec<Row> {
         [Seed::Solve, Seed::Cholesky, Seed::Qr, Seed::Eigh, Seed::Det].map(|s| seed_check(p, s, 1e-6)).into();
     println!("seed FD checks (central, h = 1e-6, f64), provider {}:", p.name());
     println!(
-        "{:<9} {:>11} {:>9} {:>14} {:>11} {:>11} {:>14}",
-        "check", "L", "‖g‖∞", "max|g − g_fd|", "reference", "our bound", "fwd vs fd (rel)"
+        "{:<9} {:>11} {:>9} {:>14} {:>11} {:>11} {:>12} {:>15}",
+        "check", "L", "‖g‖∞", "max|g − g_fd|", "reference", "our bound", "err/‖g‖∞", "fwd vs fd (rel)"
     );
     for r in &rows {
         println!(
-            "{:<9} {:>11.4e} {:>9.3e} {:>14.2e} {:>11.1e} {:>11.2e} {:>14.2e}",
+            "{:<9} {:>11.4e} {:>9.3e} {:>14.2e} {:>11.1e} {:>11.2e} {:>12.2e} {:>15.2e}",
             format!("{:?}", r.seed),
             r.loss,
             r.g_inf,
             r.err,
             r.seed.reference(),
             r.bound,
+            r.err / r.g_inf,
             r.forward_vs_fd
         );
     }

@@ -1,17 +1,28 @@
-//! Not written yet: every output reports an unsupported derivative.
+//! SVD recombinations with their own rules (AD-RULES.md "Recombinations"):
+//! written so that no division by a gap inside a kept group appears.
 
-use super::{unsupported, Primals, Tangents};
+use super::{Primals, Tangents};
 use crate::ad::{Cx, Tangent};
 use crate::error::Result;
 use crate::op::LinalgOp;
 use crate::provider::Op;
 
+mod low_rank;
+mod pinv;
+mod polar;
+
 pub(super) fn jvp<C: Cx + ?Sized>(
-    _cx: &mut C,
+    cx: &mut C,
     op: &Op,
-    _l: &LinalgOp,
-    _primals: &Primals<'_, C::P>,
-    _dx: &[Tangent<C::T>],
+    l: &LinalgOp,
+    primals: &Primals<'_, C::P>,
+    dx: &[Tangent<C::T>],
 ) -> Result<Tangents<C::T>> {
-    Ok(unsupported(op))
+    match l {
+        LinalgOp::LowRankApprox(o) => low_rank::jvp(cx, op, o, primals, dx),
+        LinalgOp::Polar(_) => polar::jvp(cx, op, primals, dx),
+        LinalgOp::Pinv(o) => pinv::pinv(cx, op, o, primals, dx),
+        LinalgOp::Lstsq(o) => pinv::lstsq(cx, op, o, primals, dx),
+        _ => Ok(super::unsupported(op)),
+    }
 }

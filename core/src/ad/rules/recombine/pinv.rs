@@ -1,0 +1,27 @@
+//! Not written yet: every output reports an unsupported derivative.
+
+use super::super::{unsupported, Primals, Tangents};
+use crate::ad::{Cx, Tangent};
+use crate::error::Result;
+use crate::op::{Lstsq, Pinv};
+use crate::provider::Op;
+
+pub(super) fn pinv<C: Cx + ?Sized>(
+    _cx: &mut C,
+    op: &Op,
+    _o: &Pinv,
+    _primals: &Primals<'_, C::P>,
+    _dx: &[Tangent<C::T>],
+) -> Result<Tangents<C::T>> {
+    Ok(unsupported(op))
+}
+
+pub(super) fn lstsq<C: Cx + ?Sized>(
+    _cx: &mut C,
+    op: &Op,
+    _o: &Lstsq,
+    _primals: &Primals<'_, C::P>,
+    _dx: &[Tangent<C::T>],
+) -> Result<Tangents<C::T>> {
+    Ok(unsupported(op))
+}

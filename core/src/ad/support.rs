@@ -104,6 +104,11 @@ impl core::fmt::Display for Support {
 /// in [`Op::output_names`]. Depends on the op's options where the rules do;
 /// conditions on input shapes or values are stated in the caveats.
 ///
+/// A gradient (or tangent) that depends on an output not marked
+/// [`Support::Supported`] is an error naming op and output, never a zero;
+/// so is a supported output under the shape condition its caveat names
+/// (e.g. `u` of a full SVD of a tall matrix).
+///
 /// ```
 /// use lindiff_core::ad::{ad_support, Support};
 /// use lindiff_core::op::{RankRevealingQr, Svd, SvdOptions, SvdVectors};
@@ -269,6 +274,11 @@ const QR_COMPLETE_Q: &str = concat!(
     qr_full_rank!()
 );
 const HOUSEHOLDER: &str = householder!();
+const HOUSEHOLDER_QR: &str = concat!(
+    "full-rank region: not differentiable where a diagonal entry of h is zero (its phase normalises the \
+     factor); ",
+    "assumes the CPU provider's state conventions (real tau, tau = 0 for an empty tail)"
+);
 const HOUSEHOLDER_APPLY: &str = "linear in b; its derivative in (h, tau) assumes the CPU provider's state \
                                  conventions (real tau, tau = 0 for an empty tail)";
 
@@ -311,7 +321,7 @@ const PREPARED_SOLVE: &str = "differentiable in b and in the packed lu (its tang
 const TRIANGULAR: &str = "reads one triangle of a (not its diagonal when unit): the gradient of a lives \
                           on that triangle; a zero diagonal entry gives infinities, as in the forward pass";
 const DET: &str = "adjugate rule: finite at singular matrices (exact at corank 1, zero at corank ≥ 2)";
-const SIGN: &str = concat!("locally constant for real input (a zero tangent); ", singular!());
+const SIGN: &str = concat!("locally constant for real input (a zero tangent); complex input: ", singular!());
 const LOGABSDET: &str = singular!();
 const ADJUGATE: &str = "no derivative rule (the adjugate is itself the derivative of det)";
 
@@ -386,7 +396,7 @@ fn linalg(l: &LinalgOp) -> Supports {
         LinalgOp::HouseholderQrFactor(_) | LinalgOp::HouseholderQrAppend(_) => {
             list(&[ok(HOUSEHOLDER), ok(HOUSEHOLDER)])
         }
-        LinalgOp::HouseholderQrQ(_) | LinalgOp::HouseholderQrR(_) => list(&[ok(HOUSEHOLDER)]),
+        LinalgOp::HouseholderQrQ(_) | LinalgOp::HouseholderQrR(_) => list(&[ok(HOUSEHOLDER_QR)]),
         LinalgOp::HouseholderQrApply(_) => list(&[ok(HOUSEHOLDER_APPLY)]),
         LinalgOp::Eigh(Eigh(o)) => {
             let v = if o.derivative_eps.is_some() { EIGH_V_EPS } else { EIGH_V };

@@ -325,7 +325,7 @@ fn seed_finite_difference_checks_on_cpu() {
 fn the_comparison_can_fail() {
     let p = Cpu::default();
     let xs = inputs(Seed::Det);
-    let g = eager_grad(p.clone(), &Seed::Det, &xs).unwrap();
+    let g = eager_grad(p, &Seed::Det, &xs).unwrap();
     let mut ds = xs.clone();
     ds[0].data.iter_mut().for_each(|x| *x = 0.0);
     ds[0].data[7] = 1.0;

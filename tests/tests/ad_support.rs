@@ -224,6 +224,8 @@ fn case<T: Scalar + Element>(face: &mut Direct<Cpu>, op: &Op) -> Option<(Op, Vec
             // Constants: no input to differentiate with respect to.
             PrimOp::Fill(_) | PrimOp::Eye(_) => None,
             PrimOp::PairInv(_) => same(vec![vector((1..=4).map(|i| T::from_f64(i as f64)).collect())]),
+            // Its only input is an integer count: nothing to differentiate.
+            PrimOp::RankMask(_) => None,
             other => panic!("no test case for {}: add one", other.name()),
         },
         other => panic!("no test case for {}: add one", other.name()),
@@ -446,16 +448,17 @@ fn check_all<T: Scalar + Element>() -> (usize, usize) {
 #[test]
 fn the_table_agrees_with_the_rules_f64() {
     let (ops, outputs) = check_all::<f64>();
-    // Every op but the constants (fill, eye) and the complex-only mul_i.
-    assert_eq!(ops, ad_support_ops().count() - 3 + option_variants().len());
+    // Every op but the constants (fill, eye), the rank mask (an integer
+    // input) and the complex-only mul_i.
+    assert_eq!(ops, ad_support_ops().count() - 4 + option_variants().len());
     assert!(outputs > 60, "{outputs}");
 }
 
 #[test]
 fn the_table_agrees_with_the_rules_c64() {
     let (ops, outputs) = check_all::<C64>();
-    // Without fill, eye and the real-only exp, log, max, min.
-    assert_eq!(ops, ad_support_ops().count() - 6 + option_variants().len());
+    // Without fill, eye, rank_mask and the real-only exp, log, max, min.
+    assert_eq!(ops, ad_support_ops().count() - 7 + option_variants().len());
     assert!(outputs > 60, "{outputs}");
 }
 

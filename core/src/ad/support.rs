@@ -30,8 +30,8 @@ use crate::op::{
 };
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, Pad, Pair, PairInv, PivotPhase,
-    PrimOp, Reduce, ReduceOp, Regularize, Reshape, Scale, ScaleCols, ScaleRows, Slice, Spread, TriMask,
-    Unary, UnaryOp,
+    PrimOp, RankMask, Reduce, ReduceOp, Regularize, Reshape, Scale, ScaleCols, ScaleRows, Slice, Spread,
+    TriMask, Unary, UnaryOp,
 };
 use crate::provider::Op;
 use crate::shape::Shape;
@@ -323,6 +323,12 @@ const TRIANGULAR: &str = "reads one triangle of a (not its diagonal when unit): 
 const DET: &str = "adjugate rule: finite at singular matrices (exact at corank 1, zero at corank ≥ 2)";
 const SIGN: &str = concat!("locally constant for real input (a zero tangent); complex input: ", singular!());
 const LOGABSDET: &str = singular!();
+const LOW_RANK: &str = "needs the kept values separated from the discarded ones (s_p > s_{p+1}, and no \
+                        value at a tolerance threshold); exact with ties inside the kept block; at a tie \
+                        across the cut (within 10·k·eps·s_max) the tangent is finite but meaningless (the \
+                        cross coupling is cut off)";
+const POLAR: &str = "needs a of full rank; exact with tied singular values; at a zero singular value the \
+                     tangent is finite (1/s cut off) but meaningless";
 const ADJUGATE: &str = "no derivative rule (the adjugate is itself the derivative of det)";
 
 const AT_ZERO: &str = at_zero!();
@@ -333,6 +339,7 @@ const DIV: &str = "not differentiable where the divisor is 0 (the tangent is non
 const CONSTANT: &str = "a constant (no inputs): its tangent is zero";
 const MAX_MIN: &str = "no derivative rule for max/min (a kink at ties)";
 const SPECTRAL_HELPER: &str = "primal-side helper of the spectral rules: no derivative rule";
+const RANK_MASK: &str = "primal-side helper of the truncation rules (integer input): no derivative rule";
 
 // ------------------------------------------------------------- tables ----
 
@@ -418,8 +425,9 @@ fn linalg(l: &LinalgOp) -> Supports {
         LinalgOp::Det(_) => list(&[ok(DET)]),
         LinalgOp::Slogdet(_) => list(&[ok(SIGN), ok(LOGABSDET)]),
         LinalgOp::Adjugate(_) => list(&[Support::Unsupported { why: ADJUGATE }]),
-        LinalgOp::LowRankApprox(_) => list(&[planned, INT]),
-        LinalgOp::Polar(_) | LinalgOp::Pinv(_) => list(&[planned]),
+        LinalgOp::LowRankApprox(_) => list(&[ok(LOW_RANK), INT]),
+        LinalgOp::Polar(_) => list(&[ok(POLAR)]),
+        LinalgOp::Pinv(_) => list(&[planned]),
         LinalgOp::Lstsq(_) => list(&[planned, INT]),
     }
 }
@@ -463,6 +471,7 @@ fn prim(p: &PrimOp) -> Support {
         | PrimOp::Pad(_) => OK,
         PrimOp::Fill(_) | PrimOp::Eye(_) => ok(CONSTANT),
         PrimOp::PairInv(_) | PrimOp::PivotPhase(_) => Support::Unsupported { why: SPECTRAL_HELPER },
+        PrimOp::RankMask(_) => Support::Unsupported { why: RANK_MASK },
     }
 }
 
@@ -579,7 +588,8 @@ fn next(op: &Op) -> Option<Op> {
                 regularize: Regularize::Cutoff { relative: 0.0 },
             })),
             PrimOp::PairInv(_) => pr(PrimOp::PivotPhase(PivotPhase)),
-            PrimOp::PivotPhase(_) => None,
+            PrimOp::PivotPhase(_) => pr(PrimOp::RankMask(RankMask { k: 0, dtype: DType::F64 })),
+            PrimOp::RankMask(_) => None,
         },
     }
 }
@@ -602,8 +612,8 @@ mod tests {
             assert!(names.insert(op.name()), "{} listed twice", op.name());
             count += 1;
         }
-        // 31 linear-algebra ops; 19 primitives with 13 unary maps, 4 binary
+        // 31 linear-algebra ops; 20 primitives with 13 unary maps, 4 binary
         // maps and 3 reductions listed separately.
-        assert_eq!(count, 31 + (19 - 3) + 13 + 4 + 3);
+        assert_eq!(count, 31 + (20 - 3) + 13 + 4 + 3);
     }
 }

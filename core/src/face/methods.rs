@@ -11,8 +11,8 @@ use crate::op::{
     TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use crate::prim::{
-    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PairInv, PivotPhase, PrimOp, Reduce,
-    ReduceOp, Reshape, Scale, ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
+    Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PairInv, PivotPhase, PrimOp, RankMask,
+    Reduce, ReduceOp, Reshape, Scale, ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
 };
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
@@ -654,6 +654,15 @@ pub trait Linalg: Face {
     /// A non-matrix or non-float `u`.
     fn pivot_phase(&mut self, u: &Self::Tensor) -> Result<Self::Tensor> {
         self.single(Op::Prim(PrimOp::PivotPhase(PivotPhase)), &[u])
+    }
+
+    /// The 0/1 vector `[k, batch…]` of `dtype` that is 1 at `i < rank` (see
+    /// [`RankMask`]); `rank` is an i64 tensor `[batch…]`.
+    ///
+    /// # Errors
+    /// A non-i64 `rank`, a non-float `dtype`; too many dims.
+    fn rank_mask(&mut self, rank: &Self::Tensor, k: usize, dtype: DType) -> Result<Self::Tensor> {
+        self.single(Op::Prim(PrimOp::RankMask(RankMask { k, dtype })), &[rank])
     }
 
     /// `a · diag(v)`.

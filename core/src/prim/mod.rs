@@ -12,6 +12,7 @@ mod constant;
 mod diag;
 mod elementwise;
 mod layout;
+mod mask;
 mod matmul;
 mod spectral;
 
@@ -19,6 +20,7 @@ pub use constant::{Eye, Fill};
 pub use diag::{DiagEmbed, DiagPart, ScaleCols, ScaleRows, TriMask};
 pub use elementwise::{Binary, BinaryOp, Scale, Unary, UnaryOp};
 pub use layout::{Adjoint, Pad, Reduce, ReduceOp, Reshape, Slice, Spread};
+pub use mask::RankMask;
 pub use matmul::Matmul;
 pub use spectral::{Pair, PairInv, PivotPhase, Regularize};
 
@@ -68,6 +70,8 @@ pub enum PrimOp {
     PairInv(PairInv),
     /// Reciprocal of each column's pivot entry (phase-gauge correction).
     PivotPhase(PivotPhase),
+    /// 0/1 vector selecting the first `rank` entries (truncation rules).
+    RankMask(RankMask),
 }
 
 macro_rules! dispatch_prim {
@@ -92,6 +96,7 @@ macro_rules! dispatch_prim {
             PrimOp::Eye($op) => $body,
             PrimOp::PairInv($op) => $body,
             PrimOp::PivotPhase($op) => $body,
+            PrimOp::RankMask($op) => $body,
         }
     };
 }

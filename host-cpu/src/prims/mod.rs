@@ -18,6 +18,7 @@ mod constant;
 mod diag;
 mod elementwise;
 mod layout;
+mod mask;
 mod matmul;
 mod spectral;
 mod strided;
@@ -29,11 +30,14 @@ use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, Output, PrimOp, Result, TensorDesc, WorkspaceReq,
 };
 
-/// The dtype that selects the kernel: the first input's, or the constant's.
+/// The dtype that selects the kernel: the first input's, or the constant's
+/// (the output's for the rank mask, whose input is an integer).
 fn dtype_of(op: &PrimOp, first_input: Option<&TensorDesc>) -> Option<DType> {
     match op {
         PrimOp::Fill(fill) => Some(fill.meta.dtype),
         PrimOp::Eye(eye) => Some(eye.dtype),
+        // The input is an i64 count: the kernel is chosen by the output.
+        PrimOp::RankMask(mask) => Some(mask.dtype),
         _ => first_input.map(|d| d.meta.dtype),
     }
 }
@@ -107,6 +111,7 @@ fn dispatch<T: Field + Complexify>(
         PrimOp::Eye(_) => constant::eye::<T>(out),
         PrimOp::PairInv(p) => spectral::pair_inv::<T>(p, inputs, out),
         PrimOp::PivotPhase(_) => spectral::pivot_phase::<T>(inputs, out),
+        PrimOp::RankMask(m) => mask::rank_mask::<T>(m, inputs, out),
         other => Err(Error::Unsupported {
             op: other.name(),
             provider: "cpu",

@@ -63,6 +63,8 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         // Max/min and the spectral helpers (primal-side only) have no rule.
         PrimOp::Reduce(r) if r.op != ReduceOp::Sum => return Ok(unsupported(op)),
         PrimOp::PairInv(_) | PrimOp::PivotPhase(_) => return Ok(unsupported(op)),
+        // An integer input: never differentiated (rules use it primal-side).
+        PrimOp::RankMask(_) => return Ok(unsupported(op)),
         // Linear in their one input: the same primitive on the tangent.
         PrimOp::Scale(_)
         | PrimOp::Adjoint(_)

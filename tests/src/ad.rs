@@ -167,8 +167,8 @@ pub struct Report {
     /// ‖g − g_fd‖∞ / max(‖g‖∞, |L|/‖A‖) (entrywise finite differences;
     /// 0 when the inputs were too large to check entry by entry).
     pub grad_vs_fd: f64,
-    /// max |⟨g, t⟩ − jvp(t)| / max(|⟨g, t⟩|, ‖g‖·‖t‖·eps-scale) over the
-    /// directions tried (forward mode and the traced jvp program).
+    /// max |⟨g, t⟩ − jvp(t)| / (‖g‖·‖t‖) over the directions tried
+    /// (forward mode and the traced jvp program).
     pub dot_product: f64,
 }
 

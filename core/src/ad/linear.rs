@@ -39,6 +39,12 @@ pub trait Lin: Cx {
     /// # Errors
     /// As [`Cx::linear`].
     fn lin(&mut self, op: Op, args: &[LinArg<'_, Self>]) -> Result<Tangent<Self::T>> {
+        // An undefined tangent anywhere wins over a zero one elsewhere.
+        for a in args {
+            if let Arg::T(Tangent::Undefined(e)) = a {
+                return Ok(Tangent::Undefined(e.clone()));
+            }
+        }
         let mut plain = heapless::Vec::<Arg<'_, Self::P, Self::T>, { crate::op::MAX_INPUTS }>::new();
         for a in args {
             let arg = match a {

@@ -140,7 +140,14 @@ fn unary<C: Cx + ?Sized>(
         }
         UnaryOp::Exp => cx.mul(y, dx),
         UnaryOp::Log => cx.div(dx, x),
-        // Linear maps are handled by the caller.
-        _ => cx.unary(how, dx),
+        // The linear maps are their own derivative (the caller sends them
+        // here only through `is_linear`; listed so a new map must be placed).
+        UnaryOp::Neg
+        | UnaryOp::Conj
+        | UnaryOp::Real
+        | UnaryOp::Imag
+        | UnaryOp::ToComplex
+        | UnaryOp::MulI
+        | UnaryOp::Copy => cx.unary(how, dx),
     }
 }

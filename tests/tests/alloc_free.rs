@@ -39,6 +39,7 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
         (LinalgOp::Svd(Svd::default()), vec![ta.clone()]),
         (LinalgOp::SvdVals(SvdVals::default()), vec![ta.clone()]),
         (LinalgOp::SvdFull(SvdFull::default()), vec![ta.clone()]),
+        (LinalgOp::SvdTruncated(SvdTruncated(Truncation::Count(n / 2 + 1))), vec![ta.clone()]),
         (LinalgOp::Qr(Qr::default()), vec![ta.clone()]),
         (LinalgOp::RankRevealingQr(RankRevealingQr::default()), vec![ta.clone()]),
         (LinalgOp::HouseholderQrFactor(HouseholderQrFactor), vec![ta.clone()]),

@@ -8,7 +8,7 @@ use lindiff_core::op::{
     FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
     HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv,
     PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions,
-    SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
+    SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -34,6 +34,7 @@ fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
         (LinalgOp::Svd(Svd::default()), vec![a()]),
         (LinalgOp::SvdVals(SvdVals::default()), vec![a()]),
         (LinalgOp::SvdFull(SvdFull::default()), vec![a()]),
+        (LinalgOp::SvdTruncated(SvdTruncated(Truncation::Count(2))), vec![a()]),
         (LinalgOp::Qr(Qr::default()), vec![a()]),
         (LinalgOp::RankRevealingQr(RankRevealingQr::default()), vec![a()]),
         (LinalgOp::HouseholderQrFactor(HouseholderQrFactor), vec![a()]),
@@ -115,7 +116,7 @@ fn every_op_accepts_its_template_inputs() {
         assert!(outs.is_ok(), "{}: {:?}", op.name(), outs);
         assert_eq!(outs.unwrap().len(), op.output_count());
     }
-    assert_eq!(every_op().len(), 31, "a new op must join this table");
+    assert_eq!(every_op().len(), 32, "a new op must join this table");
 }
 
 #[test]
@@ -209,6 +210,8 @@ fn table() -> Vec<(LinalgOp, Vec<TensorMeta>, &'static str)> {
         (LinalgOp::RankRevealingQr(RankRevealingQr(RankRevealingQrOptions::default().rtol(-1e-3))), vec![sq(3)], "rank_revealing_qr: option `rtol` must be a finite number ≥ 0"),
         (LinalgOp::Pinv(Pinv(PinvOptions::default().atol(f64::INFINITY))), vec![sq(3)], "pinv: option `atol` must be a finite number ≥ 0"),
         (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(0))), vec![sq(3)], "low_rank_approx: option `rank` must keep at least one triplet"),
+        (LinalgOp::SvdTruncated(SvdTruncated(Truncation::Count(0))), vec![sq(3)], "svd_truncated: option `rank` must keep at least one triplet"),
+        (LinalgOp::SvdTruncated(SvdTruncated(Truncation::Tolerance { atol: 0.0, rtol: f64::NAN })), vec![sq(3)], "svd_truncated: option `rtol` must be a finite number ≥ 0"),
     ]
 }
 

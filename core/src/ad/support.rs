@@ -25,8 +25,8 @@ use crate::op::{
     Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighVals, FullPivLu, FullPivLuFactor, FullPivLuSolve,
     FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ,
     HouseholderQrR, LinalgOp, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, Pinv,
-    Polar, Qr, QrMode, RankRevealingQr, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, SvdVectors, Triangle,
-    TriangularSolve, MAX_OUTPUTS,
+    Polar, Qr, QrMode, RankRevealingQr, Slogdet, Svd, SvdFull, SvdOptions, SvdTruncated, SvdVals, SvdVectors,
+    Triangle, TriangularSolve, MAX_OUTPUTS,
 };
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, Pad, Pair, PairInv, PivotPhase,
@@ -266,6 +266,17 @@ const FULL_U: &str = concat!(completion_u!(), svd_vectors!());
 const FULL_U_EPS: &str = concat!(completion_u!(), svd_eps!());
 const FULL_VH: &str = concat!(completion_vh!(), svd_vectors!());
 const FULL_VH_EPS: &str = concat!(completion_vh!(), svd_eps!());
+const TRUNCATED_S: &str = concat!(
+    "the thin SVD's values with the discarded ones zeroed (a zero tangent there); the rank must be locally \
+     constant (kept values separated from the discarded ones); ",
+    s_values!()
+);
+const TRUNCATED_VECTORS: &str = concat!(
+    "the thin rule with zero cotangents on the discarded triplets (their columns are zeroed, and so is \
+     their tangent); the rank must be locally constant (kept values separated from the discarded ones); \
+     the rule runs one more thin SVD; ",
+    svd_vectors!()
+);
 
 const QR: &str = qr_full_rank!();
 const QR_COMPLETE_Q: &str = concat!(
@@ -340,6 +351,8 @@ const CONSTANT: &str = "a constant (no inputs): its tangent is zero";
 const MAX_MIN: &str = "no derivative rule for max/min (a kink at ties)";
 const SPECTRAL_HELPER: &str = "primal-side helper of the spectral rules: no derivative rule";
 const RANK_MASK: &str = "primal-side helper of the truncation rules (integer input): no derivative rule";
+const INDICATOR: &str = "a 0/1 indicator for masks built on the primal side (piecewise constant): no \
+                         derivative rule";
 
 // ------------------------------------------------------------- tables ----
 
@@ -391,6 +404,9 @@ fn linalg(l: &LinalgOp) -> Supports {
             let u = if eps { FULL_U_EPS } else { FULL_U };
             let vh = if eps { FULL_VH_EPS } else { FULL_VH };
             list(&[ok(u), ok(S_VALUES), ok(vh)])
+        }
+        LinalgOp::SvdTruncated(_) => {
+            list(&[ok(TRUNCATED_VECTORS), ok(TRUNCATED_S), ok(TRUNCATED_VECTORS), INT])
         }
         LinalgOp::Qr(Qr(o)) => match o.mode {
             QrMode::Reduced => list(&[ok(QR), ok(QR)]),
@@ -448,6 +464,7 @@ fn prim(p: &PrimOp) -> Support {
             UnaryOp::Abs | UnaryOp::Recip => ok(AT_ZERO),
             UnaryOp::Sqrt => ok(SQRT),
             UnaryOp::Log => ok(LOG),
+            UnaryOp::NonzeroMask => Support::Unsupported { why: INDICATOR },
         },
         PrimOp::Binary(Binary(b)) => match b {
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => OK,
@@ -509,7 +526,8 @@ fn next(op: &Op) -> Option<Op> {
         Op::Linalg(l) => match l {
             LinalgOp::Svd(_) => la(LinalgOp::SvdVals(SvdVals::default())),
             LinalgOp::SvdVals(_) => la(LinalgOp::SvdFull(SvdFull::default())),
-            LinalgOp::SvdFull(_) => la(LinalgOp::Qr(Qr::default())),
+            LinalgOp::SvdFull(_) => la(LinalgOp::SvdTruncated(SvdTruncated::default())),
+            LinalgOp::SvdTruncated(_) => la(LinalgOp::Qr(Qr::default())),
             LinalgOp::Qr(_) => la(LinalgOp::RankRevealingQr(RankRevealingQr::default())),
             LinalgOp::RankRevealingQr(_) => la(LinalgOp::HouseholderQrFactor(HouseholderQrFactor)),
             LinalgOp::HouseholderQrFactor(_) => la(LinalgOp::HouseholderQrAppend(HouseholderQrAppend)),
@@ -556,7 +574,8 @@ fn next(op: &Op) -> Option<Op> {
                 UnaryOp::Recip => un(UnaryOp::Exp),
                 UnaryOp::Exp => un(UnaryOp::Log),
                 UnaryOp::Log => un(UnaryOp::Copy),
-                UnaryOp::Copy => bin(BinaryOp::Add),
+                UnaryOp::Copy => un(UnaryOp::NonzeroMask),
+                UnaryOp::NonzeroMask => bin(BinaryOp::Add),
             },
             PrimOp::Binary(Binary(b)) => match b {
                 BinaryOp::Add => bin(BinaryOp::Sub),
@@ -612,8 +631,8 @@ mod tests {
             assert!(names.insert(op.name()), "{} listed twice", op.name());
             count += 1;
         }
-        // 31 linear-algebra ops; 20 primitives with 13 unary maps, 4 binary
+        // 32 linear-algebra ops; 20 primitives with 14 unary maps, 4 binary
         // maps and 3 reductions listed separately.
-        assert_eq!(count, 31 + (20 - 3) + 13 + 4 + 3);
+        assert_eq!(count, 32 + (20 - 3) + 14 + 4 + 3);
     }
 }

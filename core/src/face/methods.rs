@@ -7,14 +7,15 @@ use crate::op::{
     check, Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuSolve,
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LinalgOp,
     LowRankApprox, Lstsq, LstsqOptions, Lu, LuFactorSolve, MatOp, Pinv, PinvOptions, Polar, Qr, QrOptions,
-    RankRevealingQr, RankRevealingQrOptions, Slogdet, Svd, SvdFull, SvdOptions, SvdVals, SvdVectors,
-    TriangularSolve, TriangularSolveOptions, Truncation,
+    RankRevealingQr, RankRevealingQrOptions, Slogdet, Svd, SvdFull, SvdOptions, SvdTruncated, SvdVals,
+    SvdVectors, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Eye, Fill, Matmul, PairInv, PivotPhase, PrimOp, RankMask,
     Reduce, ReduceOp, Reshape, Scale, ScaleCols, ScaleRows, Slice, Unary, UnaryOp,
 };
 use crate::provider::Op;
+use crate::shape::MAX_RANK;
 use crate::tensor::TensorMeta;
 
 /// Thin or full SVD factors: `a = u diag(s) vh`.
@@ -26,6 +27,62 @@ pub struct SvdFactors<T> {
     pub s: T,
     /// Vᴴ.
     pub vh: T,
+}
+
+/// A truncated thin SVD (see [`SvdTruncated`]): the thin factors with the
+/// triplets beyond `rank` zeroed, so `u diag(s) vh` is the rank-p
+/// approximation. Shapes are the thin SVD's (u m×k, s k, vh k×n,
+/// k = min(m, n)) on every face.
+#[derive(Clone, Debug)]
+pub struct SvdTruncatedFactors<T> {
+    /// Left singular vectors; columns from `rank` on are zero.
+    pub u: T,
+    /// Singular values (real, descending); entries from `rank` on are zero.
+    pub s: T,
+    /// Vᴴ; rows from `rank` on are zero.
+    pub vh: T,
+    /// The number p of kept triplets (i64 scalar per batch item).
+    pub rank: T,
+}
+
+impl<T: Clone> SvdTruncatedFactors<T> {
+    /// The factors cut to their first `p` triplets (real slicing: u m×p,
+    /// s p, vh p×n; `rank` unchanged), for a `p` known where the call is
+    /// made — on a concrete face, read from `rank` (the direct and eager
+    /// faces' `svd_truncated_sliced` do that). Slicing is linear, so the
+    /// derivative is the masked one's. A batch item whose rank is below `p`
+    /// keeps its zeroed triplets up to `p`.
+    ///
+    /// # Errors
+    /// `p` > min(m, n) (a slice error); the face's.
+    pub fn sliced<F: Face<Tensor = T> + ?Sized>(
+        &self,
+        face: &mut F,
+        p: usize,
+    ) -> Result<SvdTruncatedFactors<T>> {
+        let u_meta = face.meta(&self.u);
+        let vh_meta = face.meta(&self.vh);
+        let dim = |dims: &[usize], i: usize| dims.get(i).copied().unwrap_or(0);
+        let (m, n) = (dim(u_meta.shape.dims(), 0), dim(vh_meta.shape.dims(), 1));
+        let u = face.slice(&self.u, [0, 0], [m, p])?;
+        let vh = face.slice(&self.vh, [0, 0], [p, n])?;
+        // s ([k, batch…]) as one k×1 matrix per item, sliced, and back.
+        let s_meta = face.meta(&self.s);
+        let s_dims = s_meta.shape.dims();
+        let dims = s_dims.len();
+        let (mut column, mut cut) = ([1; MAX_RANK], [p; MAX_RANK]);
+        if let (Some(&k), Some(batch)) = (s_dims.first(), s_dims.get(1..)) {
+            if dims < MAX_RANK {
+                column[0] = k;
+                column[2..=dims].copy_from_slice(batch);
+                cut[1..dims].copy_from_slice(batch);
+            }
+        }
+        let s = face.reshape(&self.s, &column[..(dims + 1).min(MAX_RANK)])?;
+        let s = face.slice(&s, [0, 0], [p, 1])?;
+        let s = face.reshape(&s, &cut[..dims])?;
+        Ok(SvdTruncatedFactors { u, s, vh, rank: self.rank.clone() })
+    }
 }
 
 /// QR factors: `a = q r`, diag(r) real ≥ 0.
@@ -210,6 +267,40 @@ pub trait Linalg: Face {
     /// As [`Linalg::svd`].
     fn svd_vals(&mut self, a: &Self::Tensor) -> Result<Self::Tensor> {
         self.single(Op::Linalg(LinalgOp::SvdVals(SvdVals::default())), &[a])
+    }
+
+    /// Truncated thin SVD, the rank p chosen per batch item from the data
+    /// at run time ([`Truncation::Count`]: min(p, k); [`Truncation::Tolerance`]:
+    /// the s_i > max(atol, rtol·s₀)).
+    ///
+    /// Every face returns the same masked, static-shape form (see
+    /// [`SvdTruncated`]): u m×k, s k, vh k×n with the triplets from `rank`
+    /// on zeroed, and `rank` as an i64 tensor. The eager and traced faces
+    /// record this one op, so values and gradients agree bit for bit. For
+    /// the p-column factors themselves (real slicing), the direct and eager
+    /// faces have `svd_truncated_sliced`, which reads `rank` and calls
+    /// [`SvdTruncatedFactors::sliced`]; a traced program cannot (p is known
+    /// only at run time). Differentiable (the thin rule with zero
+    /// cotangents on the discarded triplets) where the rank is locally
+    /// constant.
+    ///
+    /// # Errors
+    /// Shape errors naming `svd_truncated`; an invalid truncation (a
+    /// negative or non-finite threshold, a count of 0); non-finite input;
+    /// non-convergence.
+    fn svd_truncated(
+        &mut self,
+        a: &Self::Tensor,
+        keep: Truncation,
+    ) -> Result<SvdTruncatedFactors<Self::Tensor>> {
+        let op = LinalgOp::SvdTruncated(SvdTruncated(keep));
+        let mut outs = self.apply(Op::Linalg(op), &[a])?;
+        Ok(SvdTruncatedFactors {
+            u: take(&mut outs, "svd_truncated", 0, "u")?,
+            s: take(&mut outs, "svd_truncated", 1, "s")?,
+            vh: take(&mut outs, "svd_truncated", 2, "vh")?,
+            rank: take(&mut outs, "svd_truncated", 3, "rank")?,
+        })
     }
 
     /// Thin unpivoted QR.
@@ -663,6 +754,15 @@ pub trait Linalg: Face {
     /// A non-i64 `rank`, a non-float `dtype`; too many dims.
     fn rank_mask(&mut self, rank: &Self::Tensor, k: usize, dtype: DType) -> Result<Self::Tensor> {
         self.single(Op::Prim(PrimOp::RankMask(RankMask { k, dtype })), &[rank])
+    }
+
+    /// `1` where `x ≠ 0`, `0` where `x = 0`, in `x`'s real dtype (see
+    /// [`UnaryOp::NonzeroMask`]; no derivative rule).
+    ///
+    /// # Errors
+    /// A non-float `x`.
+    fn nonzero_mask(&mut self, x: &Self::Tensor) -> Result<Self::Tensor> {
+        self.unary(UnaryOp::NonzeroMask, x)
     }
 
     /// `a · diag(v)`.

@@ -9,11 +9,13 @@ mod composite;
 #[cfg(feature = "alloc")]
 pub mod direct;
 mod methods;
+#[cfg(feature = "alloc")]
+mod truncated;
 
 pub use composite::{Norm, VanderOrder};
 pub use methods::{
     EigFactors, EighFactors, FullPivLuFactors, HouseholderQr, LuFactors, QrFactors, RankRevealingQrFactors,
-    SvdFactors,
+    SvdFactors, SvdTruncatedFactors,
 };
 
 use crate::error::{Error, Result};

@@ -43,7 +43,7 @@ pub use householder::{
 pub use lu::{Lu, LuFactor, LuFactorSolve, LuSolvePrepared};
 pub use qr::{Qr, QrMode, QrOptions, RankRevealingQr, RankRevealingQrOptions};
 pub use recombine::{LowRankApprox, Lstsq, LstsqOptions, Pinv, PinvOptions, Polar, Truncation};
-pub use svd::{Svd, SvdDriver, SvdFull, SvdOptions, SvdVals, SvdVectors};
+pub use svd::{Svd, SvdDriver, SvdFull, SvdOptions, SvdTruncated, SvdVals, SvdVectors};
 pub use triangular_solve::{Diagonal, Side, Triangle, TriangularSolve, TriangularSolveOptions};
 
 use crate::error::{Error, Result};
@@ -141,6 +141,9 @@ pub enum LinalgOp {
     SvdVals(SvdVals),
     /// Full SVD: `a` → `u` (m×m), `s`, `vh` (n×n).
     SvdFull(SvdFull),
+    /// Truncated thin SVD, rank from the data, masked to static shapes:
+    /// `a` → `u`, `s`, `vh`, `rank`.
+    SvdTruncated(SvdTruncated),
     /// Unpivoted Householder QR: `a` → `q`, `r`.
     Qr(Qr),
     /// Column-pivoted QR with numerical rank: `a` → `q`, `r`, `perm`, `rank`.
@@ -206,6 +209,7 @@ macro_rules! dispatch {
             LinalgOp::Svd($op) => $body,
             LinalgOp::SvdVals($op) => $body,
             LinalgOp::SvdFull($op) => $body,
+            LinalgOp::SvdTruncated($op) => $body,
             LinalgOp::Qr($op) => $body,
             LinalgOp::RankRevealingQr($op) => $body,
             LinalgOp::HouseholderQrFactor($op) => $body,

@@ -29,10 +29,18 @@ impl Default for Truncation {
     }
 }
 
-fn validate_truncation(op: &'static str, t: &Truncation) -> Result<()> {
-    if let Truncation::Tolerance { atol, rtol } = *t {
-        nonnegative(op, "atol", atol)?;
-        nonnegative(op, "rtol", rtol)?;
+/// Checks a truncation: thresholds finite and ≥ 0, and a count of at least
+/// one triplet (shared by `low_rank_approx` and `svd_truncated`).
+pub(super) fn validate_truncation(op: &'static str, t: &Truncation) -> Result<()> {
+    match *t {
+        Truncation::Tolerance { atol, rtol } => {
+            nonnegative(op, "atol", atol)?;
+            nonnegative(op, "rtol", rtol)?;
+        }
+        Truncation::Count(0) => {
+            return Err(Error::InvalidOption { op, option: "rank", why: "must keep at least one triplet" });
+        }
+        Truncation::Count(_) => {}
     }
     Ok(())
 }
@@ -98,13 +106,6 @@ impl OpSpec for LowRankApprox {
 
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         validate_truncation(Self::NAME, &self.0)?;
-        if self.0 == Truncation::Count(0) {
-            return Err(Error::InvalidOption {
-                op: Self::NAME,
-                option: "rank",
-                why: "must keep at least one triplet",
-            });
-        }
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         Ok(outputs([
             Some(out(Self::NAME, "a_p", a.dtype, &[a.rows, a.cols], a.batch)?),

@@ -1,4 +1,5 @@
-//! SVD family: thin `Svd`, values-only `SvdVals`, and `SvdFull`.
+//! SVD family: thin `Svd`, values-only `SvdVals`, `SvdFull`, and the
+//! truncated `SvdTruncated` (rank chosen from the data at run time).
 //!
 //! For `a` of shape m×n (k = min(m, n)): `u` is m×k (m×m for `SvdFull`), `s`
 //! has k real values in descending order, `vh` is k×n (n×n for `SvdFull`) and
@@ -6,7 +7,9 @@
 //! and positive; `vh` is adjusted to match, so `a = u diag(s) vh`.
 
 use super::check::{float_matrix, out, outputs};
+use super::recombine::{validate_truncation, Truncation};
 use super::{LinalgOp, Live, OpSpec, Outputs};
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::TensorMeta;
 
@@ -95,6 +98,42 @@ pub struct SvdVals(pub SvdOptions);
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SvdFull(pub SvdOptions);
 
+/// Truncated thin SVD, the rank chosen per batch item from the data at run
+/// time: `a` (m×n) → `u` (m×k), `s` (k, real), `vh` (k×n), `rank` (i64
+/// scalar per batch item), with k = min(m, n).
+///
+/// The thin SVD (default [`SvdOptions`], so the same factors as [`Svd`])
+/// is cut to its first p triplets, p = min(count, k) for
+/// [`Truncation::Count`] and the number of s_i > max(atol, rtol·s₀) for
+/// [`Truncation::Tolerance`]; `rank` holds p.
+///
+/// **Static shapes, masked.** The outputs keep the thin SVD's shapes on
+/// every face: the triplets beyond p are zeroed (columns p.. of `u`, entries
+/// p.. of `s`, rows p.. of `vh`), so `u diag(s) vh` is the rank-p
+/// approximation and a traced program needs no shape known only at run time
+/// (upper-bound shapes with an i64 `rank` output). Eager and traced faces
+/// record this same op, so their results and gradients are bit-identical.
+/// The direct and eager faces also offer real slicing
+/// (`svd_truncated_sliced`: the factors cut to the largest `rank` of the
+/// batch), which a traced program cannot express.
+///
+/// Derivative (AD-RULES.md "Truncated SVD"): the thin rule with zero
+/// cotangents on the discarded triplets, exact where the kept values are
+/// separated from the discarded ones (p locally constant).
+///
+/// ```
+/// use lindiff_core::op::{SvdTruncated, Truncation};
+/// use lindiff_core::{DType, LinalgOp, Shape, TensorMeta};
+/// let a = TensorMeta::new(DType::F64, Shape::new(&[7, 5, 2]).unwrap());
+/// let op = LinalgOp::SvdTruncated(SvdTruncated(Truncation::Tolerance { atol: 0.0, rtol: 1e-2 }));
+/// let outs = op.infer(&[&a]).unwrap();
+/// assert_eq!(outs[0].as_ref().unwrap().shape.dims(), &[7, 5, 2]);
+/// assert_eq!(outs[3].as_ref().unwrap().shape.dims(), &[2]);
+/// assert_eq!(outs[3].as_ref().unwrap().dtype, DType::I64);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SvdTruncated(pub Truncation);
+
 impl OpSpec for Svd {
     const NAME: &'static str = "svd";
     const INPUTS: &'static [&'static str] = &["a"];
@@ -157,5 +196,23 @@ impl OpSpec for SvdFull {
 
     fn prune(&self, live: Live) -> Option<LinalgOp> {
         (!live.contains(0) && !live.contains(2)).then_some(LinalgOp::SvdVals(SvdVals(self.0)))
+    }
+}
+
+impl OpSpec for SvdTruncated {
+    const NAME: &'static str = "svd_truncated";
+    const INPUTS: &'static [&'static str] = &["a"];
+    const OUTPUTS: &'static [&'static str] = &["u", "s", "vh", "rank"];
+
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        validate_truncation(Self::NAME, &self.0)?;
+        let a = float_matrix(Self::NAME, "a", inputs[0])?;
+        let (m, n, k) = (a.rows, a.cols, a.k());
+        Ok(outputs([
+            Some(out(Self::NAME, "u", a.dtype, &[m, k], a.batch)?),
+            Some(out(Self::NAME, "s", a.dtype.real(), &[k], a.batch)?),
+            Some(out(Self::NAME, "vh", a.dtype, &[k, n], a.batch)?),
+            Some(out(Self::NAME, "rank", DType::I64, &[], a.batch)?),
+        ]))
     }
 }

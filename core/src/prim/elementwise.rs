@@ -1,6 +1,6 @@
 //! Elementwise maps: linear ones the derivative programs need (negate,
-//! conjugate, real/imaginary parts, real↔complex, multiply by i, scale) and a
-//! few nonlinear ones for losses.
+//! conjugate, real/imaginary parts, real↔complex, multiply by i, scale), a
+//! few nonlinear ones for losses, and a 0/1 indicator for masks.
 
 use crate::error::{DTypeReq, Error, Result};
 use crate::op::check::{dtype, finite, float_tensor, out, outputs};
@@ -36,6 +36,11 @@ pub enum UnaryOp {
     Log,
     /// A copy (materialises a strided view contiguously).
     Copy,
+    /// `1` where `x ≠ 0` (NaN included), `0` where `x = 0` (real dtype):
+    /// a data-dependent mask built on the primal side (the truncated SVD
+    /// rule masks its tangents with it). Piecewise constant: no derivative
+    /// rule.
+    NonzeroMask,
 }
 
 impl UnaryOp {
@@ -55,6 +60,7 @@ impl UnaryOp {
             UnaryOp::Exp => "exp",
             UnaryOp::Log => "log",
             UnaryOp::Copy => "copy",
+            UnaryOp::NonzeroMask => "nonzero_mask",
         }
     }
 
@@ -121,7 +127,9 @@ impl OpSpec for Unary {
         let x = inputs[0];
         float_tensor(op, "x", x)?;
         let result = match self.0 {
-            UnaryOp::Real | UnaryOp::Imag | UnaryOp::Abs | UnaryOp::Abs2 => x.dtype.real(),
+            UnaryOp::Real | UnaryOp::Imag | UnaryOp::Abs | UnaryOp::Abs2 | UnaryOp::NonzeroMask => {
+                x.dtype.real()
+            }
             UnaryOp::ToComplex => x.dtype.complex(),
             UnaryOp::MulI => {
                 if !x.dtype.is_complex() {

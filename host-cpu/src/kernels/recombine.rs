@@ -45,8 +45,9 @@ fn count_above<T: Field>(s: MatRef<'_, T>, threshold: f64) -> usize {
     (0..s.nrows()).take_while(|&i| value(s, i) > threshold).count()
 }
 
-/// How many triplets `truncation` keeps for the values `s`.
-fn kept_by_truncation<T: Field>(truncation: &Truncation, s: MatRef<'_, T>) -> usize {
+/// How many triplets `truncation` keeps for the values `s` (also used by
+/// the `svd_truncated` kernel).
+pub(super) fn kept_by_truncation<T: Field>(truncation: &Truncation, s: MatRef<'_, T>) -> usize {
     match *truncation {
         Truncation::Count(p) => p.min(s.nrows()),
         Truncation::Tolerance { atol, rtol } => count_above(s, atol.max(rtol * largest(s))),
@@ -87,8 +88,8 @@ where
     }
 }
 
-/// Writes the i64 scalar output `i`.
-fn set_rank(item: &mut Item<'_>, i: usize, rank: usize) {
+/// Writes the i64 scalar output `i` (also used by `svd_truncated`).
+pub(super) fn set_rank(item: &mut Item<'_>, i: usize, rank: usize) {
     if item.has_output(i) {
         item.set::<i64>(i, 0, rank as i64);
     }

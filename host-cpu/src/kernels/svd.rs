@@ -1,9 +1,10 @@
-//! SVD kernels (`svd`, `svd_vals`, `svd_full`) over faer, with the output
-//! conventions (Vᴴ, real descending values, canonical phases) and the
-//! divide-and-conquer accuracy guard.
+//! SVD kernels (`svd`, `svd_vals`, `svd_full`, `svd_truncated`) over faer,
+//! with the output conventions (Vᴴ, real descending values, canonical
+//! phases) and the divide-and-conquer accuracy guard.
 
 use super::finite::all_finite;
 use super::gauge::canonicalize_pairs;
+use super::recombine::{kept_by_truncation, set_rank};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use crate::svd_guard;
@@ -13,7 +14,7 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par, Spec};
-use lindiff_core::op::{Svd, SvdDriver, SvdFull, SvdOptions, SvdVals, SvdVectors};
+use lindiff_core::op::{Svd, SvdDriver, SvdFull, SvdOptions, SvdTruncated, SvdVals, SvdVectors};
 use lindiff_core::Scalar;
 
 /// faer parameters that never use divide and conquer.
@@ -237,6 +238,36 @@ impl<T: Field> Kernel<T> for SvdVals {
     }
 }
 
+impl<T: Field> Kernel<T> for SvdTruncated {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        scratch::<T>(&SvdOptions::default(), Shape::Thin, m, n, par)
+    }
+
+    /// The thin SVD with default options (the factors `svd` returns, which
+    /// the derivative rule recomputes), stored, then cut to p triplets:
+    /// columns p.. of `u`, values p.. of `s` and rows p.. of `vh` are set to
+    /// (+)0; `rank` = p.
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
+            let p = kept_by_truncation(&self.0, s);
+            store(item, (0, 1, 2), u, s, v);
+            let zero = <T as Scalar>::zero();
+            if item.has_output(0) {
+                item.out_mat::<T>(0).get_mut(.., p..).fill(zero);
+            }
+            for i in p..s.nrows() {
+                item.set::<<T as Scalar>::Real>(1, i, Scalar::zero());
+            }
+            if item.has_output(2) {
+                item.out_mat::<T>(2).get_mut(p.., ..).fill(zero);
+            }
+            set_rank(item, 3, p);
+        })
+    }
+}
+
 /// The kernel of `op` if it belongs to this family.
 pub(super) fn find<T: Field>(op: &lindiff_core::LinalgOp) -> Option<&dyn Kernel<T>> {
     use lindiff_core::LinalgOp;
@@ -244,6 +275,7 @@ pub(super) fn find<T: Field>(op: &lindiff_core::LinalgOp) -> Option<&dyn Kernel<
         LinalgOp::Svd(k) => Some(k),
         LinalgOp::SvdVals(k) => Some(k),
         LinalgOp::SvdFull(k) => Some(k),
+        LinalgOp::SvdTruncated(k) => Some(k),
         _ => None,
     }
 }

@@ -41,8 +41,8 @@ fn map<T: Scalar, U: Scalar>(
 }
 
 /// A one-input map; `T` is the input's type (the output's follows from the
-/// map: real parts and moduli are `T::Real`, `ToComplex` gives the complex
-/// type). `Exp`/`Log` are real-only (checked by core), so `x.re()` is `x`.
+/// map: real parts, moduli and the nonzero mask are `T::Real`, `ToComplex`
+/// gives the complex type). `Exp`/`Log` are real-only (checked by core), so `x.re()` is `x`.
 pub(super) fn unary<T: Complexify>(
     op: UnaryOp,
     inputs: &[Input<'_, Host>],
@@ -63,6 +63,15 @@ pub(super) fn unary<T: Complexify>(
         UnaryOp::Exp => map(name, x, out, |v: T| T::from_real(RealScalar::exp(v.re()))),
         UnaryOp::Log => map(name, x, out, |v: T| T::from_real(RealScalar::ln(v.re()))),
         UnaryOp::Copy => map(name, x, out, |v: T| v),
+        UnaryOp::NonzeroMask => map(name, x, out, |v: T| {
+            // Compare the parts, not |v|², which underflows to 0 for tiny v.
+            let zero = <T::Real as Scalar>::zero();
+            if v.re() == zero && v.im() == zero {
+                zero
+            } else {
+                <T::Real as Scalar>::one()
+            }
+        }),
     }
 }
 

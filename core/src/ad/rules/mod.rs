@@ -19,6 +19,7 @@ mod prim;
 mod qr;
 mod recombine;
 mod svd;
+mod svd_truncated;
 mod triangular_solve;
 
 use super::cx::{Cx, Tangent};
@@ -82,6 +83,7 @@ pub fn jvp<C: Cx + ?Sized>(
             LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
                 svd::jvp(cx, op, l, primals, tangents)
             }
+            LinalgOp::SvdTruncated(_) => svd_truncated::jvp(cx, op, primals, tangents),
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::jvp(cx, op, l, primals, tangents),
             LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::jvp(cx, op, l, primals, tangents),
             LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => qr::jvp(cx, op, l, primals, tangents),

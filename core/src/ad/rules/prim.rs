@@ -59,6 +59,8 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             }
         },
         PrimOp::Unary(u) if u.0.is_linear() => cx.unary(u.0, &dx[0])?,
+        // A 0/1 indicator built on the primal side: no rule.
+        PrimOp::Unary(u) if u.0 == UnaryOp::NonzeroMask => return Ok(unsupported(op)),
         PrimOp::Unary(u) => unary(cx, op, u.0, primals, &dx[0])?,
         // Max/min and the spectral helpers (primal-side only) have no rule.
         PrimOp::Reduce(r) if r.op != ReduceOp::Sum => return Ok(unsupported(op)),
@@ -149,5 +151,9 @@ fn unary<C: Cx + ?Sized>(
         | UnaryOp::ToComplex
         | UnaryOp::MulI
         | UnaryOp::Copy => cx.unary(how, dx),
+        // A 0/1 indicator: the caller reports it unsupported before here.
+        UnaryOp::NonzeroMask => {
+            Ok(super::unsupported::<C::T>(op).into_iter().next().unwrap_or(Tangent::Zero))
+        }
     }
 }

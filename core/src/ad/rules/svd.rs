@@ -205,6 +205,20 @@ struct Coupling<T, P> {
     inv_s: P,
 }
 
+/// The thin rule's `[du, ds, dvh]` at A = `a` with its thin factors `f`
+/// (both vector tangents). The truncated SVD's rule masks these
+/// (`svd_truncated.rs`).
+pub(super) fn thin_tangents<C: Cx + ?Sized>(
+    cx: &mut C,
+    opts: &SvdOptions,
+    a: &C::P,
+    f: &SvdFactors<C::P>,
+    da: &Tangent<C::T>,
+) -> Result<[Tangent<C::T>; 3]> {
+    let d = Dims::of(cx, a);
+    thin(cx, opts, f, da, d, Want { u: true, vh: true })
+}
+
 /// Thin tangents `[du, ds, dvh]` from thin factors (the u and vh tangents
 /// only where `want` asks; `Zero` otherwise).
 fn thin<C: Cx + ?Sized>(

@@ -10,3 +10,4 @@ pub mod counting;
 pub mod dense;
 pub mod handle_provider;
 pub mod host;
+pub mod losses;

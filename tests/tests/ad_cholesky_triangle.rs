@@ -14,16 +14,15 @@
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
-use lindiff_core::op::{MatOp, Triangle};
-use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, TriMask, UnaryOp};
-use lindiff_core::{
-    DType, Element, Host, Linalg, Op, Provider, RealScalar, Result, Scalar, Shape, TensorMeta,
-};
+use lindiff_core::op::MatOp;
+use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
+use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, Shape, TensorMeta};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::lower;
 use num_complex::Complex;
 
 // ------------------------------------------------------------ losses ----
@@ -33,12 +32,6 @@ fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
     let rank = f.meta(x).shape.rank();
     let s = f.reduce(ReduceOp::Sum, x, rank)?;
     f.unary(UnaryOp::Real, &s)
-}
-
-/// `TriMask` (lower, diagonal kept) of `x`.
-fn lower<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let mask = TriMask { triangle: Triangle::Lower, diagonal: 1.0 };
-    f.single(Op::Prim(PrimOp::TriMask(mask)), &[x])
 }
 
 /// A fixed weight pattern of `dtype` shaped like `like` (m×n):

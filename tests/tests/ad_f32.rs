@@ -16,15 +16,14 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::{MatOp, Triangle, TriangularSolveOptions};
-use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, TriMask, UnaryOp};
-use lindiff_core::{
-    DType, Element, Host, Linalg, Op, Provider, RealScalar, Result, Scalar, Shape, TensorMeta,
-};
+use lindiff_core::prim::{BinaryOp, UnaryOp};
+use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, Shape, TensorMeta};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::{lower, total};
 use num_complex::Complex;
 
 /// The bound asserted on ‖g₃₂ − g₆₄‖∞ / ‖g₆₄‖∞: measured ≤ 1.5e-6 (≈ 12
@@ -33,19 +32,6 @@ use num_complex::Complex;
 const F32_GRADIENT_TOL: f64 = 2e-5;
 
 // ------------------------------------------------------------ losses ----
-
-/// Re Σ over every element of `x` (a real scalar).
-fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let rank = f.meta(x).shape.rank();
-    let s = if rank == 0 { x.clone() } else { f.reduce(ReduceOp::Sum, x, rank)? };
-    f.unary(UnaryOp::Real, &s)
-}
-
-/// `TriMask` (lower, diagonal kept) of `x`.
-fn lower<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let mask = TriMask { triangle: Triangle::Lower, diagonal: 1.0 };
-    f.single(Op::Prim(PrimOp::TriMask(mask)), &[x])
-}
 
 /// A fixed weight pattern of `dtype` shaped like `like` (m×n):
 /// C = U_m · tril(1_{m×n}) · U_nᵀ (U = lower-triangular ones) scaled to

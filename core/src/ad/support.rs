@@ -143,9 +143,8 @@ pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS
 
 /// One default instance of every [`LinalgOp`] variant, then of every
 /// [`PrimOp`] variant (each elementwise map and each reduction separately,
-/// as their support differs), in declaration order. The instances carry
-/// placeholder options and sizes: they name the op, they are not meant to
-/// be run.
+/// as their support differs), in declaration order, with default options
+/// (for the constants, an empty shape): they name the op for the table.
 pub fn ad_support_ops() -> impl Iterator<Item = Op> {
     core::iter::successors(Some(Op::Linalg(LinalgOp::Svd(Svd::default()))), next)
 }

@@ -1,0 +1,52 @@
+//! Loss building blocks shared by the AD tests: written once against the
+//! generic face methods, so every face evaluates the same loss.
+
+use lindiff_core::face::Face;
+use lindiff_core::op::Triangle;
+use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, TriMask, UnaryOp};
+use lindiff_core::{DType, Linalg, MatOp, Op, Result, Shape, TensorMeta};
+
+/// Re Σ over every element of `x` (a real scalar).
+pub fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
+    let rank = f.meta(x).shape.rank();
+    let s = if rank == 0 { x.clone() } else { f.reduce(ReduceOp::Sum, x, rank)? };
+    f.unary(UnaryOp::Real, &s)
+}
+
+/// `TriMask` (lower, diagonal kept) of `x`.
+pub fn lower<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
+    let mask = TriMask { triangle: Triangle::Lower, diagonal: 1.0 };
+    f.single(Op::Prim(PrimOp::TriMask(mask)), &[x])
+}
+
+/// A fixed weight pattern of `dtype` shaped like `like` (`[m, n, batch…]`):
+/// C = U_m · tril(1_{m×n}) · U_nᵀ (U = lower-triangular ones) scaled to
+/// C/(mn) − 0.3 — not rank one, no two rows or columns equal — plus, for a
+/// complex `dtype`, i·(½ − tril(1_{m×n})).
+pub fn pattern<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
+    let meta = f.meta(like);
+    let dims = meta.shape.dims();
+    let (m, n, batch) = (dims[0], dims[1], &dims[2..]);
+    let ones = |f: &mut F, r: usize, c: usize| -> Result<F::Tensor> {
+        f.fill(TensorMeta::new(dtype, Shape::from_parts(&[r, c], batch)?), 1.0)
+    };
+    let um = ones(f, m, m)?;
+    let um = lower(f, &um)?;
+    let un = ones(f, n, n)?;
+    let un = lower(f, &un)?;
+    let all = ones(f, m, n)?;
+    let l = lower(f, &all)?;
+    let c = f.matmul(&um, &l)?;
+    let c = f.matmul_with(&c, MatOp::Identity, &un, MatOp::Transpose)?;
+    let c = f.scale(&c, 1.0 / (m * n) as f64)?;
+    let shift = f.scale(&all, 0.3)?;
+    let w = f.binary(BinaryOp::Sub, &c, &shift)?;
+    if dtype.is_complex() {
+        let half = f.scale(&all, 0.5)?;
+        let im = f.binary(BinaryOp::Sub, &half, &l)?;
+        let im = f.unary(UnaryOp::MulI, &im)?;
+        f.binary(BinaryOp::Add, &w, &im)
+    } else {
+        Ok(w)
+    }
+}

@@ -10,7 +10,8 @@
 //! their negative versions, `Vector(±∞)`, `cond` in those norms) have no
 //! derivative: `Reduce Max/Min` has no rule, so every face reports
 //! `UnsupportedDerivative` naming `max` or `min` — never a gradient. `pinv`
-//! and `lstsq` are ops whose rules come later: the same error, naming them.
+//! and `lstsq` have their own rules (`tests/ad_pinv.rs` covers rank
+//! deficiency and ties); here they run full rank, tall and wide.
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::{Face, Norm};
@@ -436,20 +437,17 @@ where
     run(p, Comp::Solve, &[matrix::<T>(3, 3, &mut rng), random::<T>(&[3, 1], &mut rng)]);
 }
 
-/// pinv and lstsq: rules not written yet.
-fn later_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)
+/// pinv and lstsq through their own rules (full rank: the constant-rank
+/// derivative is exact), tall and wide.
+fn pinv_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)
 where
     Re<T>: Element,
 {
     let mut rng = Rng::new(seed);
-    unsupported(p, Comp::Pinv, &[matrix::<T>(4, 3, &mut rng)], &["pinv"], "pinv");
-    unsupported(
-        p,
-        Comp::Lstsq,
-        &[matrix::<T>(4, 3, &mut rng), random::<T>(&[4, 2], &mut rng)],
-        &["lstsq"],
-        "x",
-    );
+    run(p, Comp::Pinv, &[matrix::<T>(4, 3, &mut rng)]);
+    run(p, Comp::Pinv, &[matrix::<T>(3, 5, &mut rng)]);
+    run(p, Comp::Lstsq, &[matrix::<T>(4, 3, &mut rng), random::<T>(&[4, 2], &mut rng)]);
+    run(p, Comp::Lstsq, &[matrix::<T>(3, 4, &mut rng), random::<T>(&[3, 1], &mut rng)]);
 }
 
 fn suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)
@@ -466,7 +464,7 @@ where
     // finite differences, 3e-10, just exceeds the harness's 1e-8·|dL|.)
     tensor_suite::<T, P>(p, seed + 16);
     solve_suite::<T, P>(p, seed + 7);
-    later_suite::<T, P>(p, seed + 8);
+    pinv_suite::<T, P>(p, seed + 8);
 }
 
 #[test]

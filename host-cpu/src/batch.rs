@@ -290,6 +290,16 @@ pub(crate) enum Failure {
     Singular(&'static str),
     /// An iteration did not converge.
     NonConvergence,
+    /// A gauge check found a cotangent for which the decomposition `op` is
+    /// not differentiable (reported under `op`, not the check's own name).
+    NotDifferentiable {
+        /// The decomposition ("svd", "eigh").
+        op: &'static str,
+        /// Its output whose cotangent is at fault.
+        output: &'static str,
+        /// Why.
+        why: &'static str,
+    },
 }
 
 impl Failure {
@@ -299,6 +309,7 @@ impl Failure {
             Failure::NotPositiveDefinite(arg) => Error::NotPositiveDefinite { op, arg, batch_index },
             Failure::Singular(arg) => Error::Singular { op, arg, batch_index },
             Failure::NonConvergence => Error::NonConvergence { op, batch_index },
+            Failure::NotDifferentiable { op, output, why } => Error::NotDifferentiable { op, output, why },
         }
     }
 }

@@ -461,11 +461,13 @@ where
 {
     let name = loss.name();
     let a_norm = xs.iter().map(|x| x.norm().powi(2)).sum::<f64>().sqrt();
-    let h = step::<T>() * a_norm.max(f64::MIN_POSITIVE);
     let complex = T::DTYPE.is_complex();
     let mut g_max = 0.0f64;
     let mut errors = Vec::new();
     for (i, x) in xs.iter().enumerate() {
+        // A step per input: inputs of very different scales (a matrix at
+        // 1e-150 next to a weight of order 1) each get a step of their own.
+        let h = step::<T>() * x.norm().max(f64::MIN_POSITIVE);
         for (e, &gi) in g[i].iter().enumerate().take(x.data.len()) {
             let mut parts = [0.0; 2];
             for (part, unit) in [(0, T::one()), (1, T::from_parts(Re::<T>::zero(), Re::<T>::one()))] {

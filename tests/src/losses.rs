@@ -13,6 +13,17 @@ pub fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
     f.unary(UnaryOp::Real, &s)
 }
 
+/// ⟨g, x⟩ = Re Σ conj(g)∘x, a real scalar (a real `x` is promoted to a
+/// complex `g`'s dtype).
+pub fn pairing<F: Face + ?Sized>(f: &mut F, g: &F::Tensor, x: &F::Tensor) -> Result<F::Tensor> {
+    let complex = f.meta(g).dtype.is_complex();
+    let x =
+        if complex && !f.meta(x).dtype.is_complex() { f.unary(UnaryOp::ToComplex, x)? } else { x.clone() };
+    let gc = f.unary(UnaryOp::Conj, g)?;
+    let prod = f.binary(BinaryOp::Mul, &gc, &x)?;
+    total(f, &prod)
+}
+
 /// `TriMask` (lower, diagonal kept) of `x`.
 pub fn lower<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
     let mask = TriMask { triangle: Triangle::Lower, diagonal: 1.0 };

@@ -15,24 +15,17 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::MatOp;
-use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
+use lindiff_core::prim::{BinaryOp, UnaryOp};
 use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, Shape, TensorMeta};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
-use lindiff_tests::losses::lower;
+use lindiff_tests::losses::{lower, total};
 use num_complex::Complex;
 
 // ------------------------------------------------------------ losses ----
-
-/// Re Σ over every element of `x` (a real scalar).
-fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let rank = f.meta(x).shape.rank();
-    let s = f.reduce(ReduceOp::Sum, x, rank)?;
-    f.unary(UnaryOp::Real, &s)
-}
 
 /// A fixed weight pattern of `dtype` shaped like `like` (m×n):
 /// C = U_m · tril(1_{m×n}) · U_nᵀ (U = lower-triangular ones) scaled to

@@ -22,6 +22,7 @@ use lindiff_core::{DType, Element, Host, Linalg, Op, Provider, Result, Scalar, T
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::total;
 use num_complex::Complex;
 
 /// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
@@ -54,13 +55,6 @@ fn weights<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Resul
     } else {
         Ok(w)
     }
-}
-
-/// Re Σ over every element of `x` (a real scalar).
-fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let rank = f.meta(x).shape.rank();
-    let s = f.reduce(ReduceOp::Sum, x, rank)?;
-    f.unary(UnaryOp::Real, &s)
 }
 
 /// What an eig loss computes.

@@ -19,12 +19,14 @@
 use lindiff_core::face::Face;
 use lindiff_core::op::{EighOptions, MatOp, Triangle};
 use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
-use lindiff_core::{DType, Element, Host, Linalg, Op, Provider, Result, Scalar, TensorMeta};
+use lindiff_core::{DType, Element, Error, Host, Linalg, Op, Provider, Result, Scalar, TensorMeta};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
-    check_with, finite_difference, forward, step, tolerance, value, CheckOptions, Input, Loss, Report,
+    check_forward, check_with, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value,
+    CheckOptions, Input, Loss, Report,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::total;
 use num_complex::Complex;
 
 /// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
@@ -59,13 +61,6 @@ fn weights<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Resul
     }
 }
 
-/// Re Σ over every element of `x` (a real scalar).
-fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let rank = f.meta(x).shape.rank();
-    let s = f.reduce(ReduceOp::Sum, x, rank)?;
-    f.unary(UnaryOp::Real, &s)
-}
-
 /// Re Σ W∘(V_g V_gᴴ) for the columns `start..start + count` of `v`.
 fn projector<F: Face + ?Sized>(f: &mut F, v: &F::Tensor, start: usize, count: usize) -> Result<F::Tensor> {
     let n = f.meta(v).shape.dims()[0];
@@ -90,8 +85,12 @@ enum What {
     ValsOnlySquares,
     /// Re Σ W∘(V_g V_gᴴ), columns `start..start + count`.
     Projector(usize, usize),
-    /// Re Σ W∘V (canonical phase).
+    /// Re Σ W∘V for real input (the canonical sign is locally constant);
+    /// Σ |W|²∘|V|² for complex input, which does not read the column phases.
     Vectors,
+    /// Re Σ W∘V: reads the canonical phase of complex eigenvectors. Forward
+    /// mode follows the forward's gauge; reverse mode reports the cotangent.
+    Phases,
     /// The seed's: A = X + Xᴴ, Σ c_i w_i + Re Σ W∘(v₃v₃ᴴ).
     Seed,
 }
@@ -147,7 +146,13 @@ impl Loss for EighLoss {
                     _ => {
                         let dtype = f.meta(&e.v).dtype;
                         let w = weights(f, &e.v, dtype)?;
-                        let wv = f.binary(BinaryOp::Mul, &w, &e.v)?;
+                        let wv = if dtype.is_complex() && matches!(self.what, What::Vectors) {
+                            let w2 = f.unary(UnaryOp::Abs2, &w)?;
+                            let v2 = f.unary(UnaryOp::Abs2, &e.v)?;
+                            f.binary(BinaryOp::Mul, &w2, &v2)?
+                        } else {
+                            f.binary(BinaryOp::Mul, &w, &e.v)?
+                        };
                         total(f, &wv)
                     }
                 }
@@ -213,6 +218,7 @@ where
         run(p, &EighLoss::new(What::Squares), std::slice::from_ref(&a));
         run(p, &EighLoss::new(What::ValsOnly), std::slice::from_ref(&a));
         run(p, &EighLoss::new(What::Vectors), std::slice::from_ref(&a));
+        phases(p, &a);
         if n == 5 {
             // Groups with a gap after them: the lowest two, a middle one,
             // the top three.
@@ -224,6 +230,29 @@ where
                 options: EighOptions::default().derivative_eps(1e-10),
             };
             run(p, &broadened, std::slice::from_ref(&a));
+        }
+    }
+}
+
+/// A loss that reads the phases of complex eigenvectors: forward mode
+/// follows the forward's canonical phase (finite differences agree);
+/// reverse mode reports the cotangent on both faces. Real input: an
+/// ordinary loss (the sign is locally constant).
+fn phases<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, a: &Input<T>)
+where
+    Re<T>: Element,
+{
+    let loss = EighLoss::new(What::Phases);
+    let xs = std::slice::from_ref(a);
+    if !T::DTYPE.is_complex() {
+        run(p, &loss, xs);
+        return;
+    }
+    check_forward(p, &loss, xs);
+    for (face, r) in [("eager", eager_grad(p.clone(), &loss, xs)), ("traced", traced_grad(p, &loss, xs))] {
+        match r {
+            Err(Error::NotDifferentiable { op: "eigh", output: "v", why }) if why.contains("phase") => {}
+            other => panic!("{} ({face}): expected the phase to be reported, got {other:?}", loss.name()),
         }
     }
 }

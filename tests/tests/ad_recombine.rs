@@ -21,7 +21,6 @@
 
 use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
-use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
 use lindiff_core::{Element, Host, Linalg, Provider, RealScalar, Result, Scalar};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
@@ -29,6 +28,7 @@ use lindiff_tests::ad::{
     ENTRYWISE_LIMIT,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::pairing;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -47,19 +47,6 @@ enum Route {
 /// ⟨W, X(A)⟩ = Re Σ conj(W)∘X with X from the route; inputs [A, W].
 #[derive(Clone, Copy, Debug)]
 struct Recon(Route);
-
-/// ⟨g, x⟩ = Re Σ conj(g)∘x over every element.
-fn inner<F: Face + ?Sized>(f: &mut F, g: &F::Tensor, x: &F::Tensor) -> Result<F::Tensor> {
-    let meta = f.meta(x);
-    let gc = f.unary(UnaryOp::Conj, g)?;
-    let prod = f.binary(BinaryOp::Mul, &gc, x)?;
-    let sum = f.reduce(ReduceOp::Sum, &prod, meta.shape.rank())?;
-    if meta.dtype.is_complex() {
-        f.unary(UnaryOp::Real, &sum)
-    } else {
-        Ok(sum)
-    }
-}
 
 impl Loss for Recon {
     fn name(&self) -> String {
@@ -80,7 +67,7 @@ impl Loss for Recon {
                 f.matmul(&us, &vh)?
             }
         };
-        inner(f, &xs[1], &x)
+        pairing(f, &xs[1], &x)
     }
 }
 

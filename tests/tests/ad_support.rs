@@ -2,7 +2,8 @@
 //! linear-algebra op and each primitive, in f64 and c64 where the op takes
 //! the dtype), each output is differentiated on its own through the eager
 //! face with the loss Σ|y + W|² (W a fixed random tensor, so the loss sees
-//! phases and is not constant on unitary outputs):
+//! phases and is not constant on unitary outputs; Σ|W|²∘|y|² on complex
+//! singular vectors and eigenvectors, whose column phases are free):
 //!
 //! * `Supported` outputs give a finite gradient that matches a central
 //!   finite difference along a random direction (on inputs where the
@@ -45,12 +46,32 @@ enum Arg<T> {
     Int(Tensor),
 }
 
-/// Σ |y + w|² over every element: a real scalar.
-fn loss<F: Face + ?Sized>(f: &mut F, y: &F::Tensor, w: &F::Tensor) -> Result<F::Tensor> {
-    let shifted = f.binary(BinaryOp::Add, y, w)?;
-    let sq = f.unary(UnaryOp::Abs2, &shifted)?;
+/// Σ |y + w|² over every element: a real scalar. For an output whose
+/// columns carry a free complex phase (`phased`), Σ |w|²∘|y|² instead: a
+/// loss that reads the phase is not a function of the input, and reverse
+/// mode reports it (`tests/ad_gauge.rs`).
+fn loss<F: Face + ?Sized>(f: &mut F, y: &F::Tensor, w: &F::Tensor, phased: bool) -> Result<F::Tensor> {
+    let sq = if phased {
+        let w2 = f.unary(UnaryOp::Abs2, w)?;
+        let y2 = f.unary(UnaryOp::Abs2, y)?;
+        f.binary(BinaryOp::Mul, &w2, &y2)?
+    } else {
+        let shifted = f.binary(BinaryOp::Add, y, w)?;
+        f.unary(UnaryOp::Abs2, &shifted)?
+    };
     let rank = f.meta(&sq).shape.rank();
     f.reduce(ReduceOp::Sum, &sq, rank)
+}
+
+/// Whether output `out` of `op` is a complex matrix of singular vectors or
+/// eigenvectors whose column phases the gauge check watches.
+fn phased(op: &Op, out: usize, dtype: DType) -> bool {
+    let vectors = match op {
+        Op::Linalg(LinalgOp::Svd(_) | LinalgOp::SvdFull(_) | LinalgOp::SvdTruncated(_)) => out != 1,
+        Op::Linalg(LinalgOp::Eigh(_)) => out == 1,
+        _ => false,
+    };
+    vectors && dtype.is_complex()
 }
 
 /// A fixed random tensor of `dtype` (f64 or c64) and `dims`.
@@ -279,7 +300,7 @@ fn value<T: Scalar + Element>(
     let y = forward(face, op, args, out).unwrap();
     let meta = face.meta(&y);
     let w = weight(face, meta.dtype, meta.shape.dims(), seed);
-    let l = loss(face, &y, &w).unwrap();
+    let l = loss(face, &y, &w, phased(op, out, meta.dtype)).unwrap();
     l.to_vec::<f64>().unwrap()[0]
 }
 
@@ -305,7 +326,7 @@ fn gradients<T: Scalar + Element>(op: &Op, args: &[Arg<T>], out: usize, seed: u6
     let y = outs[out].clone().expect("a present output");
     let meta = eager.meta(&y);
     let w = weight(eager.inner(), meta.dtype, meta.shape.dims(), seed);
-    let l = loss(&mut eager, &y, &Eg::constant(w))?;
+    let l = loss(&mut eager, &y, &Eg::constant(w), phased(op, out, meta.dtype))?;
     let wrt: Vec<&Var<Tensor>> = watched.iter().map(|&i| &vars[i]).collect();
     let grads = eager.backward(&l, &wrt)?;
     Ok(grads.iter().map(|g| g.to_vec::<T>().unwrap()).collect())

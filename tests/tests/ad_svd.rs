@@ -8,12 +8,13 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::{Svd, SvdOptions, SvdVectors};
-use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
+use lindiff_core::prim::BinaryOp;
 use lindiff_core::Host;
 use lindiff_core::{Element, Error, Linalg, LinalgOp, MatOp, Op, Provider, Result, Scalar};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, finite_difference, forward, step, tolerance, value, Input, Loss, Report};
 use lindiff_tests::dense::{Re, Rng};
+use lindiff_tests::losses::{pairing, total};
 use num_complex::Complex;
 
 /// Which SVD op the loss goes through.
@@ -55,27 +56,6 @@ struct SvdLoss {
     via: Via,
     /// What is read from its outputs.
     obs: Obs,
-}
-
-/// ⟨g, x⟩ = Re Σ conj(g)∘x over every element (x real is promoted to g's dtype).
-fn inner<F: Face + ?Sized>(f: &mut F, g: &F::Tensor, x: &F::Tensor) -> Result<F::Tensor> {
-    let complex = f.meta(g).dtype.is_complex();
-    let x =
-        if complex && !f.meta(x).dtype.is_complex() { f.unary(UnaryOp::ToComplex, x)? } else { x.clone() };
-    let gc = f.unary(UnaryOp::Conj, g)?;
-    let prod = f.binary(BinaryOp::Mul, &gc, &x)?;
-    total(f, &prod)
-}
-
-/// Re Σ x over every element.
-fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let meta = f.meta(x);
-    let sum = f.reduce(ReduceOp::Sum, x, meta.shape.rank())?;
-    if meta.dtype.is_complex() {
-        f.unary(UnaryOp::Real, &sum)
-    } else {
-        Ok(sum)
-    }
 }
 
 impl SvdLoss {
@@ -132,23 +112,23 @@ impl Loss for SvdLoss {
             }
             Obs::WeightedS => {
                 let w = f.diag_part(&xs[1])?;
-                inner(f, &w, &s)
+                pairing(f, &w, &s)
             }
             Obs::ProjU(p) => {
                 let up = f.slice(&u.expect("u"), [0, 0], [m, p])?;
                 let proj = f.matmul_with(&up, MatOp::Identity, &up, MatOp::Adjoint)?;
-                inner(f, &xs[1], &proj)
+                pairing(f, &xs[1], &proj)
             }
             Obs::ProjV(p) => {
                 let vp = f.slice(&vh.expect("vh"), [0, 0], [p, n])?;
                 let proj = f.matmul_with(&vp, MatOp::Adjoint, &vp, MatOp::Identity)?;
-                inner(f, &xs[1], &proj)
+                pairing(f, &xs[1], &proj)
             }
             Obs::Recon => {
                 let s2 = f.binary(BinaryOp::Mul, &s, &s)?;
                 let us2 = f.scale_cols(&u.expect("u"), &s2)?;
                 let x = f.matmul(&us2, &vh.expect("vh"))?;
-                inner(f, &xs[1], &x)
+                pairing(f, &xs[1], &x)
             }
         }
     }
@@ -497,8 +477,8 @@ impl Loss for Canonical {
 
     fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
         let (u, _, vh) = SvdLoss { via: self.0, obs: Obs::SumSquares }.factors(f, &xs[0])?;
-        let a = inner(f, &xs[1], &u.expect("u"))?;
-        let b = inner(f, &xs[2], &vh.expect("vh"))?;
+        let a = pairing(f, &xs[1], &u.expect("u"))?;
+        let b = pairing(f, &xs[2], &vh.expect("vh"))?;
         f.binary(BinaryOp::Add, &a, &b)
     }
 }

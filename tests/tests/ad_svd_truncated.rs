@@ -28,13 +28,14 @@ use lindiff_core::ad::{Dual, DualTensor, Eager, Tangent, Var};
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
-use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
+use lindiff_core::prim::BinaryOp;
 use lindiff_core::{Element, Error, Host, Linalg, MatOp, Provider, RealScalar, Result, Scalar};
 use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, inner as dot, traced_grad, traced_jvp, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::{pairing, total};
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -75,27 +76,6 @@ struct Truncated {
     obs: Obs,
 }
 
-/// ⟨g, x⟩ = Re Σ conj(g)∘x over every element (x real is promoted to g's dtype).
-fn inner<F: Face + ?Sized>(f: &mut F, g: &F::Tensor, x: &F::Tensor) -> Result<F::Tensor> {
-    let complex = f.meta(g).dtype.is_complex();
-    let x =
-        if complex && !f.meta(x).dtype.is_complex() { f.unary(UnaryOp::ToComplex, x)? } else { x.clone() };
-    let gc = f.unary(UnaryOp::Conj, g)?;
-    let prod = f.binary(BinaryOp::Mul, &gc, &x)?;
-    total(f, &prod)
-}
-
-/// Re Σ x over every element.
-fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let meta = f.meta(x);
-    let sum = f.reduce(ReduceOp::Sum, x, meta.shape.rank())?;
-    if meta.dtype.is_complex() {
-        f.unary(UnaryOp::Real, &sum)
-    } else {
-        Ok(sum)
-    }
-}
-
 impl Loss for Truncated {
     fn name(&self) -> String {
         format!("{:?} of svd_truncated({:?})", self.obs, self.keep)
@@ -106,11 +86,11 @@ impl Loss for Truncated {
         match self.obs {
             Obs::ProjU => {
                 let proj = f.matmul_with(&t.u, MatOp::Identity, &t.u, MatOp::Adjoint)?;
-                inner(f, &xs[1], &proj)
+                pairing(f, &xs[1], &proj)
             }
             Obs::ProjV => {
                 let proj = f.matmul_with(&t.vh, MatOp::Adjoint, &t.vh, MatOp::Identity)?;
-                inner(f, &xs[1], &proj)
+                pairing(f, &xs[1], &proj)
             }
             Obs::SumSquares => {
                 let s2 = f.binary(BinaryOp::Mul, &t.s, &t.s)?;
@@ -119,7 +99,7 @@ impl Loss for Truncated {
             Obs::Recon => {
                 let us = f.scale_cols(&t.u, &t.s)?;
                 let x = f.matmul(&us, &t.vh)?;
-                inner(f, &xs[1], &x)
+                pairing(f, &xs[1], &x)
             }
         }
     }
@@ -569,10 +549,10 @@ where
         let loss = |f: &mut Eager<Direct<Cpu>>, v: &[Var<Tensor>], sliced: bool| -> Result<Var<Tensor>> {
             let t = if sliced { f.svd_truncated_sliced(&v[0], keep)? } else { f.svd_truncated(&v[0], keep)? };
             let proj = f.matmul_with(&t.u, MatOp::Identity, &t.u, MatOp::Adjoint)?;
-            let l1 = inner(f, &v[1], &proj)?;
+            let l1 = pairing(f, &v[1], &proj)?;
             let us = f.scale_cols(&t.u, &t.s)?;
             let x = f.matmul(&us, &t.vh)?;
-            let l2 = inner(f, &v[2], &x)?;
+            let l2 = pairing(f, &v[2], &x)?;
             f.binary(BinaryOp::Add, &l1, &l2)
         };
         let grads = |sliced: bool| -> Vec<Vec<T>> {

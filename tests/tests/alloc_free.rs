@@ -35,6 +35,9 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
     let (fp_lu, rp, cp) = (fp[0].clone().unwrap(), fp[1].clone().unwrap(), fp[2].clone().unwrap());
     let hq = face.householder_qr(&ta).unwrap();
     let upper = face.qr(&ta).unwrap().r;
+    // Distinct, nonzero values: the gauge checks pass and copy.
+    let values: Vec<f64> = (0..n).map(|i| (n - i) as f64).collect();
+    let tv = face.tensor(&[n], &values).unwrap();
     vec![
         (LinalgOp::Svd(Svd::default()), vec![ta.clone()]),
         (LinalgOp::SvdVals(SvdVals::default()), vec![ta.clone()]),
@@ -74,6 +77,11 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
         (LinalgOp::Polar(Polar), vec![ta.clone()]),
         (LinalgOp::Pinv(Pinv::default()), vec![ta.clone()]),
         (LinalgOp::Lstsq(Lstsq::default()), vec![ta.clone(), tb.clone()]),
+        (
+            LinalgOp::SvdGaugeCheck(SvdGaugeCheck),
+            vec![ta.clone(), tv.clone(), ta.clone(), ta.clone(), tv.clone(), ta.clone()],
+        ),
+        (LinalgOp::EighGaugeCheck(EighGaugeCheck), vec![ta.clone(), tv.clone(), tv.clone(), ta.clone()]),
     ]
 }
 
@@ -83,7 +91,7 @@ fn table<T: Scalar>(label: &str) -> Vec<String> {
     for n in [8, 32, 48, 64, 256] {
         let mut line = format!("{label} n={n:>3}:");
         for (op, inputs) in cases::<T>(&mut face, n) {
-            let ins: heapless::Vec<&Tensor, 4> = inputs.iter().collect();
+            let ins: heapless::Vec<&Tensor, MAX_INPUTS> = inputs.iter().collect();
             // Warm up: the pool grows to its working set, faer's GEMM sets
             // up its thread-local buffer.
             for _ in 0..3 {

@@ -185,14 +185,16 @@ macro_rules! lower {
 macro_rules! s_values {
     () => {
         "a singular value is not differentiable where it is zero or tied with another \
-         (symmetric functions of a tied group are)"
+         (symmetric functions of a tied group are); reverse mode reports (NotDifferentiable) a \
+         cotangent that is nonzero at a zero value or unequal inside a tied group"
     };
 }
 macro_rules! svd_vectors {
     () => {
         "the forward fixes the gauge (largest-magnitude entry of each column of u real and positive) \
-         and the tangent follows it; at (near-)tied singular values the coupling is cut off, exact only \
-         for gauge-invariant losses differentiable there (e.g. projectors onto whole tied groups)"
+         and forward mode follows it; reverse mode checks the cotangent and reports (NotDifferentiable) \
+         one that depends on the basis inside a tied group, on a complex phase or on null-space \
+         vectors; gauge-invariant losses are exact at ties (e.g. projectors onto whole tied groups)"
     };
 }
 macro_rules! svd_eps {
@@ -253,7 +255,6 @@ const INTEGER: &str = integer!();
 const PIVOTED: &str = "pivot selection and the numerical rank are discontinuous";
 /// The reason `rules/svd.rs` gives for an output its options switched off.
 const ABSENT: &str = "the forward did not compute it (SvdOptions::vectors)";
-const PLANNED: &str = "planned (spectral issue)";
 
 const S_VALUES: &str = s_values!();
 const S_VALS: &str = concat!(s_values!(), "; the rule runs one thin SVD with vectors");
@@ -295,18 +296,19 @@ const HOUSEHOLDER_APPLY: &str = "linear in b; its derivative in (h, tau) assumes
 const EIGH_W: &str = concat!(
     lower!(),
     "; an eigenvalue is not differentiable where it is tied with another (symmetric functions of a tied \
-     group are)"
+     group are; reverse mode reports a cotangent unequal inside a tied group)"
 );
 const EIGH_VALS_W: &str = concat!(
     lower!(),
     "; an eigenvalue is not differentiable where it is tied with another (symmetric functions of a tied \
-     group are); the rule recomputes the eigenvectors with a full eigh"
+     group are; reverse mode reports a cotangent unequal inside a tied group); the rule recomputes the eigenvectors with a full eigh"
 );
 const EIGH_V: &str = concat!(
     lower!(),
-    "; the forward fixes the gauge (largest-magnitude entry of each column real and positive) and the \
-     tangent follows it; at (near-)tied eigenvalues the coupling is cut off, exact only for \
-     gauge-invariant losses differentiable there (e.g. projectors onto whole tied groups)"
+    "; the forward fixes the gauge (largest-magnitude entry of each column real and positive) and \
+     forward mode follows it; reverse mode checks the cotangent and reports (NotDifferentiable) one \
+     that depends on the basis inside a tied group or on a complex phase; gauge-invariant losses are \
+     exact at ties (e.g. projectors onto whole tied groups)"
 );
 const EIGH_V_EPS: &str =
     concat!(lower!(), "; EighOptions::derivative_eps: Lorentzian-broadened coupling, biased near ties");
@@ -339,6 +341,9 @@ const LOW_RANK: &str = "needs the kept values separated from the discarded ones 
                         cross coupling is cut off)";
 const POLAR: &str = "needs a of full rank; exact with tied singular values; at a zero singular value the \
                      tangent is finite (1/s cut off) but meaningless";
+const PINV: &str = "constant-rank derivative: exact where the dropped singular values are zero (full \
+                    rank, or exactly rank-deficient); off by O(s_{r+1}/s_r) where they are small but \
+                    nonzero; not differentiable where the rank changes";
 const ADJUGATE: &str = "no derivative rule (the adjugate is itself the derivative of det)";
 
 const AT_ZERO: &str = at_zero!();
@@ -366,6 +371,9 @@ const fn ok(caveat: &'static str) -> Support {
 /// `Supported` everywhere.
 const OK: Support = Support::Supported { caveat: None };
 
+/// The gauge checks of reverse mode are never differentiated.
+const CHECK: Support = Support::Unsupported { why: "a gauge check of reverse mode is never differentiated" };
+
 /// `NotDifferentiable` because integer-valued.
 const INT: Support = Support::NotDifferentiable { why: INTEGER };
 
@@ -387,7 +395,6 @@ fn svd_vector_caveat(options: &SvdOptions, recompute: bool) -> &'static str {
 /// The supports of a linear-algebra op (see `rules/*.rs`).
 fn linalg(l: &LinalgOp) -> Supports {
     let absent = Support::NotDifferentiable { why: ABSENT };
-    let planned = Support::Unsupported { why: PLANNED };
     match l {
         LinalgOp::Svd(Svd(o)) => match o.vectors {
             SvdVectors::Both => {
@@ -442,8 +449,11 @@ fn linalg(l: &LinalgOp) -> Supports {
         LinalgOp::Adjugate(_) => list(&[Support::Unsupported { why: ADJUGATE }]),
         LinalgOp::LowRankApprox(_) => list(&[ok(LOW_RANK), INT]),
         LinalgOp::Polar(_) => list(&[ok(POLAR)]),
-        LinalgOp::Pinv(_) => list(&[planned]),
-        LinalgOp::Lstsq(_) => list(&[planned, INT]),
+        LinalgOp::Pinv(_) => list(&[ok(PINV)]),
+        LinalgOp::Lstsq(_) => list(&[ok(PINV), INT]),
+        // Reverse mode's own checks (`op/gauge_check.rs`), never differentiated.
+        LinalgOp::SvdGaugeCheck(_) => list(&[CHECK, CHECK, CHECK]),
+        LinalgOp::EighGaugeCheck(_) => list(&[CHECK, CHECK]),
     }
 }
 
@@ -557,6 +567,8 @@ fn next(op: &Op) -> Option<Op> {
             LinalgOp::Polar(_) => la(LinalgOp::Pinv(Pinv::default())),
             LinalgOp::Pinv(_) => la(LinalgOp::Lstsq(Lstsq::default())),
             LinalgOp::Lstsq(_) => pr(PrimOp::Matmul(Matmul::PLAIN)),
+            // Internal to reverse mode: not in the table.
+            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => pr(PrimOp::Matmul(Matmul::PLAIN)),
         },
         Op::Prim(p) => match p {
             PrimOp::Matmul(_) => un(UnaryOp::Neg),

@@ -1,7 +1,11 @@
 //! One op's reverse step, shared by the eager and traced faces: linearize
 //! the op with its rule onto a [`LocalTape`], then transpose that tape. Both
 //! faces call this for the same ops in the same order, which is why their
-//! gradients are bit-identical.
+//! gradients are bit-identical. SVD and eigh cotangents pass their gauge
+//! check first ([`gauge`]): a loss that is not differentiable at the point
+//! is reported, not answered.
+
+mod gauge;
 
 use super::cx::Tangent;
 use super::local::{LocalTape, TapeCx};
@@ -17,7 +21,8 @@ use crate::provider::Op;
 ///
 /// # Errors
 /// The rule's and transpose rules' errors; an output with a nonzero
-/// cotangent whose derivative is undefined reports that output's error.
+/// cotangent whose derivative is undefined reports that output's error; a
+/// gauge check's `NotDifferentiable` (SVD, eigh).
 pub(crate) fn vjp_op<F: Face>(
     face: &mut F,
     op: &Op,
@@ -25,6 +30,8 @@ pub(crate) fn vjp_op<F: Face>(
     wanted: &[bool],
     out_cts: &[Tangent<F::Tensor>],
 ) -> Result<heapless::Vec<Tangent<F::Tensor>, MAX_INPUTS>> {
+    let checked = gauge::check(face, op, primals, out_cts)?;
+    let out_cts = checked.as_deref().unwrap_or(out_cts);
     let mut tape = LocalTape::new();
     let mut tangents: heapless::Vec<Tangent<u16>, MAX_INPUTS> = heapless::Vec::new();
     for (x, &want) in primals.inputs.iter().zip(wanted) {

@@ -25,6 +25,7 @@ mod det;
 mod eig;
 mod eigh;
 mod full_piv_lu;
+mod gauge_check;
 mod householder;
 mod lu;
 mod qr;
@@ -37,6 +38,7 @@ pub use det::{Adjugate, Det, Slogdet};
 pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
+pub use gauge_check::{EighGaugeCheck, SvdGaugeCheck};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };
@@ -49,8 +51,11 @@ pub use triangular_solve::{Diagonal, Side, Triangle, TriangularSolve, Triangular
 use crate::error::{Error, Result};
 use crate::tensor::TensorMeta;
 
-/// Most inputs any op takes.
-pub const MAX_INPUTS: usize = 4;
+/// Most inputs any op takes: 6 for [`SvdGaugeCheck`] (the three SVD
+/// factors and their three cotangents); every other op takes at most 4.
+/// Every fixed-capacity list of op inputs (tapes, programs, batch plans) is
+/// sized by this.
+pub const MAX_INPUTS: usize = 6;
 /// Most outputs any op produces.
 pub const MAX_OUTPUTS: usize = 4;
 
@@ -200,6 +205,12 @@ pub enum LinalgOp {
     Pinv(Pinv),
     /// Minimum-norm least squares: `a`, `b` → `x`, `rank`.
     Lstsq(Lstsq),
+    /// Reverse mode's gauge check of SVD cotangents: `u`, `s`, `vh`, `gu`,
+    /// `gs`, `gvh` → `gu`, `gs`, `gvh` (unchanged, or an error).
+    SvdGaugeCheck(SvdGaugeCheck),
+    /// Reverse mode's gauge check of eigh cotangents: `v`, `w`, `gw`, `gv` →
+    /// `gw`, `gv` (unchanged, or an error).
+    EighGaugeCheck(EighGaugeCheck),
 }
 
 /// Runs `$body` with `$op` bound to the payload of whichever variant `$self` is.
@@ -238,6 +249,8 @@ macro_rules! dispatch {
             LinalgOp::Polar($op) => $body,
             LinalgOp::Pinv($op) => $body,
             LinalgOp::Lstsq($op) => $body,
+            LinalgOp::SvdGaugeCheck($op) => $body,
+            LinalgOp::EighGaugeCheck($op) => $body,
         }
     };
 }

@@ -10,6 +10,7 @@ mod eigh;
 mod finite;
 mod full_piv_lu;
 pub(crate) mod gauge;
+mod gauge_check;
 mod householder;
 mod lu;
 mod qr;
@@ -37,6 +38,7 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         .or_else(|| det::find(op))
         .or_else(|| adjugate::find(op))
         .or_else(|| recombine::find(op))
+        .or_else(|| gauge_check::find(op))
 }
 
 fn kernel<T: Field>(op: &LinalgOp) -> Result<&dyn Kernel<T>> {

@@ -20,6 +20,7 @@ mod qr;
 mod recombine;
 mod svd;
 mod svd_truncated;
+pub(crate) use svd_truncated::kept_mask;
 mod triangular_solve;
 
 use super::cx::{Cx, Tangent};

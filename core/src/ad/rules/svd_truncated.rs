@@ -29,6 +29,7 @@ use super::svd::thin_tangents;
 use super::{integer_output, tangents, Primals, Tangents};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
+use crate::face::Face;
 use crate::op::SvdOptions;
 use crate::prim::{ReduceOp, UnaryOp};
 use crate::provider::Op;
@@ -50,7 +51,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
     // Step 2: the thin rule.
     let [du, ds, dvh] = thin_tangents(cx, &opts, a, &full, da)?;
     // Step 3: mask like the outputs.
-    let mask = kept_mask(cx, u_kept)?;
+    let mask = kept_mask(cx.primal(), u_kept)?;
     let du = cx.scale_cols(&du, &mask)?;
     let ds = cx.mul(&mask, &ds)?;
     let dvh = cx.scale_rows(&dvh, &mask)?;
@@ -58,9 +59,9 @@ pub(super) fn jvp<C: Cx + ?Sized>(
 }
 
 /// m_i = 1 where column i of the masked `u` is kept (unit norm), 0 where it
-/// was zeroed: `NonzeroMask`(Σ_rows |u_ij|²), real, `[k, batch…]`.
-fn kept_mask<C: Cx + ?Sized>(cx: &mut C, u_kept: &C::P) -> Result<C::P> {
-    let f = cx.primal();
+/// was zeroed: `NonzeroMask`(Σ_rows |u_ij|²), real, `[k, batch…]`. Also
+/// the gauge check's mask (`ad/vjp/gauge.rs`).
+pub(crate) fn kept_mask<F: Face + ?Sized>(f: &mut F, u_kept: &F::Tensor) -> Result<F::Tensor> {
     let sq = f.unary(UnaryOp::Abs2, u_kept)?;
     let norms = f.reduce(ReduceOp::Sum, &sq, 1)?;
     f.unary(UnaryOp::NonzeroMask, &norms)

@@ -1,0 +1,497 @@
+//! Reporting instead of guessing (issue 5, item 5; AD-RULES.md "Gauge
+//! check"): reverse mode passes SVD and eigh cotangents through a gauge
+//! check, so a loss that is not differentiable at the point is an error
+//! naming op and output on both faces, while differentiable losses at ties
+//! and zeros get exact gradients.
+//!
+//! Differentiable cases go through the harness (`check`: forward mode vs
+//! finite differences) and through reverse mode here: eager and traced
+//! gradients bit-identical and equal, entry by entry, to central finite
+//! differences (AD-RULES.md criterion ‖g − g_fd‖∞ ≤ 1e-8·max(‖g‖∞, |L|/‖x‖)).
+//! * A = Q[:, :3] diag(s) Rᵀ (4×3, fixed Householder Q, R): P₂ = ⟨W, U₂U₂ᵀ⟩
+//!   at s = (3,2,1), (2,2,1), (2,1,0) and the near-tie (2, 2 − 7e-16,
+//!   1 + 7e-16); P₁ at (3,2,1) and (2,1,0); c64 and a batch too.
+//! * 4×3 diag(2, 1, 0), P₂ with W as in SPEC.md §6: the gradient is the
+//!   exact (I − P₂)(W + Wᵀ)U₂S₂⁻¹V₂ᵀ = [0, 0, −0.6, 0.7, 0, 0, 1.4, −0.4,
+//!   0, 0, 0, 0].
+//! * eigh with eigenvalues (1, 1, 2, 3, 4): the projector onto the lowest
+//!   two agrees with FD (f64, c64).
+//! * No false positives: Σ s² and s₁ + s₂ at a tie, Σ s² at a zero value,
+//!   the projector onto a whole group (U and V sides, tall and wide), Σ w²
+//!   and w₁ + w₂ at an eigenvalue tie, and Re U[r, 0] of a complex matrix
+//!   at the pivot row r (made real by the canonical phase, so it is
+//!   |U[r, 0]|: gauge-invariant).
+//!
+//! Reported (`Error::NotDifferentiable`, on the eager and the traced face):
+//! * P₁ at the tie (2, 2, 1) and at the near-tie (its gap is inside the tie
+//!   tolerance): svd/u, tied basis; its V-side twin on a wide matrix: svd/vh;
+//! * U[0, 0] at a tie (real): svd/u;
+//! * Re U[0, 0] of a complex matrix with distinct values (row 0 not the
+//!   pivot): svd/u, complex phase;
+//! * the nuclear norm Σ s at a zero singular value, through `svd_vals`,
+//!   `svd` and `norm(Nuc)`: svd/s, a kink;
+//! * the projector onto the singular vector of a zero value (4×3): svd/u,
+//!   null space;
+//! * s₁ alone at a tie (not a symmetric function of the tied values): svd/s;
+//! * eigh: the projector onto the first eigenvector of the tied pair:
+//!   eigh/v; w₁ alone at the tie: eigh/w;
+//! * a batch whose second matrix splits a tie;
+//! * all of it scale-free: P₂ exact and P₁, the nuclear norm reported at
+//!   ‖A‖ ~ 1e−150 and 1e150.
+
+use lindiff_core::face::direct::Direct;
+use lindiff_core::face::{Face, Norm};
+use lindiff_core::prim::BinaryOp;
+use lindiff_core::{Element, Error, Host, Linalg, MatOp, Provider, RealScalar, Result, Scalar};
+use lindiff_cpu::Cpu;
+use lindiff_tests::ad::{
+    check, eager_grad, finite_difference, step, tolerance, traced_grad, value, Input, Loss,
+};
+use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::{pairing, total};
+use num_complex::Complex;
+
+type C64 = Complex<f64>;
+
+/// The near-tie of SPEC.md §6: a gap of 7e-16, inside the tie tolerance.
+const NEAR_TIE: [f64; 3] = [2.0, 1.9999999999999993, 1.0000000000000007];
+
+/// The sum of the first `p` entries of a vector `x` (no batch).
+fn first<F: Face + ?Sized>(f: &mut F, x: &F::Tensor, p: usize) -> Result<F::Tensor> {
+    let k = f.meta(x).shape.dims()[0];
+    let column = f.reshape(x, &[k, 1])?;
+    let head = f.slice(&column, [0, 0], [p, 1])?;
+    total(f, &head)
+}
+
+/// ⟨W, X Xᴴ⟩ for the columns `x` (W the weight input).
+fn projector<F: Face + ?Sized>(f: &mut F, w: &F::Tensor, x: &F::Tensor) -> Result<F::Tensor> {
+    let proj = f.matmul_with(x, MatOp::Identity, x, MatOp::Adjoint)?;
+    pairing(f, w, &proj)
+}
+
+/// How a loss of singular values gets them.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// `svd(a).s`.
+    Thin,
+    /// `svd_vals(a)`.
+    Vals,
+    /// `norm(a, Norm::Nuc)` (the nuclear norm itself).
+    NormNuc,
+}
+
+/// An SVD loss of A (input 0); the weight W is input 1 where used.
+#[derive(Clone, Copy, Debug)]
+enum SvdLoss {
+    /// P_p = ⟨W, U_p U_pᴴ⟩ (W m×m).
+    ProjU(usize),
+    /// ⟨W, V_p V_pᴴ⟩ (W n×n).
+    ProjV(usize),
+    /// ⟨W, u_j u_jᴴ⟩: the projector onto column j alone (W m×m).
+    ColU(usize),
+    /// Σ s².
+    SumSquares,
+    /// Σ s (the nuclear norm).
+    Nuclear(Via),
+    /// s₁ + … + s_p (the p largest values).
+    Top(usize),
+    /// Re U[r, 0].
+    Entry(usize),
+}
+
+impl Loss for SvdLoss {
+    fn name(&self) -> String {
+        format!("{self:?}")
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let a = &xs[0];
+        let dims = f.meta(a).shape.dims().to_vec();
+        let (m, n) = (dims[0], dims[1]);
+        match *self {
+            SvdLoss::Nuclear(Via::Vals) => {
+                let s = f.svd_vals(a)?;
+                total(f, &s)
+            }
+            SvdLoss::Nuclear(Via::NormNuc) => f.norm(a, Norm::Nuc),
+            SvdLoss::Nuclear(Via::Thin) => {
+                let s = f.svd(a)?.s;
+                total(f, &s)
+            }
+            SvdLoss::SumSquares => {
+                let s = f.svd(a)?.s;
+                let s2 = f.binary(BinaryOp::Mul, &s, &s)?;
+                total(f, &s2)
+            }
+            SvdLoss::Top(p) => {
+                let s = f.svd(a)?.s;
+                first(f, &s, p)
+            }
+            SvdLoss::ProjU(p) => {
+                let u = f.svd(a)?.u;
+                let up = f.slice(&u, [0, 0], [m, p])?;
+                projector(f, &xs[1], &up)
+            }
+            SvdLoss::ProjV(p) => {
+                let vh = f.svd(a)?.vh;
+                let vp = f.slice(&vh, [0, 0], [p, n])?;
+                let v = f.adjoint(&vp, MatOp::Adjoint)?;
+                projector(f, &xs[1], &v)
+            }
+            SvdLoss::ColU(j) => {
+                let u = f.svd(a)?.u;
+                let uj = f.slice(&u, [0, j], [m, 1])?;
+                projector(f, &xs[1], &uj)
+            }
+            SvdLoss::Entry(r) => {
+                let u = f.svd(a)?.u;
+                let e = f.slice(&u, [r, 0], [1, 1])?;
+                total(f, &e)
+            }
+        }
+    }
+}
+
+/// An eigh loss of A (input 0, Hermitian); the weight W is input 1 where used.
+#[derive(Clone, Copy, Debug)]
+enum EighLoss {
+    /// ⟨W, V_g V_gᴴ⟩ for the eigenvectors `start..start + count`.
+    Proj(usize, usize),
+    /// Σ w².
+    SumSquares,
+    /// w₁ + … + w_p (the p smallest values).
+    Bottom(usize),
+}
+
+impl Loss for EighLoss {
+    fn name(&self) -> String {
+        format!("eigh {self:?}")
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let e = f.eigh(&xs[0])?;
+        match *self {
+            EighLoss::Proj(start, count) => {
+                let n = f.meta(&e.v).shape.dims()[0];
+                let vg = f.slice(&e.v, [0, start], [n, count])?;
+                projector(f, &xs[1], &vg)
+            }
+            EighLoss::SumSquares => {
+                let w2 = f.binary(BinaryOp::Mul, &e.w, &e.w)?;
+                total(f, &w2)
+            }
+            EighLoss::Bottom(p) => first(f, &e.w, p),
+        }
+    }
+}
+
+/// The seed's 4×3 A = Q[:, :3] diag(s) Rᵀ, Q and R fixed products of
+/// Householder reflectors (the same for every s).
+fn seed_matrix<T: Scalar>(s: &[f64]) -> Dense<T> {
+    Rng::new(0x5eed).with_spectrum(4, 3, s)
+}
+
+/// A fixed weight matrix (r×r).
+fn weight<T: Scalar>(r: usize, seed: u64) -> Input<T> {
+    Input::matrix(&Rng::new(seed).matrix::<T>(r, r))
+}
+
+/// Reverse mode of a differentiable loss: eager and traced gradients
+/// bit-identical, and equal entry by entry (real and imaginary parts) to
+/// central finite differences. Also runs the harness (`check`). Returns
+/// the gradients and the worst relative error.
+fn agrees<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
+    p: &P,
+    loss: &L,
+    xs: &[Input<T>],
+) -> (Vec<Vec<T>>, f64)
+where
+    Re<T>: Element,
+{
+    check(p, loss, xs);
+    let eager = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{}: eager: {e}", loss.name()));
+    let mut traced = traced_grad(p, loss, xs).unwrap_or_else(|e| panic!("{}: traced: {e}", loss.name()));
+    // `run_program` returns whole pool blocks, which may be longer than the
+    // result: keep each result's own entries.
+    for (t, x) in traced.iter_mut().zip(xs) {
+        t.truncate(x.data.len());
+    }
+    assert!(eager == traced, "{}: eager and traced gradients differ: {eager:?} vs {traced:?}", loss.name());
+    let l = value(&mut Direct::new(p.clone()), loss, xs);
+    let mut worst = 0.0_f64;
+    for (i, x) in xs.iter().enumerate() {
+        let g = &eager[i];
+        let g_max = g.iter().map(|z| z.abs().to_f64()).fold(0.0, f64::max);
+        let scale = g_max.max(l.abs() / x.norm());
+        let h = step::<T>() * x.norm();
+        let i_unit = T::from_parts(Re::<T>::from_f64(0.0), Re::<T>::from_f64(1.0));
+        let parts: &[T] = if T::DTYPE.is_complex() { &[T::one(), i_unit] } else { &[T::one()] };
+        for (e, &ge) in g.iter().enumerate() {
+            for (part, &unit) in parts.iter().enumerate() {
+                let ds: Vec<Input<T>> = xs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, y)| {
+                        let mut d = Input { dims: y.dims.clone(), data: vec![T::zero(); y.data.len()] };
+                        if j == i {
+                            d.data[e] = unit;
+                        }
+                        d
+                    })
+                    .collect();
+                let fd = finite_difference(p, loss, xs, &ds, h);
+                let exact = if part == 0 { ge.re() } else { ge.im() }.to_f64();
+                let err = (exact - fd).abs() / scale.max(f64::MIN_POSITIVE);
+                assert!(
+                    err <= tolerance::<T>(),
+                    "{}: ∂L/∂x{i}[{e}] part {part}: {exact:e} vs finite differences {fd:e} (error {err:e})",
+                    loss.name()
+                );
+                worst = worst.max(err);
+            }
+        }
+    }
+    (eager, worst)
+}
+
+/// Asserts that both faces report `op`'s `output` as not differentiable,
+/// with a reason containing `why`.
+fn reported<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
+    p: &P,
+    loss: &L,
+    xs: &[Input<T>],
+    (op, output, why): (&str, &str, &str),
+) {
+    let faces = [("eager", eager_grad(p.clone(), loss, xs)), ("traced", traced_grad(p, loss, xs))];
+    for (face, result) in faces {
+        match result {
+            Err(Error::NotDifferentiable { op: o, output: out, why: w }) => {
+                assert_eq!((o, out), (op, output), "{} ({face}): {w}", loss.name());
+                assert!(w.contains(why), "{} ({face}): reason `{w}` does not mention `{why}`", loss.name());
+            }
+            Err(e) => panic!("{} ({face}): expected NotDifferentiable, got {e}", loss.name()),
+            Ok(g) => panic!("{} ({face}): expected NotDifferentiable, got the gradient {g:?}", loss.name()),
+        }
+    }
+}
+
+const TIE: (&str, &str, &str) = ("svd", "u", "tied singular values");
+
+/// The seed's spectra with P₂ and P₁ (evidence lines of issue 5).
+fn seed_spectra<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P) -> f64
+where
+    Re<T>: Element,
+{
+    let mut worst = 0.0_f64;
+    let w = weight::<T>(4, 11);
+    let smooth: [&[f64]; 4] = [&[3.0, 2.0, 1.0], &[2.0, 2.0, 1.0], &[2.0, 1.0, 0.0], &NEAR_TIE];
+    for s in smooth {
+        let xs = vec![Input::matrix(&seed_matrix::<T>(s)), w.clone()];
+        worst = worst.max(agrees(p, &SvdLoss::ProjU(2), &xs).1);
+    }
+    for s in [[3.0, 2.0, 1.0], [2.0, 1.0, 0.0]] {
+        let xs = vec![Input::matrix(&seed_matrix::<T>(&s)), w.clone()];
+        worst = worst.max(agrees(p, &SvdLoss::ProjU(1), &xs).1);
+    }
+    for s in [[2.0, 2.0, 1.0], NEAR_TIE] {
+        let xs = vec![Input::matrix(&seed_matrix::<T>(&s)), w.clone()];
+        reported(p, &SvdLoss::ProjU(1), &xs, TIE);
+    }
+    worst
+}
+
+/// P₂ and P₁ on the seed's 4×3 matrices: FD agreement where smooth,
+/// reported where P₁ splits the (near-)tie; f64 and c64.
+#[test]
+fn seed_projectors() {
+    let p = Cpu::default();
+    let worst = seed_spectra::<f64, _>(&p).max(seed_spectra::<C64, _>(&p));
+    println!("seed projectors: worst reverse-mode error vs FD {worst:.1e}");
+}
+
+/// 4×3 diag(2, 1, 0), P₂ with a W whose symmetric part M has
+/// M[2,0] = −1.2, M[3,0] = 1.4, M[2,1] = 1.4, M[3,1] = −0.4: the gradient is
+/// exactly (I − P₂) M U₂ S₂⁻¹ V₂ᵀ = the seed's numbers.
+#[test]
+fn diagonal_with_a_zero_value_matches_the_exact_gradient() {
+    let p = Cpu::default();
+    let a = Dense::<f64>::from_fn(4, 3, |i, j| if i == j { [2.0, 1.0, 0.0][i] } else { 0.0 });
+    let mut w = Dense::<f64>::zeros(4, 4);
+    for (i, j, x) in
+        [(2, 0, -1.2), (3, 0, 1.4), (2, 1, 1.4), (3, 1, -0.4), (0, 0, 0.3), (1, 0, 0.5), (3, 3, 0.9)]
+    {
+        w[(i, j)] = x;
+    }
+    let xs = vec![Input::matrix(&a), Input::matrix(&w)];
+    let (g, worst) = agrees(&p, &SvdLoss::ProjU(2), &xs);
+    let expected = [0.0, 0.0, -0.6, 0.7, 0.0, 0.0, 1.4, -0.4, 0.0, 0.0, 0.0, 0.0];
+    for (got, want) in g[0].iter().zip(expected) {
+        assert!((got - want).abs() <= 1e-14, "gradient {:?} vs {expected:?}", g[0]);
+    }
+    println!("diag(2, 1, 0) P₂: {:?} (FD error {worst:.1e})", g[0]);
+}
+
+/// U[0, 0] at a tie (real) and a projector that splits the tie on the V
+/// side (wide): reported; the projector onto the whole group on either
+/// side of a tall and a wide matrix: exact.
+fn ties<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P) -> f64
+where
+    Re<T>: Element,
+{
+    let mut worst = 0.0_f64;
+    let tie = [2.0, 2.0, 1.0];
+    let tall = Input::matrix(&Rng::new(3).with_spectrum::<T>(5, 3, &tie));
+    let wide = Input::matrix(&Rng::new(4).with_spectrum::<T>(3, 5, &tie));
+    for (a, m, n) in [(&tall, 5, 3), (&wide, 3, 5)] {
+        let xs = |r| vec![a.clone(), weight::<T>(r, 12)];
+        worst = worst.max(agrees(p, &SvdLoss::ProjU(2), &xs(m)).1);
+        worst = worst.max(agrees(p, &SvdLoss::ProjV(2), &xs(n)).1);
+        reported(p, &SvdLoss::ProjU(1), &xs(m), TIE);
+        reported(p, &SvdLoss::ProjV(1), &xs(n), ("svd", "vh", "tied singular values"));
+    }
+    if !T::DTYPE.is_complex() {
+        reported(p, &SvdLoss::Entry(0), std::slice::from_ref(&tall), TIE);
+    }
+    worst
+}
+
+#[test]
+fn ties_tall_and_wide() {
+    let p = Cpu::default();
+    let worst = ties::<f64, _>(&p).max(ties::<C64, _>(&p));
+    println!("ties: worst reverse-mode error vs FD {worst:.1e}");
+}
+
+/// Functions of the values: symmetric on a tied group (Σ s², s₁ + s₂) and
+/// Σ s² at a zero value are exact; the nuclear norm at a zero
+/// value (a kink) and s₁ alone at a tie are reported.
+fn values<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P) -> f64
+where
+    Re<T>: Element,
+{
+    let mut worst = 0.0_f64;
+    let tied = Input::matrix(&seed_matrix::<T>(&[2.0, 2.0, 1.0]));
+    let zero = Input::matrix(&seed_matrix::<T>(&[2.0, 1.0, 0.0]));
+    worst = worst.max(agrees(p, &SvdLoss::SumSquares, std::slice::from_ref(&tied)).1);
+    worst = worst.max(agrees(p, &SvdLoss::SumSquares, std::slice::from_ref(&zero)).1);
+    worst = worst.max(agrees(p, &SvdLoss::Top(2), std::slice::from_ref(&tied)).1);
+    for via in [Via::Vals, Via::Thin, Via::NormNuc] {
+        reported(p, &SvdLoss::Nuclear(via), std::slice::from_ref(&zero), ("svd", "s", "kink"));
+        // Away from the zero the nuclear norm is smooth.
+        worst = worst.max(agrees(p, &SvdLoss::Nuclear(via), std::slice::from_ref(&tied)).1);
+    }
+    reported(p, &SvdLoss::Top(1), std::slice::from_ref(&tied), ("svd", "s", "tied singular values"));
+    worst
+}
+
+#[test]
+fn values_symmetric_exact_kinks_reported() {
+    let p = Cpu::default();
+    let worst = values::<f64, _>(&p).max(values::<C64, _>(&p));
+    println!("values: worst reverse-mode error vs FD {worst:.1e}");
+}
+
+/// The projector onto the singular vector of a zero value (4×3, whose
+/// left null space is two-dimensional): reported.
+#[test]
+fn null_space_vector_is_reported() {
+    let p = Cpu::default();
+    let xs = vec![Input::matrix(&seed_matrix::<f64>(&[2.0, 1.0, 0.0])), weight::<f64>(4, 13)];
+    reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
+    let xs = vec![Input::matrix(&seed_matrix::<C64>(&[2.0, 1.0, 0.0])), weight::<C64>(4, 13)];
+    reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
+}
+
+/// A complex 4×3 matrix with distinct singular values whose first left
+/// singular vector has its largest entry (the pivot the canonical phase
+/// makes real) not in row 0, and that pivot row.
+fn phase_case(p: &Cpu) -> (Dense<C64>, usize) {
+    let mut a = seed_matrix::<C64>(&[3.0, 2.0, 1.0]);
+    let pivot = |a: &Dense<C64>| {
+        let mut face = Direct::new(*p);
+        let t = face.tensor(&[4, 3], &a.data).unwrap();
+        let u = face.svd(&t).unwrap().u.to_vec::<C64>().unwrap();
+        (0..4).fold(0, |best, r| if u[r].norm() > u[best].norm() { r } else { best })
+    };
+    if pivot(&a) == 0 {
+        // Swap rows 0 and 1: U's rows swap with them.
+        for j in 0..3 {
+            let (x, y) = (a[(0, j)], a[(1, j)]);
+            a[(0, j)] = y;
+            a[(1, j)] = x;
+        }
+    }
+    let r = pivot(&a);
+    assert_ne!(r, 0, "row 0 must not be the pivot");
+    (a, r)
+}
+
+/// Re U[0, 0] of a complex matrix depends on the phase of u₁: reported.
+/// Re U[r, 0] at the pivot row r is |U[r, 0]| (the canonical phase makes
+/// it real and positive): gauge-invariant, exact.
+#[test]
+fn complex_phase() {
+    let p = Cpu::default();
+    let (a, r) = phase_case(&p);
+    let xs = vec![Input::matrix(&a)];
+    reported(&p, &SvdLoss::Entry(0), &xs, ("svd", "u", "complex phase"));
+    let (_, worst) = agrees(&p, &SvdLoss::Entry(r), &xs);
+    println!("Re U[{r}, 0] at the pivot row: reverse-mode error vs FD {worst:.1e}");
+}
+
+/// A = Q diag(1, 1, 2, 3, 4) Qᴴ: the projector onto the lowest two, Σ w²
+/// and w₁ + w₂ are exact; the projector onto the first eigenvector alone and w₁
+/// alone split the tie: reported.
+fn eigh_tie<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P) -> f64
+where
+    Re<T>: Element,
+{
+    let q = Rng::new(21).unitary::<T>(5);
+    let w: Vec<Re<T>> = [1.0, 1.0, 2.0, 3.0, 4.0].iter().map(|&x| Re::<T>::from_f64(x)).collect();
+    let a = Input::matrix(&q.scale_cols(&w).matmul(&q.adjoint()));
+    let xs = vec![a.clone(), weight::<T>(5, 14)];
+    let mut worst = agrees(p, &EighLoss::Proj(0, 2), &xs).1;
+    worst = worst.max(agrees(p, &EighLoss::SumSquares, std::slice::from_ref(&a)).1);
+    reported(p, &EighLoss::Proj(0, 1), &xs, ("eigh", "v", "tied eigenvalues"));
+    worst = worst.max(agrees(p, &EighLoss::Bottom(2), std::slice::from_ref(&a)).1);
+    reported(p, &EighLoss::Bottom(1), &[a], ("eigh", "w", "tied eigenvalues"));
+    worst
+}
+
+#[test]
+fn eigh_lowest_two_exact_first_alone_reported() {
+    let p = Cpu::default();
+    let worst = eigh_tie::<f64, _>(&p).max(eigh_tie::<C64, _>(&p));
+    println!("eigh (1, 1, 2, 3, 4): worst reverse-mode error vs FD {worst:.1e}");
+}
+
+/// A batch of two 4×3 matrices, s = (3, 2, 1) and (2, 2, 1): P₂ is exact
+/// on both; P₁ splits the second one's tie: reported for the whole batch.
+#[test]
+fn batched() {
+    let p = Cpu::default();
+    let mats = [seed_matrix::<f64>(&[3.0, 2.0, 1.0]), seed_matrix::<f64>(&[2.0, 2.0, 1.0])];
+    let w = Rng::new(15).matrix::<f64>(4, 4);
+    let xs = vec![Input::batch(&mats), Input::batch(&[w.clone(), w])];
+    let (_, worst) = agrees(&p, &SvdLoss::ProjU(2), &xs);
+    reported(&p, &SvdLoss::ProjU(1), &xs, TIE);
+    println!("batched P₂: reverse-mode error vs FD {worst:.1e}");
+}
+
+/// The check is scale-free: at ‖A‖ ~ 1e±150, P₂ at the tie agrees with FD
+/// and P₁ there, the nuclear norm at a zero value, are reported.
+#[test]
+fn extreme_scales() {
+    let p = Cpu::default();
+    for scale in [1e-150, 1e150] {
+        let tie: Vec<f64> = [2.0, 2.0, 1.0].iter().map(|x| x * scale).collect();
+        let zero: Vec<f64> = [2.0, 1.0, 0.0].iter().map(|x| x * scale).collect();
+        let xs = vec![Input::matrix(&seed_matrix::<f64>(&tie)), weight::<f64>(4, 16)];
+        let (_, worst) = agrees(&p, &SvdLoss::ProjU(2), &xs);
+        reported(&p, &SvdLoss::ProjU(1), &xs, TIE);
+        let a = Input::matrix(&seed_matrix::<f64>(&zero));
+        reported(&p, &SvdLoss::Nuclear(Via::Vals), std::slice::from_ref(&a), ("svd", "s", "kink"));
+        println!("scale {scale:e}: P₂ reverse-mode error vs FD {worst:.1e}");
+    }
+}

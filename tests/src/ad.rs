@@ -11,7 +11,7 @@
 //!   a pool allocator): **bit-identical**;
 //! * the gradient against central finite differences entry by entry (real
 //!   and imaginary parts) for inputs of up to [`ENTRYWISE_LIMIT`] entries:
-//!   ‖g − g_fd‖∞ ≤ 1e-8·max(‖g‖∞, |L|/‖A‖);
+//!   ‖g_i − g_fd,i‖∞ ≤ 1e-8·max(‖g_i‖∞, |L|/‖x_i‖) for each input x_i;
 //! * the dot-product test ⟨vjp(1), t⟩ = ⟨1, jvp(t)⟩ ≤ 1e-12 relative, with
 //!   the JVP by forward mode and by the traced `jvp` program.
 //!
@@ -164,7 +164,7 @@ where
 pub struct Report {
     /// max |dL − dL_fd| / max(|dL|, |L|) over the directions tried.
     pub forward_vs_fd: f64,
-    /// ‖g − g_fd‖∞ / max(‖g‖∞, |L|/‖A‖) (entrywise finite differences;
+    /// max over inputs of ‖g_i − g_fd,i‖∞ / max(‖g_i‖∞, |L|/‖x_i‖) (entrywise finite differences;
     /// 0 when the inputs were too large to check entry by entry).
     pub grad_vs_fd: f64,
     /// max |⟨g, t⟩ − jvp(t)| / (‖g‖·‖t‖) over the directions tried
@@ -460,14 +460,18 @@ where
     Re<T>: Element,
 {
     let name = loss.name();
-    let a_norm = xs.iter().map(|x| x.norm().powi(2)).sum::<f64>().sqrt();
     let complex = T::DTYPE.is_complex();
+    let mut worst = 0.0f64;
     let mut g_max = 0.0f64;
-    let mut errors = Vec::new();
     for (i, x) in xs.iter().enumerate() {
-        // A step per input: inputs of very different scales (a matrix at
-        // 1e-150 next to a weight of order 1) each get a step of their own.
-        let h = step::<T>() * x.norm().max(f64::MIN_POSITIVE);
+        // Per input: a step of its own and the criterion's scale
+        // max(‖g_i‖∞, |L|/‖x_i‖), so inputs of very different scales (a
+        // matrix at 1e-150 next to a weight of order 1) are each measured
+        // against their own derivative's size.
+        let x_norm = x.norm().max(f64::MIN_POSITIVE);
+        let h = step::<T>() * x_norm;
+        let mut errors = Vec::new();
+        let mut gi_max = 0.0f64;
         for (e, &gi) in g[i].iter().enumerate().take(x.data.len()) {
             let mut parts = [0.0; 2];
             for (part, unit) in [(0, T::one()), (1, T::from_parts(Re::<T>::zero(), Re::<T>::one()))] {
@@ -487,12 +491,13 @@ where
                     .collect();
                 parts[part] = finite_difference(provider, loss, xs, &ds, h);
             }
-            g_max = g_max.max(gi.abs().to_f64());
+            gi_max = gi_max.max(gi.abs().to_f64());
             errors.push((gi.re().to_f64() - parts[0]).abs().max((gi.im().to_f64() - parts[1]).abs()));
         }
+        let scale = gi_max.max(l.abs() / x_norm).max(f64::MIN_POSITIVE);
+        worst = errors.into_iter().fold(worst, |w, e| w.max(e / scale));
+        g_max = g_max.max(gi_max);
     }
-    let scale = g_max.max(l.abs() / a_norm).max(f64::MIN_POSITIVE);
-    let worst = errors.into_iter().fold(0.0f64, |w, e| w.max(e / scale));
     assert!(
         worst <= tolerance::<T>(),
         "{name}: gradient vs entrywise finite differences: relative error {worst:e} (‖g‖∞ = {g_max:e})"

@@ -11,3 +11,4 @@ pub mod dense;
 pub mod handle_provider;
 pub mod host;
 pub mod losses;
+pub mod spectral;

@@ -40,151 +40,17 @@
 //!   ‖A‖ ~ 1e−150 and 1e150.
 
 use lindiff_core::face::direct::Direct;
-use lindiff_core::face::{Face, Norm};
-use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Element, Error, Host, Linalg, MatOp, Provider, RealScalar, Result, Scalar};
+use lindiff_core::{Element, Host, Linalg, Provider, Scalar};
 use lindiff_cpu::Cpu;
-use lindiff_tests::ad::{
-    check, eager_grad, finite_difference, step, tolerance, traced_grad, value, Input, Loss,
-};
+use lindiff_tests::ad::{check, eager_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
-use lindiff_tests::losses::{pairing, total};
+use lindiff_tests::spectral::{assert_reported, EighLoss, SvdLoss, Via};
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
 
 /// The near-tie of SPEC.md §6: a gap of 7e-16, inside the tie tolerance.
 const NEAR_TIE: [f64; 3] = [2.0, 1.9999999999999993, 1.0000000000000007];
-
-/// The sum of the first `p` entries of a vector `x` (no batch).
-fn first<F: Face + ?Sized>(f: &mut F, x: &F::Tensor, p: usize) -> Result<F::Tensor> {
-    let k = f.meta(x).shape.dims()[0];
-    let column = f.reshape(x, &[k, 1])?;
-    let head = f.slice(&column, [0, 0], [p, 1])?;
-    total(f, &head)
-}
-
-/// ⟨W, X Xᴴ⟩ for the columns `x` (W the weight input).
-fn projector<F: Face + ?Sized>(f: &mut F, w: &F::Tensor, x: &F::Tensor) -> Result<F::Tensor> {
-    let proj = f.matmul_with(x, MatOp::Identity, x, MatOp::Adjoint)?;
-    pairing(f, w, &proj)
-}
-
-/// How a loss of singular values gets them.
-#[derive(Clone, Copy, Debug)]
-enum Via {
-    /// `svd(a).s`.
-    Thin,
-    /// `svd_vals(a)`.
-    Vals,
-    /// `norm(a, Norm::Nuc)` (the nuclear norm itself).
-    NormNuc,
-}
-
-/// An SVD loss of A (input 0); the weight W is input 1 where used.
-#[derive(Clone, Copy, Debug)]
-enum SvdLoss {
-    /// P_p = ⟨W, U_p U_pᴴ⟩ (W m×m).
-    ProjU(usize),
-    /// ⟨W, V_p V_pᴴ⟩ (W n×n).
-    ProjV(usize),
-    /// ⟨W, u_j u_jᴴ⟩: the projector onto column j alone (W m×m).
-    ColU(usize),
-    /// Σ s².
-    SumSquares,
-    /// Σ s (the nuclear norm).
-    Nuclear(Via),
-    /// s₁ + … + s_p (the p largest values).
-    Top(usize),
-    /// Re U[r, 0].
-    Entry(usize),
-}
-
-impl Loss for SvdLoss {
-    fn name(&self) -> String {
-        format!("{self:?}")
-    }
-
-    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
-        let a = &xs[0];
-        let dims = f.meta(a).shape.dims().to_vec();
-        let (m, n) = (dims[0], dims[1]);
-        match *self {
-            SvdLoss::Nuclear(Via::Vals) => {
-                let s = f.svd_vals(a)?;
-                total(f, &s)
-            }
-            SvdLoss::Nuclear(Via::NormNuc) => f.norm(a, Norm::Nuc),
-            SvdLoss::Nuclear(Via::Thin) => {
-                let s = f.svd(a)?.s;
-                total(f, &s)
-            }
-            SvdLoss::SumSquares => {
-                let s = f.svd(a)?.s;
-                let s2 = f.binary(BinaryOp::Mul, &s, &s)?;
-                total(f, &s2)
-            }
-            SvdLoss::Top(p) => {
-                let s = f.svd(a)?.s;
-                first(f, &s, p)
-            }
-            SvdLoss::ProjU(p) => {
-                let u = f.svd(a)?.u;
-                let up = f.slice(&u, [0, 0], [m, p])?;
-                projector(f, &xs[1], &up)
-            }
-            SvdLoss::ProjV(p) => {
-                let vh = f.svd(a)?.vh;
-                let vp = f.slice(&vh, [0, 0], [p, n])?;
-                let v = f.adjoint(&vp, MatOp::Adjoint)?;
-                projector(f, &xs[1], &v)
-            }
-            SvdLoss::ColU(j) => {
-                let u = f.svd(a)?.u;
-                let uj = f.slice(&u, [0, j], [m, 1])?;
-                projector(f, &xs[1], &uj)
-            }
-            SvdLoss::Entry(r) => {
-                let u = f.svd(a)?.u;
-                let e = f.slice(&u, [r, 0], [1, 1])?;
-                total(f, &e)
-            }
-        }
-    }
-}
-
-/// An eigh loss of A (input 0, Hermitian); the weight W is input 1 where used.
-#[derive(Clone, Copy, Debug)]
-enum EighLoss {
-    /// ⟨W, V_g V_gᴴ⟩ for the eigenvectors `start..start + count`.
-    Proj(usize, usize),
-    /// Σ w².
-    SumSquares,
-    /// w₁ + … + w_p (the p smallest values).
-    Bottom(usize),
-}
-
-impl Loss for EighLoss {
-    fn name(&self) -> String {
-        format!("eigh {self:?}")
-    }
-
-    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
-        let e = f.eigh(&xs[0])?;
-        match *self {
-            EighLoss::Proj(start, count) => {
-                let n = f.meta(&e.v).shape.dims()[0];
-                let vg = f.slice(&e.v, [0, start], [n, count])?;
-                projector(f, &xs[1], &vg)
-            }
-            EighLoss::SumSquares => {
-                let w2 = f.binary(BinaryOp::Mul, &e.w, &e.w)?;
-                total(f, &w2)
-            }
-            EighLoss::Bottom(p) => first(f, &e.w, p),
-        }
-    }
-}
 
 /// The seed's 4×3 A = Q[:, :3] diag(s) Rᵀ, Q and R fixed products of
 /// Householder reflectors (the same for every s).
@@ -197,10 +63,9 @@ fn weight<T: Scalar>(r: usize, seed: u64) -> Input<T> {
     Input::matrix(&Rng::new(seed).matrix::<T>(r, r))
 }
 
-/// Reverse mode of a differentiable loss: eager and traced gradients
-/// bit-identical, and equal entry by entry (real and imaginary parts) to
-/// central finite differences. Also runs the harness (`check`). Returns
-/// the gradients and the worst relative error.
+/// Reverse mode of a differentiable loss through the harness's `check`
+/// (forward mode vs FD, eager and traced bit-identical, entrywise FD, the
+/// dot-product test): the eager gradient and its entrywise error vs FD.
 fn agrees<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
     p: &P,
     loss: &L,
@@ -209,71 +74,9 @@ fn agrees<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
 where
     Re<T>: Element,
 {
-    check(p, loss, xs);
-    let eager = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{}: eager: {e}", loss.name()));
-    let mut traced = traced_grad(p, loss, xs).unwrap_or_else(|e| panic!("{}: traced: {e}", loss.name()));
-    // `run_program` returns whole pool blocks, which may be longer than the
-    // result: keep each result's own entries.
-    for (t, x) in traced.iter_mut().zip(xs) {
-        t.truncate(x.data.len());
-    }
-    assert!(eager == traced, "{}: eager and traced gradients differ: {eager:?} vs {traced:?}", loss.name());
-    let l = value(&mut Direct::new(p.clone()), loss, xs);
-    let mut worst = 0.0_f64;
-    for (i, x) in xs.iter().enumerate() {
-        let g = &eager[i];
-        let g_max = g.iter().map(|z| z.abs().to_f64()).fold(0.0, f64::max);
-        let scale = g_max.max(l.abs() / x.norm());
-        let h = step::<T>() * x.norm();
-        let i_unit = T::from_parts(Re::<T>::from_f64(0.0), Re::<T>::from_f64(1.0));
-        let parts: &[T] = if T::DTYPE.is_complex() { &[T::one(), i_unit] } else { &[T::one()] };
-        for (e, &ge) in g.iter().enumerate() {
-            for (part, &unit) in parts.iter().enumerate() {
-                let ds: Vec<Input<T>> = xs
-                    .iter()
-                    .enumerate()
-                    .map(|(j, y)| {
-                        let mut d = Input { dims: y.dims.clone(), data: vec![T::zero(); y.data.len()] };
-                        if j == i {
-                            d.data[e] = unit;
-                        }
-                        d
-                    })
-                    .collect();
-                let fd = finite_difference(p, loss, xs, &ds, h);
-                let exact = if part == 0 { ge.re() } else { ge.im() }.to_f64();
-                let err = (exact - fd).abs() / scale.max(f64::MIN_POSITIVE);
-                assert!(
-                    err <= tolerance::<T>(),
-                    "{}: ∂L/∂x{i}[{e}] part {part}: {exact:e} vs finite differences {fd:e} (error {err:e})",
-                    loss.name()
-                );
-                worst = worst.max(err);
-            }
-        }
-    }
-    (eager, worst)
-}
-
-/// Asserts that both faces report `op`'s `output` as not differentiable,
-/// with a reason containing `why`.
-fn reported<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
-    p: &P,
-    loss: &L,
-    xs: &[Input<T>],
-    (op, output, why): (&str, &str, &str),
-) {
-    let faces = [("eager", eager_grad(p.clone(), loss, xs)), ("traced", traced_grad(p, loss, xs))];
-    for (face, result) in faces {
-        match result {
-            Err(Error::NotDifferentiable { op: o, output: out, why: w }) => {
-                assert_eq!((o, out), (op, output), "{} ({face}): {w}", loss.name());
-                assert!(w.contains(why), "{} ({face}): reason `{w}` does not mention `{why}`", loss.name());
-            }
-            Err(e) => panic!("{} ({face}): expected NotDifferentiable, got {e}", loss.name()),
-            Ok(g) => panic!("{} ({face}): expected NotDifferentiable, got the gradient {g:?}", loss.name()),
-        }
-    }
+    let report = check(p, loss, xs);
+    let g = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{}: eager: {e}", loss.name()));
+    (g, report.grad_vs_fd)
 }
 
 const TIE: (&str, &str, &str) = ("svd", "u", "tied singular values");
@@ -296,7 +99,7 @@ where
     }
     for s in [[2.0, 2.0, 1.0], NEAR_TIE] {
         let xs = vec![Input::matrix(&seed_matrix::<T>(&s)), w.clone()];
-        reported(p, &SvdLoss::ProjU(1), &xs, TIE);
+        assert_reported(p, &SvdLoss::ProjU(1), &xs, TIE);
     }
     worst
 }
@@ -347,11 +150,11 @@ where
         let xs = |r| vec![a.clone(), weight::<T>(r, 12)];
         worst = worst.max(agrees(p, &SvdLoss::ProjU(2), &xs(m)).1);
         worst = worst.max(agrees(p, &SvdLoss::ProjV(2), &xs(n)).1);
-        reported(p, &SvdLoss::ProjU(1), &xs(m), TIE);
-        reported(p, &SvdLoss::ProjV(1), &xs(n), ("svd", "vh", "tied singular values"));
+        assert_reported(p, &SvdLoss::ProjU(1), &xs(m), TIE);
+        assert_reported(p, &SvdLoss::ProjV(1), &xs(n), ("svd", "vh", "tied singular values"));
     }
     if !T::DTYPE.is_complex() {
-        reported(p, &SvdLoss::Entry(0), std::slice::from_ref(&tall), TIE);
+        assert_reported(p, &SvdLoss::Entry(0), std::slice::from_ref(&tall), TIE);
     }
     worst
 }
@@ -377,16 +180,16 @@ where
     worst = worst.max(agrees(p, &SvdLoss::SumSquares, std::slice::from_ref(&zero)).1);
     worst = worst.max(agrees(p, &SvdLoss::Top(2), std::slice::from_ref(&tied)).1);
     for via in [Via::Vals, Via::Thin, Via::NormNuc] {
-        reported(p, &SvdLoss::Nuclear(via), std::slice::from_ref(&zero), ("svd", "s", "kink"));
+        assert_reported(p, &SvdLoss::Nuclear(via), std::slice::from_ref(&zero), ("svd", "s", "kink"));
         // Away from the zero the nuclear norm is smooth.
         worst = worst.max(agrees(p, &SvdLoss::Nuclear(via), std::slice::from_ref(&tied)).1);
     }
-    reported(p, &SvdLoss::Top(1), std::slice::from_ref(&tied), ("svd", "s", "tied singular values"));
+    assert_reported(p, &SvdLoss::Top(1), std::slice::from_ref(&tied), ("svd", "s", "tied singular values"));
     worst
 }
 
 #[test]
-fn values_symmetric_exact_kinks_reported() {
+fn values_symmetric_exact_kinks_assert_reported() {
     let p = Cpu::default();
     let worst = values::<f64, _>(&p).max(values::<C64, _>(&p));
     println!("values: worst reverse-mode error vs FD {worst:.1e}");
@@ -395,12 +198,12 @@ fn values_symmetric_exact_kinks_reported() {
 /// The projector onto the singular vector of a zero value (4×3, whose
 /// left null space is two-dimensional): reported.
 #[test]
-fn null_space_vector_is_reported() {
+fn null_space_vector_is_assert_reported() {
     let p = Cpu::default();
     let xs = vec![Input::matrix(&seed_matrix::<f64>(&[2.0, 1.0, 0.0])), weight::<f64>(4, 13)];
-    reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
+    assert_reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
     let xs = vec![Input::matrix(&seed_matrix::<C64>(&[2.0, 1.0, 0.0])), weight::<C64>(4, 13)];
-    reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
+    assert_reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
 }
 
 /// A complex 4×3 matrix with distinct singular values whose first left
@@ -435,7 +238,7 @@ fn complex_phase() {
     let p = Cpu::default();
     let (a, r) = phase_case(&p);
     let xs = vec![Input::matrix(&a)];
-    reported(&p, &SvdLoss::Entry(0), &xs, ("svd", "u", "complex phase"));
+    assert_reported(&p, &SvdLoss::Entry(0), &xs, ("svd", "u", "complex phase"));
     let (_, worst) = agrees(&p, &SvdLoss::Entry(r), &xs);
     println!("Re U[{r}, 0] at the pivot row: reverse-mode error vs FD {worst:.1e}");
 }
@@ -453,14 +256,14 @@ where
     let xs = vec![a.clone(), weight::<T>(5, 14)];
     let mut worst = agrees(p, &EighLoss::Proj(0, 2), &xs).1;
     worst = worst.max(agrees(p, &EighLoss::SumSquares, std::slice::from_ref(&a)).1);
-    reported(p, &EighLoss::Proj(0, 1), &xs, ("eigh", "v", "tied eigenvalues"));
+    assert_reported(p, &EighLoss::Proj(0, 1), &xs, ("eigh", "v", "tied eigenvalues"));
     worst = worst.max(agrees(p, &EighLoss::Bottom(2), std::slice::from_ref(&a)).1);
-    reported(p, &EighLoss::Bottom(1), &[a], ("eigh", "w", "tied eigenvalues"));
+    assert_reported(p, &EighLoss::Bottom(1), &[a], ("eigh", "w", "tied eigenvalues"));
     worst
 }
 
 #[test]
-fn eigh_lowest_two_exact_first_alone_reported() {
+fn eigh_lowest_two_exact_first_alone_assert_reported() {
     let p = Cpu::default();
     let worst = eigh_tie::<f64, _>(&p).max(eigh_tie::<C64, _>(&p));
     println!("eigh (1, 1, 2, 3, 4): worst reverse-mode error vs FD {worst:.1e}");
@@ -475,7 +278,7 @@ fn batched() {
     let w = Rng::new(15).matrix::<f64>(4, 4);
     let xs = vec![Input::batch(&mats), Input::batch(&[w.clone(), w])];
     let (_, worst) = agrees(&p, &SvdLoss::ProjU(2), &xs);
-    reported(&p, &SvdLoss::ProjU(1), &xs, TIE);
+    assert_reported(&p, &SvdLoss::ProjU(1), &xs, TIE);
     println!("batched P₂: reverse-mode error vs FD {worst:.1e}");
 }
 
@@ -489,9 +292,9 @@ fn extreme_scales() {
         let zero: Vec<f64> = [2.0, 1.0, 0.0].iter().map(|x| x * scale).collect();
         let xs = vec![Input::matrix(&seed_matrix::<f64>(&tie)), weight::<f64>(4, 16)];
         let (_, worst) = agrees(&p, &SvdLoss::ProjU(2), &xs);
-        reported(&p, &SvdLoss::ProjU(1), &xs, TIE);
+        assert_reported(&p, &SvdLoss::ProjU(1), &xs, TIE);
         let a = Input::matrix(&seed_matrix::<f64>(&zero));
-        reported(&p, &SvdLoss::Nuclear(Via::Vals), std::slice::from_ref(&a), ("svd", "s", "kink"));
+        assert_reported(&p, &SvdLoss::Nuclear(Via::Vals), std::slice::from_ref(&a), ("svd", "s", "kink"));
         println!("scale {scale:e}: P₂ reverse-mode error vs FD {worst:.1e}");
     }
 }

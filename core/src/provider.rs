@@ -24,6 +24,12 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the op is a check of reverse mode (`SvdGaugeCheck`,
+    /// `EighGaugeCheck`): an assertion that program passes never remove.
+    pub fn is_check(&self) -> bool {
+        matches!(self, Op::Linalg(LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_)))
+    }
+
     /// The op's name as used in messages.
     pub fn name(&self) -> &'static str {
         match self {

@@ -20,16 +20,12 @@
 //! end of the first group (exact at ties), the same through
 //! `svd_truncated`, the low-rank reconstruction ⟨W, A_p⟩ through
 //! `low_rank_approx`; where a group of ≥ 2 nonzero values exists, p inside
-//! it (a projector, a partial sum and a truncation splitting the group:
-//! reported); the projector onto a null-space vector of a tall matrix
-//! (reported); Re U[0, 0] of real input (reported at a tie in the first
-//! group). eigh losses: Σ w², w₁ + … + w_p and the projector onto the
-//! eigenvectors of the lowest group (exact), and the same splitting a tied
-//! group (reported).
-//!
-//! Not generated: `low_rank_approx` with its cut inside a tied group — its
-//! own rule has no gauge check, and the tangent there is finite but
-//! meaningless (the support table's caveat says so).
+//! it (a projector, a partial sum, a truncation and a low-rank
+//! reconstruction splitting the group: reported); the projector onto a
+//! null-space vector of a tall matrix (reported); Re U[0, 0] of real input
+//! (reported at a tie in the first group). eigh losses: Σ w², w₁ + … + w_p
+//! and the projector onto the eigenvectors of the lowest group (exact), and
+//! the same splitting a tied group (reported).
 
 use lindiff_core::{Element, Host, Provider, Scalar};
 use lindiff_cpu::Cpu;
@@ -145,6 +141,8 @@ enum Expect {
 }
 
 const SPLIT_U: Expect = Expect::Reported("svd", "u", "tied singular values");
+const SPLIT_TRUNCATED: Expect = Expect::Reported("svd_truncated", "u", "tied singular values");
+const SPLIT_LOW_RANK: Expect = Expect::Reported("low_rank_approx", "a_p", "tied singular values");
 const SPLIT_S: Expect = Expect::Reported("svd", "s", "tied singular values");
 const KINK: Expect = Expect::Reported("svd", "s", "kink");
 const NULL: Expect = Expect::Reported("svd", "u", "null space");
@@ -198,7 +196,8 @@ fn svd_losses(groups: &[Group], m: usize, n: usize, complex: bool) -> Vec<(SvdLo
     if let Some(p) = c.split {
         list.push((SvdLoss::ProjU(p), SPLIT_U));
         list.push((SvdLoss::Top(p), SPLIT_S));
-        list.push((SvdLoss::Truncated(p), SPLIT_U));
+        list.push((SvdLoss::Truncated(p), SPLIT_TRUNCATED));
+        list.push((SvdLoss::LowRank(p), SPLIT_LOW_RANK));
     }
     if let (Some(z), true) = (c.zero, m > k) {
         list.push((SvdLoss::ColU(z), NULL));
@@ -347,4 +346,3 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
 fn generated_spectral_suite_cpu() {
     suite(&Cpu::new());
 }
-

@@ -78,7 +78,7 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
         (LinalgOp::Pinv(Pinv::default()), vec![ta.clone()]),
         (LinalgOp::Lstsq(Lstsq::default()), vec![ta.clone(), tb.clone()]),
         (
-            LinalgOp::SvdGaugeCheck(SvdGaugeCheck),
+            LinalgOp::SvdGaugeCheck(SvdGaugeCheck::default()),
             vec![ta.clone(), tv.clone(), ta.clone(), ta.clone(), tv.clone(), ta.clone()],
         ),
         (LinalgOp::EighGaugeCheck(EighGaugeCheck), vec![ta.clone(), tv.clone(), tv.clone(), ta.clone()]),

@@ -64,7 +64,7 @@ fn every_op() -> Vec<(LinalgOp, Vec<TensorMeta>)> {
         (LinalgOp::Polar(Polar), vec![a()]),
         (LinalgOp::Pinv(Pinv::default()), vec![a()]),
         (LinalgOp::Lstsq(Lstsq::default()), vec![a(), b()]),
-        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck), vec![a(), tau(), a(), a(), tau(), a()]),
+        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck::default()), vec![a(), tau(), a(), a(), tau(), a()]),
         (LinalgOp::EighGaugeCheck(EighGaugeCheck), vec![a(), tau(), tau(), a()]),
     ]
 }
@@ -191,9 +191,9 @@ fn table() -> Vec<(LinalgOp, Vec<TensorMeta>, &'static str)> {
         (LinalgOp::LuFactorSolve(LuFactorSolve), vec![f64s(&[3, 3, 2]), f64s(&[3, 1, 4])], "lu_factor_solve: argument `b` (3×1×4) and `a` (3×3×2) have different batch dims (no broadcasting)"),
         (LinalgOp::Lstsq(Lstsq::default()), vec![f64s(&[3, 3, 2]), f64s(&[3, 1])], "lstsq: argument `b` (3×1) and `a` (3×3×2) have different batch dims (no broadcasting)"),
         // Gauge checks: cotangents shaped like their primals, real values.
-        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck), vec![f64s(&[4, 3]), f64s(&[3]), f64s(&[3, 5]), f64s(&[4, 2]), f64s(&[3]), f64s(&[3, 5])], "svd_gauge_check: argument `gu` must have 3 columns to match `u`, got 4×2"),
-        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck), vec![f64s(&[4, 3]), f64s(&[3]), f64s(&[3, 5]), f64s(&[4, 3]), f64s(&[2]), f64s(&[3, 5])], "svd_gauge_check: argument `gs` must have 3 elements to match `s`, got [2]"),
-        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck), vec![f64s(&[4, 3]), f64s(&[3]), f64s(&[2, 5]), f64s(&[4, 3]), f64s(&[3]), f64s(&[2, 5])], "svd_gauge_check: argument `vh` must have 3 rows to match `s`, got 2×5"),
+        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck::default()), vec![f64s(&[4, 3]), f64s(&[3]), f64s(&[3, 5]), f64s(&[4, 2]), f64s(&[3]), f64s(&[3, 5])], "svd_gauge_check: argument `gu` must have 3 columns to match `u`, got 4×2"),
+        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck::default()), vec![f64s(&[4, 3]), f64s(&[3]), f64s(&[3, 5]), f64s(&[4, 3]), f64s(&[2]), f64s(&[3, 5])], "svd_gauge_check: argument `gs` must have 3 elements to match `s`, got [2]"),
+        (LinalgOp::SvdGaugeCheck(SvdGaugeCheck::default()), vec![f64s(&[4, 3]), f64s(&[3]), f64s(&[2, 5]), f64s(&[4, 3]), f64s(&[3]), f64s(&[2, 5])], "svd_gauge_check: argument `vh` must have 3 rows to match `s`, got 2×5"),
         (LinalgOp::EighGaugeCheck(EighGaugeCheck), vec![f64s(&[3, 3]), f64s(&[3]), f64s(&[3]), f64s(&[3, 2])], "eigh_gauge_check: argument `gv` must have 3 columns to match `v`, got 3×2"),
         (LinalgOp::EighGaugeCheck(EighGaugeCheck), vec![meta(DType::C64, &[3, 3]), meta(DType::C64, &[3]), f64s(&[3]), meta(DType::C64, &[3, 3])], "eigh_gauge_check: argument `w` must have dtype f64, got c64"),
         (LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)), vec![f64s(&[3, 3, 2]), i64s(&[3, 2]), i64s(&[3, 5]), f64s(&[3, 1, 2])], "full_piv_lu_solve_prepared: argument `col_perm` (3×5) and `lu` (3×3×2) have different batch dims (no broadcasting)"),

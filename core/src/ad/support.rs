@@ -337,8 +337,9 @@ const SIGN: &str = concat!("locally constant for real input (a zero tangent); co
 const LOGABSDET: &str = singular!();
 const LOW_RANK: &str = "needs the kept values separated from the discarded ones (s_p > s_{p+1}, and no \
                         value at a tolerance threshold); exact with ties inside the kept block; at a tie \
-                        across the cut (within 10·k·eps·s_max) the tangent is finite but meaningless (the \
-                        cross coupling is cut off)";
+                        across the cut (within 10·k·eps·s_max) reverse mode reports NotDifferentiable \
+                        (forward mode's tangent there is finite but meaningless: the cross coupling is \
+                        cut off)";
 const POLAR: &str = "needs a of full rank; exact with tied singular values; at a zero singular value the \
                      tangent is finite (1/s cut off) but meaningless";
 const PINV: &str = "constant-rank derivative: exact where the dropped singular values are zero (full \

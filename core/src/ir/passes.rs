@@ -3,7 +3,8 @@
 //! is replaced by the cheaper op [`LinalgOp::prune`] names (an SVD whose
 //! vectors are unused becomes `SvdVals`, one whose V is unused drops it,
 //! `Eigh` with only `w` used becomes `EighVals`); fused solves are never
-//! pruned.
+//! pruned. Check ops (reverse mode's gauge checks) are never removed: they
+//! are assertions whose failure is the result.
 
 use super::{Instr, Program};
 use crate::error::Result;
@@ -32,7 +33,9 @@ pub fn optimize<const I: usize, const V: usize>(program: &mut Program<I, V>) -> 
                 .map(|(i, _)| i)
                 .collect::<heapless::Vec<usize, MAX_OUTPUTS>>(),
         );
-        if used == Live::NONE {
+        // Checks (reverse mode's gauge checks) are assertions: kept even
+        // when nothing reads their outputs.
+        if used == Live::NONE && !instr.op.is_check() {
             changed += 1;
             continue;
         }

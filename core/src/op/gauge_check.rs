@@ -50,7 +50,42 @@ use crate::tensor::TensorMeta;
 /// Zero matrices stand for a factor that was not computed (with a zero
 /// cotangent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct SvdGaugeCheck;
+pub struct SvdGaugeCheck(pub GaugeOf);
+
+/// The op whose cotangents an [`SvdGaugeCheck`] checks, named in its error:
+/// the check runs on a thin SVD's factors, which for `SvdTruncated` and
+/// `LowRankApprox` are the factors their rules recompute.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GaugeOf {
+    /// `Svd`, `SvdVals`, `SvdFull`: reported as op "svd".
+    #[default]
+    Svd,
+    /// `SvdTruncated`: reported as op "svd_truncated".
+    SvdTruncated,
+    /// `LowRankApprox` (cotangents G V diag(s_K), diag(s_K) Uᴴ G of its
+    /// a_p): reported as op "low_rank_approx", output "a_p".
+    LowRankApprox,
+}
+
+impl GaugeOf {
+    /// The op named in the error.
+    pub fn op(self) -> &'static str {
+        match self {
+            GaugeOf::Svd => "svd",
+            GaugeOf::SvdTruncated => "svd_truncated",
+            GaugeOf::LowRankApprox => "low_rank_approx",
+        }
+    }
+
+    /// The output named in the error for a violation found on the factor
+    /// output `factor` ("u", "s" or "vh").
+    pub fn output(self, factor: &'static str) -> &'static str {
+        match self {
+            GaugeOf::LowRankApprox => "a_p",
+            GaugeOf::Svd | GaugeOf::SvdTruncated => factor,
+        }
+    }
+}
 
 /// `v` (n×n), `w` (n, real) of an eigh and the cotangents `gw`, `gv` →
 /// `gw`, `gv` unchanged, or `Error::NotDifferentiable { op: "eigh", .. }`

@@ -38,7 +38,7 @@ pub use det::{Adjugate, Det, Slogdet};
 pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
-pub use gauge_check::{EighGaugeCheck, SvdGaugeCheck};
+pub use gauge_check::{EighGaugeCheck, GaugeOf, SvdGaugeCheck};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };

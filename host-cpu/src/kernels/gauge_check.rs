@@ -26,7 +26,7 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef, Par};
-use lindiff_core::op::{EighGaugeCheck, SvdGaugeCheck};
+use lindiff_core::op::{EighGaugeCheck, GaugeOf, SvdGaugeCheck};
 use lindiff_core::{LinalgOp, RealScalar, Scalar};
 
 /// The real type of `T`.
@@ -174,7 +174,7 @@ fn values<'a, T: Field>(item: &'a Item<'_>, input: usize) -> impl Fn(usize) -> R
 }
 
 /// The SVD check of one item (module docs).
-fn check_svd<T: Field>(item: &Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {
+fn check_svd<T: Field>(item: &Item<'_>, of: GaugeOf, stack: &mut MemStack) -> Result<(), Failure> {
     let (u, vh, gu, gvh) = (item.mat::<T>(0), item.mat::<T>(2), item.mat::<T>(3), item.mat::<T>(5));
     let k = u.ncols();
     // The right factor as columns: A = (Vᴴ)ᵀ, B = (gVᴴ)ᵀ (module docs).
@@ -224,7 +224,8 @@ fn check_svd<T: Field>(item: &Item<'_>, stack: &mut MemStack) -> Result<(), Fail
             }
         }
     }
-    worst.verdict("svd", norm)
+    worst.output = of.output(worst.output);
+    worst.verdict(of.op(), norm)
 }
 
 /// The eigh check of one item (module docs).
@@ -266,7 +267,7 @@ impl<T: Field> Kernel<T> for SvdGaugeCheck {
     }
 
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
-        check_svd::<T>(item, stack)?;
+        check_svd::<T>(item, self.0, stack)?;
         let (gu, gvh) = (item.mat::<T>(3), item.mat::<T>(5));
         copy_values::<T>(item, 4, 1, gu.ncols());
         item.out_mat::<T>(0).copy_from(gu);

@@ -20,6 +20,9 @@
 //! * `SvdTruncated`: the whole thin SVD (recomputed, as its rule does) with
 //!   the cotangents of the discarded triplets masked off, so a cut through a
 //!   tied group is reported.
+//! * `LowRankApprox`: the SVD cotangents equivalent to its a_p's on the
+//!   recomputed thin SVD (a cut through a tied group is reported as
+//!   `low_rank_approx`/`a_p`).
 //! * `Eigh`, `EighVals`: likewise with w, v (zeros for `EighVals`).
 //! * Options with a derivative broadening ε (`derivative_eps`) reproduce
 //!   the reference's rule, which does not check: no check there.
@@ -32,7 +35,8 @@ use crate::ad::rules::{kept_mask, Primals};
 use crate::error::{Error, Result};
 use crate::face::Face;
 use crate::op::{
-    Eigh, EighGaugeCheck, EighVals, LinalgOp, Svd, SvdFull, SvdGaugeCheck, SvdVals, MAX_OUTPUTS,
+    Eigh, EighGaugeCheck, EighVals, GaugeOf, LinalgOp, MatOp, Svd, SvdFull, SvdGaugeCheck, SvdVals,
+    MAX_OUTPUTS,
 };
 use crate::prim::BinaryOp;
 use crate::provider::Op;
@@ -64,11 +68,12 @@ pub(super) fn check<F: Face>(
     let a = primals.input(0);
     match l {
         LinalgOp::Svd(Svd(o)) if o.derivative_eps.is_none() => {
-            let checked = svd(face, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
+            let checked = svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
             Ok(Some(checked.into_iter().collect()))
         }
         LinalgOp::SvdVals(SvdVals(o)) if o.derivative_eps.is_none() => {
-            let [_, gs, _] = svd(face, a, [None, out(0), None], [Tangent::Zero, ct(0), Tangent::Zero])?;
+            let [_, gs, _] =
+                svd(face, GaugeOf::Svd, a, [None, out(0), None], [Tangent::Zero, ct(0), Tangent::Zero])?;
             Ok(Some([gs].into_iter().collect()))
         }
         LinalgOp::SvdFull(SvdFull(o)) if o.derivative_eps.is_none() => {
@@ -86,7 +91,7 @@ pub(super) fn check<F: Face>(
             if let (true, Some(full)) = (completion_vh, &vh) {
                 vh = Some(face.slice(full, [0, 0], [k, n])?);
             }
-            let checked = svd(face, a, [u, out(1), vh], [ct(0), ct(1), ct(2)])?;
+            let checked = svd(face, GaugeOf::Svd, a, [u, out(1), vh], [ct(0), ct(1), ct(2)])?;
             Ok(Some(checked.into_iter().collect()))
         }
         LinalgOp::SvdTruncated(_) => {
@@ -107,8 +112,32 @@ pub(super) fn check<F: Face>(
                     };
                 }
             }
-            let [gu, gs, gvh] = svd(face, a, [Some(full.u), Some(full.s), Some(full.vh)], masked)?;
+            let factors = [Some(full.u), Some(full.s), Some(full.vh)];
+            let [gu, gs, gvh] = svd(face, GaugeOf::SvdTruncated, a, factors, masked)?;
             Ok(Some([gu, gs, gvh, ct(3)].into_iter().collect()))
+        }
+        LinalgOp::LowRankApprox(_) => {
+            // a_p = U diag(κ∘s) Vᴴ (κ the kept mask): its cotangent G is
+            // the SVD cotangent gU = G V diag(κ∘s), gVᴴ = diag(κ∘s) Uᴴ G
+            // (gs only adds kept values' sums, which the check does not
+            // need). A cut through a tied group makes a_U + a_V nonzero on
+            // the pair across it. The check's outputs are not needed
+            // downstream: the program passes keep check ops (`ir/passes.rs`).
+            let Tangent::Value(g) = ct(0) else { return Ok(None) };
+            let rank = out(1).ok_or_else(|| missing("rank"))?;
+            let full = face.svd(a)?;
+            let k = rows_cols(face, a).0.min(rows_cols(face, a).1);
+            let real = face.meta(&full.s).dtype;
+            let kappa = face.rank_mask(&rank, k, real)?;
+            let ks = face.binary(BinaryOp::Mul, &kappa, &full.s)?;
+            let gv = face.matmul_with(&g, MatOp::Identity, &full.vh, MatOp::Adjoint)?;
+            let gu = face.scale_cols(&gv, &ks)?;
+            let ug = face.matmul_with(&full.u, MatOp::Adjoint, &g, MatOp::Identity)?;
+            let gvh = face.scale_rows(&ug, &ks)?;
+            let factors = [Some(full.u), Some(full.s), Some(full.vh)];
+            let cts = [Tangent::Value(gu), Tangent::Zero, Tangent::Value(gvh)];
+            svd(face, GaugeOf::LowRankApprox, a, factors, cts)?;
+            Ok(None)
         }
         LinalgOp::Eigh(Eigh(o)) if o.derivative_eps.is_none() => {
             let checked = eigh(face, a, [out(0), out(1)], [ct(0), ct(1)])?;
@@ -182,10 +211,11 @@ fn rejoin<T: Clone, const N: usize>(
     }))
 }
 
-/// Runs `SvdGaugeCheck` on thin factors `[u, s, vh]` (a missing factor as
-/// zeros) and cotangents `[gu, gs, gvh]`.
+/// Runs `SvdGaugeCheck` (reporting as `of`) on thin factors `[u, s, vh]`
+/// (a missing factor as zeros) and cotangents `[gu, gs, gvh]`.
 fn svd<F: Face>(
     face: &mut F,
+    of: GaugeOf,
     a: &F::Tensor,
     [u, s, vh]: [Option<F::Tensor>; 3],
     cts: [Tangent<F::Tensor>; 3],
@@ -210,7 +240,7 @@ fn svd<F: Face>(
     let gu = value_or_zeros(face, &cts[0], &u, zero_u.as_ref())?;
     let gs = value_or_zeros(face, &cts[1], &s, None)?;
     let gvh = value_or_zeros(face, &cts[2], &vh, zero_vh.as_ref())?;
-    let check = Op::Linalg(LinalgOp::SvdGaugeCheck(SvdGaugeCheck));
+    let check = Op::Linalg(LinalgOp::SvdGaugeCheck(SvdGaugeCheck(of)));
     let outs = face.apply(check, &[&u, &s, &vh, &gu, &gs, &gvh])?;
     rejoin(cts, outs)
 }

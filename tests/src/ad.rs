@@ -413,6 +413,8 @@ where
         };
         assert_eq!(bits(e), bits(t), "{name}: eager and traced gradients of input {i} differ");
     }
+    let finite = |x: &T| x.re().to_f64().is_finite() && x.im().to_f64().is_finite();
+    assert!(eager.iter().flatten().all(finite), "{name}: non-finite gradient {eager:?}");
     let g_norm = eager.iter().flatten().map(|x| x.abs2().to_f64()).sum::<f64>().sqrt();
     for _ in 0..3 {
         let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();

@@ -152,51 +152,9 @@ impl Loss for LstsqLoss {
     }
 }
 
-/// Reverse mode: eager and traced gradients bit-identical, and ⟨g, d⟩
-/// against forward mode along three random directions (≤ 1e-12 relative).
-/// Returns the worst dot-product error.
-fn reverse<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
-    p: &P,
-    loss: &L,
-    xs: &[Input<T>],
-) -> f64
-where
-    Re<T>: Element,
-{
-    let name = loss.name();
-    let eager = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{name}: eager gradient: {e}"));
-    let traced = traced_grad(p, loss, xs).unwrap_or_else(|e| panic!("{name}: traced gradient: {e}"));
-    assert_eq!(eager.len(), xs.len(), "{name}: one gradient per input");
-    for (i, (e, t)) in eager.iter().zip(&traced).enumerate() {
-        // `run_program` returns whole pool buffers, which may be longer
-        // than the tensor: compare the tensor's elements.
-        let same = e.len() <= t.len()
-            && e.iter().zip(t).all(|(x, y)| {
-                x.re().to_f64().to_bits() == y.re().to_f64().to_bits()
-                    && x.im().to_f64().to_bits() == y.im().to_f64().to_bits()
-            });
-        assert!(same, "{name}: eager and traced gradients of input {i} differ: {e:?} vs {t:?}");
-        assert!(e.iter().all(|x| x.re().to_f64().is_finite() && x.im().to_f64().is_finite()));
-    }
-    let mut rng = Rng::new(0xd07 ^ xs.len() as u64);
-    let mut worst = 0.0_f64;
-    for _ in 0..3 {
-        let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
-        let jvp = forward(p.clone(), loss, xs, &ds).unwrap_or_else(|e| panic!("{name}: jvp: {e}"));
-        let vjp: f64 = eager.iter().zip(&ds).map(|(g, d)| inner(g, &d.data)).sum();
-        let norms: f64 = eager
-            .iter()
-            .zip(&ds)
-            .map(|(g, d)| g.iter().map(|x| x.abs2().to_f64()).sum::<f64>().sqrt() * d.norm())
-            .sum();
-        let err = (vjp - jvp).abs() / jvp.abs().max(vjp.abs()).max(norms * 1e-3);
-        assert!(err <= 1e-12, "{name}: <g, d> = {vjp:e} but the jvp is {jvp:e} ({err:e})");
-        worst = worst.max(err);
-    }
-    worst
-}
-
-/// [`check`] and [`reverse`]; the worst forward-vs-FD and dot-product errors.
+/// The harness's [`check`] (forward mode vs FD, eager and traced gradients
+/// bit-identical, the dot-product test, entrywise FD on small inputs): the
+/// forward-vs-FD and dot-product errors.
 fn both<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
     p: &P,
     loss: &L,
@@ -206,7 +164,7 @@ where
     Re<T>: Element,
 {
     let r: Report = check(p, loss, xs);
-    (r.forward_vs_fd, reverse(p, loss, xs))
+    (r.forward_vs_fd, r.dot_product)
 }
 
 /// The worst errors so far (forward vs FD, dot product).
@@ -272,6 +230,42 @@ fn full_rank_tall_wide_square_batched() {
     let complex = full_rank_suite::<C64, _>(&p, 2);
     eprintln!(
         "full rank: fd {:.1e} / dot {:.1e} (f64), fd {:.1e} / dot {:.1e} (c64)",
+        real.0, real.1, complex.0, complex.1
+    );
+}
+
+/// Tied and nearly tied singular values (where the plain SVD route loses
+/// all precision): the rules divide by no gap inside the kept spectrum, so
+/// they stay exact. Tall and wide, f64 and c64.
+fn ties_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64) -> Worst
+where
+    Re<T>: Element,
+{
+    let mut rng = Rng::new(seed);
+    let dtype = T::DTYPE;
+    let mut worst = Worst::default();
+    for s in [[2.0, 2.0, 1.0], [2.0, 2.0 - 1e-13, 1.0], [1.5, 1.5, 1.5]] {
+        for (m, n) in [(5, 3), (3, 5)] {
+            let a = Input::matrix(&rng.with_spectrum::<T>(m, n, &s));
+            let w = random::<T>(&mut rng, n, m, 0);
+            let loss = PinvLoss { source: Source::Input, rtol: None, dtype };
+            worst.add(both(p, &loss, &[a.clone(), w]));
+            let b = random::<T>(&mut rng, m, 2, 0);
+            let wx = random::<T>(&mut rng, n, 2, 0);
+            let weighted = LstsqLoss { source: Source::Input, obs: Obs::Weighted, rtol: None, dtype };
+            worst.add(both(p, &weighted, &[a, b, wx]));
+        }
+    }
+    worst
+}
+
+#[test]
+fn tied_and_nearly_tied_values() {
+    let p = Cpu::default();
+    let real = ties_suite::<f64, _>(&p, 21);
+    let complex = ties_suite::<C64, _>(&p, 22);
+    eprintln!(
+        "ties: fd {:.1e} / dot {:.1e} (f64), fd {:.1e} / dot {:.1e} (c64)",
         real.0, real.1, complex.0, complex.1
     );
 }

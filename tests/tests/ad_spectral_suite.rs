@@ -13,7 +13,9 @@
 //!   finite differences, eager and traced gradients bit-identical and
 //!   finite, the dot-product test, entrywise FD for ≤ 64 entries);
 //! * not differentiable → both reverse faces report
-//!   `Error::NotDifferentiable` naming the op, the output and the reason.
+//!   `Error::NotDifferentiable` naming the op, the output and the reason,
+//!   and forward mode (which has no cotangent to check) gives a finite
+//!   directional derivative.
 //!
 //! SVD losses: Σ s² (always), the nuclear norm (a kink at a zero value),
 //! s₁ + … + s_p and the projectors ⟨W, U_pU_pᴴ⟩, ⟨W, V_pV_pᴴ⟩ with p at the
@@ -29,7 +31,7 @@
 
 use lindiff_core::{Element, Host, Provider, Scalar};
 use lindiff_cpu::Cpu;
-use lindiff_tests::ad::{check, Input, Loss};
+use lindiff_tests::ad::{check, forward, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::spectral::{assert_reported, EighLoss, SvdLoss, Via};
 use num_complex::Complex;
@@ -253,6 +255,12 @@ fn run<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
         }
         Expect::Reported(op, output, why) => {
             assert_reported(p, loss, xs, (op, output, why));
+            // Forward mode has no cotangent to check: its tangent follows
+            // the forward's gauge and must at least be finite.
+            let mut rng = Rng::new(17);
+            let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
+            let d = forward(p.clone(), loss, xs, &ds).unwrap_or_else(|e| panic!("{label}: forward: {e}"));
+            assert!(d.is_finite(), "{label}: {}: forward-mode derivative {d}", loss.name());
             tally.reported += 1;
         }
     }

@@ -203,14 +203,17 @@ fn check_svd<T: Field>(item: &Item<'_>, of: GaugeOf, stack: &mut MemStack) -> Re
             let a_u = ah(u, gu, i, j);
             let a_v = Scalar::conj(ah(a, b, i, j));
             let (mu, mv) = (Scalar::abs(a_u), Scalar::abs(a_v));
-            let why = if i == j { SVD_PHASE } else { SVD_TIE };
-            worst.note(Scalar::abs(a_u + a_v), if mu >= mv { "u" } else { "vh" }, why);
-            if i != j {
-                worst.note(Scalar::abs(gs(i) - gs(j)), "s", SVD_VALUES);
-            }
             if zero_block {
+                // The vectors of zero values: a null-space basis, left and
+                // right apart (named as such, not as a tie or a phase).
                 worst.note(mu, "u", SVD_NULL);
                 worst.note(mv, "vh", SVD_NULL);
+            } else {
+                let why = if i == j { SVD_PHASE } else { SVD_TIE };
+                worst.note(Scalar::abs(a_u + a_v), if mu >= mv { "u" } else { "vh" }, why);
+            }
+            if i != j {
+                worst.note(Scalar::abs(gs(i) - gs(j)), "s", SVD_VALUES);
             }
         }
         if null {

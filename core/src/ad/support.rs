@@ -339,7 +339,7 @@ const LOW_RANK: &str = "needs the kept values separated from the discarded ones 
                         value at a tolerance threshold); exact with ties inside the kept block; at a tie \
                         across the cut (within 10·k·eps·s_max) reverse mode reports NotDifferentiable \
                         (forward mode's tangent there is finite but meaningless: the cross coupling is \
-                        cut off)";
+                        cut off); a Count(p) cut inside a group of zero values is not reported";
 const POLAR: &str = "needs a of full rank; exact with tied singular values; at a zero singular value the \
                      tangent is finite (1/s cut off) but meaningless";
 const PINV: &str = "constant-rank derivative: exact where the dropped singular values are zero (full \

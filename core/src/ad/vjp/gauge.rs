@@ -118,10 +118,13 @@ pub(super) fn check<F: Face>(
         }
         LinalgOp::LowRankApprox(_) => {
             // a_p = U diag(κ∘s) Vᴴ (κ the kept mask): its cotangent G is
-            // the SVD cotangent gU = G V diag(κ∘s), gVᴴ = diag(κ∘s) Uᴴ G
-            // (gs only adds kept values' sums, which the check does not
-            // need). A cut through a tied group makes a_U + a_V nonzero on
-            // the pair across it. The check's outputs are not needed
+            // the SVD cotangent gU = G V diag(κ∘s), gVᴴ = diag(κ∘s) Uᴴ G.
+            // gs = κ∘Re diag(Uᴴ G V) is left out on purpose: the check would
+            // read it as unequal inside a kept tie, or as a kink at a kept
+            // zero, where a_p is differentiable. A cut through a tied group
+            // makes a_U + a_V nonzero on the pair across it. (A cut inside
+            // a group of zero values has d = κ∘s = 0 on both sides and is
+            // not seen: a documented gap.) The check's outputs are not needed
             // downstream: the program passes keep check ops (`ir/passes.rs`).
             let Tangent::Value(g) = ct(0) else { return Ok(None) };
             let rank = out(1).ok_or_else(|| missing("rank"))?;

@@ -11,7 +11,8 @@
 //!   a pool allocator): **bit-identical**;
 //! * the gradient against central finite differences entry by entry (real
 //!   and imaginary parts) for inputs of up to [`ENTRYWISE_LIMIT`] entries:
-//!   ‖g_i − g_fd,i‖∞ ≤ 1e-8·max(‖g_i‖∞, |L|/‖x_i‖) for each input x_i;
+//!   ‖g_i − g_fd,i‖∞ ≤ 1e-8·max(‖g_i‖∞, L/‖x_i‖) for each input x_i, with
+//!   L = max(|L|, maxⱼ ‖g_j‖∞·‖x_j‖) the loss's magnitude;
 //! * the dot-product test ⟨vjp(1), t⟩ = ⟨1, jvp(t)⟩ ≤ 1e-12 relative, with
 //!   the JVP by forward mode and by the traced `jvp` program.
 //!
@@ -164,7 +165,7 @@ where
 pub struct Report {
     /// max |dL − dL_fd| / max(|dL|, |L|) over the directions tried.
     pub forward_vs_fd: f64,
-    /// max over inputs of ‖g_i − g_fd,i‖∞ / max(‖g_i‖∞, |L|/‖x_i‖) (entrywise finite differences;
+    /// max over inputs of ‖g_i − g_fd,i‖∞ / max(‖g_i‖∞, L/‖x_i‖) (entrywise finite differences;
     /// 0 when the inputs were too large to check entry by entry).
     pub grad_vs_fd: f64,
     /// max |⟨g, t⟩ − jvp(t)| / (‖g‖·‖t‖) over the directions tried
@@ -465,9 +466,15 @@ where
     let complex = T::DTYPE.is_complex();
     let mut worst = 0.0f64;
     let mut g_max = 0.0f64;
+    // The loss's magnitude: |L|, or the size of its terms when they cancel
+    // (‖g_j‖∞·‖x_j‖ over the inputs) — what finite differences resolve.
+    let l_scale = xs.iter().zip(g).fold(l.abs(), |acc, (x, gj)| {
+        let gj_max = gj.iter().take(x.data.len()).fold(0.0f64, |m, v| m.max(v.abs().to_f64()));
+        acc.max(gj_max * x.norm())
+    });
     for (i, x) in xs.iter().enumerate() {
         // Per input: a step of its own and the criterion's scale
-        // max(‖g_i‖∞, |L|/‖x_i‖), so inputs of very different scales (a
+        // max(‖g_i‖∞, L/‖x_i‖), so inputs of very different scales (a
         // matrix at 1e-150 next to a weight of order 1) are each measured
         // against their own derivative's size.
         let x_norm = x.norm().max(f64::MIN_POSITIVE);
@@ -496,7 +503,7 @@ where
             gi_max = gi_max.max(gi.abs().to_f64());
             errors.push((gi.re().to_f64() - parts[0]).abs().max((gi.im().to_f64() - parts[1]).abs()));
         }
-        let scale = gi_max.max(l.abs() / x_norm).max(f64::MIN_POSITIVE);
+        let scale = gi_max.max(l_scale / x_norm).max(f64::MIN_POSITIVE);
         worst = errors.into_iter().fold(worst, |w, e| w.max(e / scale));
         g_max = g_max.max(gi_max);
     }

@@ -25,7 +25,7 @@ use lindiff_core::op::LstsqOptions;
 use lindiff_core::prim::{BinaryOp, UnaryOp};
 use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, TensorMeta};
 use lindiff_cpu::Cpu;
-use lindiff_tests::ad::{check, eager_grad, forward, inner, traced_grad, Input, Loss, Report};
+use lindiff_tests::ad::{check, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::total;
 use num_complex::Complex;

@@ -30,7 +30,7 @@ struct ArgPlan {
 /// The per-matrix dims of a call, known before any memory exists: what
 /// `Kernel::scratch` sizes from.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Shapes {
+pub struct Shapes {
     count: usize,
     dims: [(usize, usize); MAX_INPUTS],
 }
@@ -38,7 +38,7 @@ pub(crate) struct Shapes {
 impl Shapes {
     /// Shapes from input layouts with `batch_rank` batch dims (all arguments
     /// share them, as `lindiff_core::call` checked).
-    pub(crate) fn new(inputs: &[&TensorDesc], batch_rank: usize) -> Shapes {
+    pub fn new(inputs: &[&TensorDesc], batch_rank: usize) -> Shapes {
         let mut dims = [(0, 0); MAX_INPUTS];
         for (d, desc) in dims.iter_mut().zip(inputs) {
             let (r, c, _, _) = core_layout(desc, batch_rank);
@@ -51,12 +51,12 @@ impl Shapes {
     }
 
     /// Number of matrices in the batch.
-    pub(crate) fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.count
     }
 
     /// (rows, cols) of input `i`'s matrices (vectors are len×1).
-    pub(crate) fn input(&self, i: usize) -> (usize, usize) {
+    pub fn input(&self, i: usize) -> (usize, usize) {
         self.dims[i]
     }
 }
@@ -193,7 +193,7 @@ impl<'a> BatchPlan<'a> {
 }
 
 /// One batch item: typed views of its inputs and outputs.
-pub(crate) struct Item<'p> {
+pub struct Item<'p> {
     plan: &'p BatchPlan<'p>,
     b: usize,
 }
@@ -207,7 +207,7 @@ impl<'p> Item<'p> {
     }
 
     /// Input `i` of this item as a strided matrix (vectors are len×1).
-    pub(crate) fn mat<T: Element>(&self, i: usize) -> MatRef<'p, T> {
+    pub fn mat<T: Element>(&self, i: usize) -> MatRef<'p, T> {
         let (arg, ptr) = self.input_ptr::<T>(i);
         // SAFETY: `lindiff_core::call` checked that every element of the view
         // (offset + Σ index·stride over all dims) lies inside the input's
@@ -218,7 +218,7 @@ impl<'p> Item<'p> {
     }
 
     /// Element `j` of vector input `i`.
-    pub(crate) fn get<T: Element>(&self, i: usize, j: usize) -> T {
+    pub fn get<T: Element>(&self, i: usize, j: usize) -> T {
         let (arg, ptr) = self.input_ptr::<T>(i);
         assert!(j < arg.rows * arg.cols, "kernel read past input {i}");
         // SAFETY: in bounds of the checked view (assert above), aligned,
@@ -234,14 +234,14 @@ impl<'p> Item<'p> {
     }
 
     /// `true` when output `i` is present (not switched off by the options).
-    pub(crate) fn has_output(&self, i: usize) -> bool {
+    pub fn has_output(&self, i: usize) -> bool {
         self.plan.outputs[i].is_some()
     }
 
     /// Output `i` of this item as a contiguous column-major matrix.
     ///
     /// Its memory starts uninitialised: write every element before reading.
-    pub(crate) fn out_mat<T: Element>(&mut self, i: usize) -> MatMut<'_, T> {
+    pub fn out_mat<T: Element>(&mut self, i: usize) -> MatMut<'_, T> {
         let (arg, ptr) = self.output_ptr::<T>(i);
         // SAFETY: item `b`'s region of a contiguous output lies inside the
         // output buffer (sized by `call`) and is disjoint from every other
@@ -251,11 +251,7 @@ impl<'p> Item<'p> {
     }
 
     /// Outputs `i` and `j` (different) at once, as in [`Item::out_mat`].
-    pub(crate) fn out_pair<A: Element, B: Element>(
-        &mut self,
-        i: usize,
-        j: usize,
-    ) -> (MatMut<'_, A>, MatMut<'_, B>) {
+    pub fn out_pair<A: Element, B: Element>(&mut self, i: usize, j: usize) -> (MatMut<'_, A>, MatMut<'_, B>) {
         assert_ne!(i, j, "kernel asked for the same output twice");
         let (ai, pi) = self.output_ptr::<A>(i);
         let (aj, pj) = self.output_ptr::<B>(j);
@@ -270,7 +266,7 @@ impl<'p> Item<'p> {
     }
 
     /// Writes element `j` (column-major) of output `i`.
-    pub(crate) fn set<T: Element>(&mut self, i: usize, j: usize, value: T) {
+    pub fn set<T: Element>(&mut self, i: usize, j: usize, value: T) {
         let (arg, ptr) = self.output_ptr::<T>(i);
         assert!(j < arg.rows * arg.cols, "kernel wrote past output {i}");
         // SAFETY: in bounds of item `b`'s region (assert above; contiguous),
@@ -281,7 +277,7 @@ impl<'p> Item<'p> {
 
 /// What went wrong with one matrix; `run` adds the op name and batch index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Failure {
+pub enum Failure {
     /// An input had NaN or infinity.
     NonFinite(&'static str),
     /// Cholesky met a non-positive pivot.
@@ -315,7 +311,7 @@ impl Failure {
 }
 
 /// A per-matrix computation.
-pub(crate) trait Kernel<T>: Sync {
+pub trait Kernel<T>: Sync {
     /// Scratch one matrix needs when run with `par`.
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq;
     /// Computes one batch item, writing all its present outputs.

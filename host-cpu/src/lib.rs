@@ -25,7 +25,8 @@
 
 mod batch;
 mod field;
-mod kernels;
+pub mod kernel_api;
+pub(crate) mod kernels;
 mod prims;
 pub mod svd_guard;
 

@@ -12,3 +12,57 @@ pub mod handle_provider;
 pub mod host;
 pub mod losses;
 pub mod spectral;
+
+pub use lindiff_blas::Blas;
+pub use lindiff_cpu::Cpu;
+
+use lindiff_core::{Exec, Host, Provider};
+
+/// A host provider the conformance suites run on: every suite is a function
+/// generic over `P: TestProvider` taking `&P`, and [`providers!`] turns it
+/// into one `#[test]` per provider.
+pub trait TestProvider: Provider<Memory = Host> + Copy + Default + Send + Sync + 'static {
+    /// The provider with this exec (team width, batch policy).
+    fn with_exec(exec: Exec) -> Self;
+}
+
+impl TestProvider for Cpu {
+    fn with_exec(exec: Exec) -> Self {
+        Cpu::with_exec(exec)
+    }
+}
+
+impl TestProvider for Blas {
+    fn with_exec(exec: Exec) -> Self {
+        Blas::with_exec(exec)
+    }
+}
+
+/// One `#[test]` per host provider for each listed suite.
+///
+/// Each name is a function `fn name<P: TestProvider>(provider: &P)` in the
+/// test file; `providers!(name, …)` adds a module `name` with the tests
+/// `name::cpu` and `name::blas`, which call it with `Cpu::default()` and
+/// `Blas::default()`. To run a suite on a threaded exec, build the provider
+/// inside it with `P::with_exec(…)`. Filter one provider's runs with
+/// `cargo test -- ::blas`.
+///
+/// ```ignore
+/// fn svd_shapes<P: TestProvider>(p: &P) { /* … run(p, …) … */ }
+/// lindiff_tests::providers!(svd_shapes);
+/// ```
+#[macro_export]
+macro_rules! providers {
+    ($($suite:ident),* $(,)?) => {$(
+        mod $suite {
+            #[test]
+            fn cpu() {
+                super::$suite(&$crate::Cpu::default())
+            }
+            #[test]
+            fn blas() {
+                super::$suite(&$crate::Blas::default())
+            }
+        }
+    )*};
+}

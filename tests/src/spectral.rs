@@ -52,6 +52,8 @@ pub enum SvdLoss {
     Top(usize),
     /// Re U[r, 0].
     Entry(usize),
+    /// ⟨w, u_j⟩ = Re Σ_r conj(w_r) U[r, j] (w m×1, the weight input).
+    Column(usize),
     /// ⟨W, U_p diag(s_p) V_pᴴ⟩ through `low_rank_approx` (W m×n).
     LowRank(usize),
     /// ⟨W, U_p U_pᴴ⟩ through `svd_truncated` with `Count(p)` (the masked
@@ -111,6 +113,11 @@ impl Loss for SvdLoss {
             SvdLoss::Truncated(p) => {
                 let u = f.svd_truncated(a, Truncation::Count(p))?.u;
                 projector(f, &xs[1], &u)
+            }
+            SvdLoss::Column(j) => {
+                let u = f.svd(a)?.u;
+                let uj = f.slice(&u, [0, j], [m, 1])?;
+                pairing(f, &xs[1], &uj)
             }
             SvdLoss::LowRank(p) => {
                 let (ap, _rank) = f.low_rank_approx(a, Truncation::Count(p))?;

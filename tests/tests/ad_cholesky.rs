@@ -4,9 +4,9 @@
 use lindiff_core::face::Face;
 use lindiff_core::prim::ReduceOp;
 use lindiff_core::{Element, Linalg, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Re, Rng};
+use lindiff_tests::TestProvider;
 
 /// Σ |L_ij|² weighted by a fixed pattern, so every entry matters.
 struct WeightedL;
@@ -35,10 +35,11 @@ where
     Input::matrix(&a)
 }
 
-#[test]
-fn cholesky_of_x_xh_plus_3i() {
+fn cholesky_of_x_xh_plus_3i<P: TestProvider>(provider: &P) {
     let mut rng = Rng::new(7);
     for n in [1, 3, 6] {
-        check(&Cpu::default(), &WeightedL, &[spd::<f64>(n, &mut rng)]);
+        check(provider, &WeightedL, &[spd::<f64>(n, &mut rng)]);
     }
 }
+
+lindiff_tests::providers!(cholesky_of_x_xh_plus_3i);

@@ -17,12 +17,12 @@ use lindiff_core::face::Face;
 use lindiff_core::op::MatOp;
 use lindiff_core::prim::{BinaryOp, UnaryOp};
 use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, Shape, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{lower, total};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 // ------------------------------------------------------------ losses ----
@@ -264,12 +264,12 @@ where
     }
 }
 
-#[test]
-fn cholesky_upper_triangle_is_ignored_f64() {
-    suite::<f64, _>(&Cpu::default(), 61);
+fn cholesky_upper_triangle_is_ignored_f64<P: TestProvider>(provider: &P) {
+    suite::<f64, _>(provider, 61);
 }
 
-#[test]
-fn cholesky_upper_triangle_is_ignored_c64() {
-    suite::<Complex<f64>, _>(&Cpu::default(), 62);
+fn cholesky_upper_triangle_is_ignored_c64<P: TestProvider>(provider: &P) {
+    suite::<Complex<f64>, _>(provider, 62);
 }
+
+lindiff_tests::providers!(cholesky_upper_triangle_is_ignored_f64, cholesky_upper_triangle_is_ignored_c64);

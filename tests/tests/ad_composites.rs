@@ -17,12 +17,12 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::{Face, Norm};
 use lindiff_core::prim::{BinaryOp, UnaryOp};
 use lindiff_core::{Element, Error, Host, Linalg, Provider, RealScalar, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{pattern, total};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -467,12 +467,12 @@ where
     pinv_suite::<T, P>(p, seed + 8);
 }
 
-#[test]
-fn composites_f64_on_cpu() {
-    suite::<f64, _>(&Cpu::default(), 10);
+fn composites_f64<P: TestProvider>(provider: &P) {
+    suite::<f64, _>(provider, 10);
 }
 
-#[test]
-fn composites_c64_on_cpu() {
-    suite::<C64, _>(&Cpu::default(), 20);
+fn composites_c64<P: TestProvider>(provider: &P) {
+    suite::<C64, _>(provider, 20);
 }
+
+lindiff_tests::providers!(composites_f64, composites_c64);

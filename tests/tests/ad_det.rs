@@ -16,9 +16,9 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
 use lindiff_core::{Element, Error, Host, Linalg, Provider, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, forward, Input, Loss};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// Sums a tensor over all its dims (a rank-0 tensor is returned as is).
@@ -313,7 +313,8 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
     adjugate_has_no_derivative(p);
 }
 
-#[test]
-fn det_derivatives_on_cpu() {
-    suite(&Cpu::default());
+fn det_derivatives<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(det_derivatives);

@@ -19,10 +19,10 @@ use lindiff_core::face::Face;
 use lindiff_core::op::{MatOp, Triangle};
 use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
 use lindiff_core::{DType, Element, Host, Linalg, Op, Provider, Result, Scalar, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::total;
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
@@ -263,7 +263,8 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
 }
 
 /// The suite on the CPU provider.
-#[test]
-fn eig_derivatives_on_cpu() {
-    suite(&Cpu::default());
+fn eig_derivatives<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(eig_derivatives);

@@ -20,13 +20,13 @@ use lindiff_core::face::Face;
 use lindiff_core::op::{EighOptions, MatOp, Triangle};
 use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
 use lindiff_core::{DType, Element, Error, Host, Linalg, Op, Provider, Result, Scalar, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check_forward, check_with, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value,
     CheckOptions, Input, Loss, Report,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::total;
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
@@ -382,7 +382,8 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
 }
 
 /// The suite on the CPU provider.
-#[test]
-fn eigh_derivatives_on_cpu() {
-    suite(&Cpu::default());
+fn eigh_derivatives<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(eigh_derivatives);

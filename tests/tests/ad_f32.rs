@@ -18,12 +18,12 @@ use lindiff_core::face::Face;
 use lindiff_core::op::{MatOp, Triangle, TriangularSolveOptions};
 use lindiff_core::prim::{BinaryOp, UnaryOp};
 use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, Shape, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{lower, total};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// The bound asserted on ‖g₃₂ − g₆₄‖∞ / ‖g₆₄‖∞: measured ≤ 1.5e-6 (≈ 12
@@ -423,8 +423,9 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) -> Vec<Row> {
     rows
 }
 
-#[test]
-fn f32_and_c32_derivatives_on_cpu() {
-    let rows = suite(&Cpu::default());
+fn f32_and_c32_derivatives<P: TestProvider>(provider: &P) {
+    let rows = suite(provider);
     assert_eq!(rows.len(), 2 * FAMILIES.len());
 }
+
+lindiff_tests::providers!(f32_and_c32_derivatives);

@@ -18,8 +18,8 @@ use lindiff_core::{
     DType, Exec, Face, Host, HostData, Input, Linalg, Memory, Op, Output, Provider, Result, Shape,
     TensorDesc, TensorMeta, WorkspaceReq,
 };
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{Dense, Rng};
+use lindiff_tests::TestProvider;
 
 /// A provider that counts every op it runs, by name, and delegates.
 struct CountingProvider<P> {
@@ -131,9 +131,9 @@ fn inputs(dims_a: &[usize], dims_b: &[usize], seed: u64) -> (Vec<f64>, Vec<f64>)
 /// The eager gradient with the counts of forward and backward.
 type Counted = (Vec<Vec<f64>>, HashMap<&'static str, usize>, HashMap<&'static str, usize>);
 
-fn eager(fused: Fused, dims_a: &[usize], dims_b: &[usize], a: &[f64], b: &[f64]) -> Counted {
-    let mut face: Eager<Direct<CountingProvider<Cpu>>> =
-        Eager::new(Direct::new(CountingProvider::new(Cpu::default())));
+fn eager<P: TestProvider>(fused: Fused, dims_a: &[usize], dims_b: &[usize], a: &[f64], b: &[f64]) -> Counted {
+    let mut face: Eager<Direct<CountingProvider<P>>> =
+        Eager::new(Direct::new(CountingProvider::new(P::default())));
     let ta = face.inner().tensor(dims_a, a).unwrap();
     let tb = face.inner().tensor(dims_b, b).unwrap();
     let va = face.watch(ta).unwrap();
@@ -149,7 +149,7 @@ fn eager(fused: Fused, dims_a: &[usize], dims_b: &[usize], a: &[f64], b: &[f64])
 
 /// The traced gradient program: its op names, the gradients it computes and
 /// the counts of its run.
-fn traced(
+fn traced<P: TestProvider>(
     fused: Fused,
     dims_a: &[usize],
     dims_b: &[usize],
@@ -166,7 +166,7 @@ fn traced(
     let ops: Vec<&'static str> = g.instrs().iter().map(|i| i.op.name()).collect();
     let descs =
         [TensorDesc::contiguous(meta(dims_a)).unwrap(), TensorDesc::contiguous(meta(dims_b)).unwrap()];
-    let provider = CountingProvider::new(Cpu::default());
+    let provider = CountingProvider::new(P::default());
     let compiled = g.compile(&provider, &[&descs[0], &descs[1]]).unwrap();
     provider.take();
     let mut pool = Pool::new();
@@ -236,13 +236,13 @@ fn by_hand(n: usize, r: usize, a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (ga.data, gb.data)
 }
 
-fn check_once(fused: Fused, dims_a: &[usize], dims_b: &[usize], seed: u64) {
+fn check_once<P: TestProvider>(fused: Fused, dims_a: &[usize], dims_b: &[usize], seed: u64) {
     let (a, b) = inputs(dims_a, dims_b, seed);
     let (forward_op, prepared) = fused.names();
 
     // Eager: the forward factors once, the backward not at all and uses the
     // prepared solve.
-    let (g_eager, fwd, bwd) = eager(fused, dims_a, dims_b, &a, &b);
+    let (g_eager, fwd, bwd) = eager::<P>(fused, dims_a, dims_b, &a, &b);
     println!("{fused:?} {dims_a:?} eager forward: {fwd:?}");
     println!("{fused:?} {dims_a:?} eager backward: {bwd:?}");
     assert_eq!(factorizations(&fwd), 1, "{fused:?}: forward factorizations {fwd:?}");
@@ -255,7 +255,7 @@ fn check_once(fused: Fused, dims_a: &[usize], dims_b: &[usize], seed: u64) {
 
     // Traced: the gradient program holds one factorization and the prepared
     // solve, and running it factors once.
-    let (ops, g_traced, run) = traced(fused, dims_a, dims_b, &a, &b);
+    let (ops, g_traced, run) = traced::<P>(fused, dims_a, dims_b, &a, &b);
     println!("{fused:?} {dims_a:?} traced program: {ops:?}");
     println!("{fused:?} {dims_a:?} traced run: {run:?}");
     let in_program = ops.iter().filter(|name| FACTORIZATIONS.contains(name)).count();
@@ -287,9 +287,8 @@ fn check_once(fused: Fused, dims_a: &[usize], dims_b: &[usize], seed: u64) {
 
 /// The counting wrapper sees what it should: a plain factorization followed
 /// by a prepared solve counts one of each (guards the counter itself).
-#[test]
-fn the_counter_counts() {
-    let provider = CountingProvider::new(Cpu::default());
+fn the_counter_counts<P: TestProvider>(provider: &P) {
+    let provider = CountingProvider::new(*provider);
     let mut face = Direct::new(provider);
     let (a, b) = inputs(&[3, 3], &[3, 1], 1);
     let ta = face.tensor(&[3, 3], &a).unwrap();
@@ -302,11 +301,12 @@ fn the_counter_counts() {
     assert_eq!((counts.get("lu_factor_solve"), counts.get("lu")), (Some(&1), Some(&1)));
 }
 
-#[test]
-fn reverse_mode_factors_a_once() {
+fn reverse_mode_factors_a_once<P: TestProvider>(_provider: &P) {
     for fused in [Fused::Partial, Fused::Full] {
-        check_once(fused, &[4, 4], &[4, 2], 3);
-        check_once(fused, &[3, 3], &[3, 1], 4);
-        check_once(fused, &[4, 4, 3], &[4, 2, 3], 5);
+        check_once::<P>(fused, &[4, 4], &[4, 2], 3);
+        check_once::<P>(fused, &[3, 3], &[3, 1], 4);
+        check_once::<P>(fused, &[4, 4, 3], &[4, 2, 3], 5);
     }
 }
+
+lindiff_tests::providers!(the_counter_counts, reverse_mode_factors_a_once);

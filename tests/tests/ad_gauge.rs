@@ -41,10 +41,10 @@
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::{Element, Host, Linalg, Provider, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, eager_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::spectral::{assert_reported, EighLoss, SvdLoss, Via};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -106,9 +106,8 @@ where
 
 /// P₂ and P₁ on the seed's 4×3 matrices: FD agreement where smooth,
 /// reported where P₁ splits the (near-)tie; f64 and c64.
-#[test]
-fn seed_projectors() {
-    let p = Cpu::default();
+fn seed_projectors<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let worst = seed_spectra::<f64, _>(&p).max(seed_spectra::<C64, _>(&p));
     println!("seed projectors: worst reverse-mode error vs FD {worst:.1e}");
 }
@@ -116,9 +115,8 @@ fn seed_projectors() {
 /// 4×3 diag(2, 1, 0), P₂ with a W whose symmetric part M has
 /// M[2,0] = −1.2, M[3,0] = 1.4, M[2,1] = 1.4, M[3,1] = −0.4: the gradient is
 /// exactly (I − P₂) M U₂ S₂⁻¹ V₂ᵀ = the seed's numbers.
-#[test]
-fn diagonal_with_a_zero_value_matches_the_exact_gradient() {
-    let p = Cpu::default();
+fn diagonal_with_a_zero_value_matches_the_exact_gradient<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let a = Dense::<f64>::from_fn(4, 3, |i, j| if i == j { [2.0, 1.0, 0.0][i] } else { 0.0 });
     let mut w = Dense::<f64>::zeros(4, 4);
     for (i, j, x) in
@@ -159,9 +157,8 @@ where
     worst
 }
 
-#[test]
-fn ties_tall_and_wide() {
-    let p = Cpu::default();
+fn ties_tall_and_wide<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let worst = ties::<f64, _>(&p).max(ties::<C64, _>(&p));
     println!("ties: worst reverse-mode error vs FD {worst:.1e}");
 }
@@ -188,18 +185,16 @@ where
     worst
 }
 
-#[test]
-fn values_symmetric_exact_kinks_assert_reported() {
-    let p = Cpu::default();
+fn values_symmetric_exact_kinks_reported<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let worst = values::<f64, _>(&p).max(values::<C64, _>(&p));
     println!("values: worst reverse-mode error vs FD {worst:.1e}");
 }
 
 /// The projector onto the singular vector of a zero value (4×3, whose
 /// left null space is two-dimensional): reported.
-#[test]
-fn null_space_vector_is_assert_reported() {
-    let p = Cpu::default();
+fn null_space_vector_is_reported<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let xs = vec![Input::matrix(&seed_matrix::<f64>(&[2.0, 1.0, 0.0])), weight::<f64>(4, 13)];
     assert_reported(&p, &SvdLoss::ColU(2), &xs, ("svd", "u", "null space"));
     let xs = vec![Input::matrix(&seed_matrix::<C64>(&[2.0, 1.0, 0.0])), weight::<C64>(4, 13)];
@@ -209,7 +204,7 @@ fn null_space_vector_is_assert_reported() {
 /// A complex 4×3 matrix with distinct singular values whose first left
 /// singular vector has its largest entry (the pivot the canonical phase
 /// makes real) not in row 0, and that pivot row.
-fn phase_case(p: &Cpu) -> (Dense<C64>, usize) {
+fn phase_case<P: TestProvider>(p: &P) -> (Dense<C64>, usize) {
     let mut a = seed_matrix::<C64>(&[3.0, 2.0, 1.0]);
     let pivot = |a: &Dense<C64>| {
         let mut face = Direct::new(*p);
@@ -233,9 +228,8 @@ fn phase_case(p: &Cpu) -> (Dense<C64>, usize) {
 /// Re U[0, 0] of a complex matrix depends on the phase of u₁: reported.
 /// Re U[r, 0] at the pivot row r is |U[r, 0]| (the canonical phase makes
 /// it real and positive): gauge-invariant, exact.
-#[test]
-fn complex_phase() {
-    let p = Cpu::default();
+fn complex_phase<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let (a, r) = phase_case(&p);
     let xs = vec![Input::matrix(&a)];
     assert_reported(&p, &SvdLoss::Entry(0), &xs, ("svd", "u", "complex phase"));
@@ -262,18 +256,16 @@ where
     worst
 }
 
-#[test]
-fn eigh_lowest_two_exact_first_alone_assert_reported() {
-    let p = Cpu::default();
+fn eigh_lowest_two_exact_first_alone_reported<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let worst = eigh_tie::<f64, _>(&p).max(eigh_tie::<C64, _>(&p));
     println!("eigh (1, 1, 2, 3, 4): worst reverse-mode error vs FD {worst:.1e}");
 }
 
 /// A batch of two 4×3 matrices, s = (3, 2, 1) and (2, 2, 1): P₂ is exact
 /// on both; P₁ splits the second one's tie: reported for the whole batch.
-#[test]
-fn batched() {
-    let p = Cpu::default();
+fn batched<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let mats = [seed_matrix::<f64>(&[3.0, 2.0, 1.0]), seed_matrix::<f64>(&[2.0, 2.0, 1.0])];
     let w = Rng::new(15).matrix::<f64>(4, 4);
     let xs = vec![Input::batch(&mats), Input::batch(&[w.clone(), w])];
@@ -284,9 +276,8 @@ fn batched() {
 
 /// The check is scale-free: at ‖A‖ ~ 1e±150, P₂ at the tie agrees with FD
 /// and P₁ there, the nuclear norm at a zero value, are reported.
-#[test]
-fn extreme_scales() {
-    let p = Cpu::default();
+fn extreme_scales<P: TestProvider>(provider: &P) {
+    let p = *provider;
     for scale in [1e-150, 1e150] {
         let tie: Vec<f64> = [2.0, 2.0, 1.0].iter().map(|x| x * scale).collect();
         let zero: Vec<f64> = [2.0, 1.0, 0.0].iter().map(|x| x * scale).collect();
@@ -298,3 +289,15 @@ fn extreme_scales() {
         println!("scale {scale:e}: P₂ reverse-mode error vs FD {worst:.1e}");
     }
 }
+
+lindiff_tests::providers!(
+    seed_projectors,
+    diagonal_with_a_zero_value_matches_the_exact_gradient,
+    ties_tall_and_wide,
+    values_symmetric_exact_kinks_reported,
+    null_space_vector_is_reported,
+    complex_phase,
+    eigh_lowest_two_exact_first_alone_reported,
+    batched,
+    extreme_scales,
+);

@@ -13,9 +13,9 @@ use lindiff_core::face::Face;
 use lindiff_core::op::{FullPivLuFactor, LuFactor};
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
 use lindiff_core::{Element, Host, Linalg, LinalgOp, Op, Provider, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, check_forward, eager_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// Σ |x + 1|² over every element (a real scalar).
@@ -147,7 +147,8 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
     singular::<Complex<f64>, P>(p);
 }
 
-#[test]
-fn lu_derivatives_on_cpu() {
-    suite(&Cpu::default());
+fn lu_derivatives<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(lu_derivatives);

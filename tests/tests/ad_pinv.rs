@@ -24,10 +24,10 @@ use lindiff_core::face::Face;
 use lindiff_core::op::LstsqOptions;
 use lindiff_core::prim::{BinaryOp, UnaryOp};
 use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::total;
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -223,9 +223,8 @@ where
 }
 
 /// Full rank: tall, wide, square, batched, in f64 and c64.
-#[test]
-fn full_rank_tall_wide_square_batched() {
-    let p = Cpu::default();
+fn full_rank_tall_wide_square_batched<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = full_rank_suite::<f64, _>(&p, 1);
     let complex = full_rank_suite::<C64, _>(&p, 2);
     eprintln!(
@@ -259,9 +258,8 @@ where
     worst
 }
 
-#[test]
-fn tied_and_nearly_tied_values() {
-    let p = Cpu::default();
+fn tied_and_nearly_tied_values<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = ties_suite::<f64, _>(&p, 21);
     let complex = ties_suite::<C64, _>(&p, 22);
     eprintln!(
@@ -332,9 +330,8 @@ fn orthogonalize<T: Scalar>(v: &mut [T], basis: &[Vec<T>]) {
 }
 
 /// Overdetermined systems with a large residual.
-#[test]
-fn tall_with_residual() {
-    let p = Cpu::default();
+fn tall_with_residual<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = residual_suite::<f64, _>(&p, 3);
     let complex = residual_suite::<C64, _>(&p, 4);
     eprintln!(
@@ -391,9 +388,8 @@ where
 }
 
 /// Constant-rank derivatives at rank-deficient matrices.
-#[test]
-fn rank_deficient_product() {
-    let p = Cpu::default();
+fn rank_deficient_product<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = rank_deficient_suite::<f64, _>(&p, 5);
     let complex = rank_deficient_suite::<C64, _>(&p, 6);
     eprintln!(
@@ -423,9 +419,8 @@ where
 }
 
 /// lstsq with a constant matrix.
-#[test]
-fn constant_matrix() {
-    let p = Cpu::default();
+fn constant_matrix<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = constant_suite::<f64, _>(&p, 7);
     let complex = constant_suite::<C64, _>(&p, 8);
     eprintln!(
@@ -466,9 +461,8 @@ where
 }
 
 /// The rule's A⁺ uses the forward's thresholds.
-#[test]
-fn thresholds_match_the_forward() {
-    let p = Cpu::default();
+fn thresholds_match_the_forward<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = threshold_suite::<f64, _>(&p, 9);
     let complex = threshold_suite::<C64, _>(&p, 10);
     eprintln!(
@@ -476,3 +470,12 @@ fn thresholds_match_the_forward() {
         real.0, real.1, complex.0, complex.1
     );
 }
+
+lindiff_tests::providers!(
+    full_rank_tall_wide_square_batched,
+    tied_and_nearly_tied_values,
+    tall_with_residual,
+    rank_deficient_product,
+    constant_matrix,
+    thresholds_match_the_forward,
+);

@@ -15,9 +15,9 @@ use lindiff_core::face::Face;
 use lindiff_core::op::{QrMode, QrOptions, RankRevealingQrOptions};
 use lindiff_core::prim::{BinaryOp, Pad, ReduceOp, UnaryOp};
 use lindiff_core::{Element, Error, Host, Linalg, MatOp, Op, PrimOp, Provider, Result, Scalar, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, finite_difference, forward, value, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -230,10 +230,9 @@ where
     checked(p, Path::Qr, &[batch::<T>(&mut rng, 3, 4)]);
 }
 
-#[test]
-fn qr_thin() {
-    qr_suite::<f64, _>(&Cpu::default(), 1);
-    qr_suite::<C64, _>(&Cpu::default(), 2);
+fn qr_thin<P: TestProvider>(provider: &P) {
+    qr_suite::<f64, _>(provider, 1);
+    qr_suite::<C64, _>(provider, 2);
 }
 
 /// Complete QR: R (= [R; 0]) is differentiable; Q's extra columns are not,
@@ -250,10 +249,9 @@ where
     checked(p, Path::CompleteQr, &[input::<T>(&mut rng, 4, 4)]);
 }
 
-#[test]
-fn qr_complete() {
-    complete_suite::<f64, _>(&Cpu::default(), 3);
-    complete_suite::<C64, _>(&Cpu::default(), 4);
+fn qr_complete<P: TestProvider>(provider: &P) {
+    complete_suite::<f64, _>(provider, 3);
+    complete_suite::<C64, _>(provider, 4);
 }
 
 /// Rank-revealing QR: every output is undefined, with the reason.
@@ -276,9 +274,8 @@ fn rank_revealing_suite<P: Provider<Memory = Host> + Clone>(p: &P) {
     }
 }
 
-#[test]
-fn rank_revealing_qr_is_not_differentiable() {
-    rank_revealing_suite(&Cpu::default());
+fn rank_revealing_qr_is_not_differentiable<P: TestProvider>(provider: &P) {
+    rank_revealing_suite(provider);
 }
 
 /// The seed's QR finite-difference check (SPEC.md §5: central differences,
@@ -303,9 +300,8 @@ fn seed_fd_suite<P: Provider<Memory = Host> + Clone>(p: &P) -> f64 {
     max_err
 }
 
-#[test]
-fn qr_seed_finite_differences() {
-    seed_fd_suite(&Cpu::default());
+fn qr_seed_finite_differences<P: TestProvider>(provider: &P) {
+    seed_fd_suite(provider);
 }
 
 /// Householder Q and R from `householder_qr`, and the raw state, checked
@@ -347,10 +343,9 @@ fn same_derivative<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(
     }
 }
 
-#[test]
-fn householder_factor() {
-    householder_suite::<f64, _>(&Cpu::default(), 21);
-    householder_suite::<C64, _>(&Cpu::default(), 22);
+fn householder_factor<P: TestProvider>(provider: &P) {
+    householder_suite::<f64, _>(provider, 21);
+    householder_suite::<C64, _>(provider, 22);
 }
 
 /// append_columns: Q and R of the appended state have the derivative of
@@ -380,10 +375,9 @@ where
     same_derivative(p, Path::HouseholderAppend, Path::QrConcat, &xs);
 }
 
-#[test]
-fn householder_append() {
-    append_suite::<f64, _>(&Cpu::default(), 31);
-    append_suite::<C64, _>(&Cpu::default(), 32);
+fn householder_append<P: TestProvider>(provider: &P) {
+    append_suite::<f64, _>(provider, 31);
+    append_suite::<C64, _>(provider, 32);
 }
 
 /// apply: op(Q_h) b in the state's gauge, for every op, in A and b.
@@ -402,10 +396,9 @@ where
     checked(p, Path::Apply(MatOp::Adjoint), &xs);
 }
 
-#[test]
-fn householder_apply() {
-    apply_suite::<f64, _>(&Cpu::default(), 41);
-    apply_suite::<C64, _>(&Cpu::default(), 42);
+fn householder_apply<P: TestProvider>(provider: &P) {
+    apply_suite::<f64, _>(provider, 41);
+    apply_suite::<C64, _>(provider, 42);
 }
 
 /// At an upper triangular A faer keeps identity reflectors and the state
@@ -423,7 +416,17 @@ fn triangular_suite<P: Provider<Memory = Host> + Clone>(p: &P) {
     checked(p, Path::Qr, &[a]);
 }
 
-#[test]
-fn householder_at_triangular_input_fails_loudly() {
-    triangular_suite(&Cpu::default());
+fn householder_at_triangular_input_fails_loudly<P: TestProvider>(provider: &P) {
+    triangular_suite(provider);
 }
+
+lindiff_tests::providers!(
+    qr_thin,
+    qr_complete,
+    rank_revealing_qr_is_not_differentiable,
+    qr_seed_finite_differences,
+    householder_factor,
+    householder_append,
+    householder_apply,
+    householder_at_triangular_input_fails_loudly
+);

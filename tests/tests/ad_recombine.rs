@@ -22,7 +22,6 @@
 use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
 use lindiff_core::{Element, Host, Linalg, Provider, RealScalar, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, traced_grad, traced_jvp, value, Input, Loss,
     ENTRYWISE_LIMIT,
@@ -30,6 +29,7 @@ use lindiff_tests::ad::{
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::pairing;
 use lindiff_tests::spectral::assert_reported;
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -214,9 +214,8 @@ where
 
 /// The issue's evidence: ⟨W, A_p⟩ with a tie or near-tie inside the kept
 /// block agrees with finite differences at every gap.
-#[test]
-fn low_rank_ties_inside_the_kept_block() {
-    let p = Cpu::default();
+fn low_rank_ties_inside_the_kept_block<P: TestProvider>(provider: &P) {
+    let p = *provider;
     for (i, gap) in GAPS.into_iter().enumerate() {
         let real = near_tie_suite::<f64, _>(&p, gap, 1 + i as u64);
         let complex = near_tie_suite::<C64, _>(&p, gap, 11 + i as u64);
@@ -255,9 +254,8 @@ where
 }
 
 /// `Truncation::Tolerance` and the edge cases of the kept set.
-#[test]
-fn low_rank_truncations() {
-    let p = Cpu::default();
+fn low_rank_truncations<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = truncation_suite::<f64, _>(&p, 21);
     let complex = truncation_suite::<C64, _>(&p, 22);
     eprintln!("low rank truncations: f64 {real:?}; c64 {complex:?}");
@@ -283,9 +281,8 @@ where
 }
 
 /// Batched low-rank approximation (different ranks per item) and polar.
-#[test]
-fn batched() {
-    let p = Cpu::default();
+fn batched<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = batched_suite::<f64, _>(&p, 31);
     let complex = batched_suite::<C64, _>(&p, 32);
     eprintln!("batched: f64 {real:?}; c64 {complex:?}");
@@ -309,9 +306,8 @@ where
 }
 
 /// Polar factor: exact at ties (only sums of singular values appear).
-#[test]
-fn polar_with_ties() {
-    let p = Cpu::default();
+fn polar_with_ties<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = polar_suite::<f64, _>(&p, 41);
     let complex = polar_suite::<C64, _>(&p, 42);
     eprintln!("polar: f64 {real:?}; c64 {complex:?}");
@@ -319,7 +315,7 @@ fn polar_with_ties() {
 
 /// |dL − dL_fd| / max(|dL|, |L|) along one direction for `route` (the
 /// error text when the rule reports one).
-fn directional_error<T: Scalar + Element>(
+fn directional_error<T: Scalar + Element, P: TestProvider>(
     route: Route,
     xs: &[Input<T>],
     seed: u64,
@@ -327,7 +323,7 @@ fn directional_error<T: Scalar + Element>(
 where
     Re<T>: Element,
 {
-    let p = Cpu::default();
+    let p = P::default();
     let loss = Recon(route);
     let mut rng = Rng::new(seed);
     let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
@@ -342,7 +338,7 @@ where
 /// ⟨W, U_p diag(s_p) V_pᴴ⟩ with a near-tie inside the kept block:
 /// the plain route divides by the gap inside the group and loses
 /// precision (AD-RULES.md: 1.8e-3 at a gap of 1e-13), the op does not.
-fn plain_route_suite<T: Scalar + Element>(seed: u64) -> Vec<(f64, String, f64)>
+fn plain_route_suite<T: Scalar + Element, P: TestProvider>(seed: u64) -> Vec<(f64, String, f64)>
 where
     Re<T>: Element,
 {
@@ -350,11 +346,11 @@ where
     for gap in [0.0, 1e-15, 1e-13, 1e-12, 1e-10, 1e-8] {
         let mut rng = Rng::new(seed);
         let xs = inputs::<T>(&mut rng, 5, 4, &[2.0, 2.0 - gap, 1.0, 0.5]);
-        let plain = match directional_error(Route::SvdSlices(2), &xs, seed) {
+        let plain = match directional_error::<T, P>(Route::SvdSlices(2), &xs, seed) {
             Ok(e) => format!("{e:.1e}"),
             Err(e) => format!("error: {e}"),
         };
-        let op = directional_error(Route::LowRank(Truncation::Count(2)), &xs, seed).unwrap();
+        let op = directional_error::<T, P>(Route::LowRank(Truncation::Count(2)), &xs, seed).unwrap();
         assert!(op <= 1e-8, "low_rank_approx at gap {gap:e}: error {op:e}");
         rows.push((gap, plain, op));
     }
@@ -362,9 +358,9 @@ where
 }
 
 /// The comparison the issue cites, printed for both dtypes.
-#[test]
-fn plain_svd_route_loses_precision_at_near_ties() {
-    for (label, rows) in [("f64", plain_route_suite::<f64>(51)), ("c64", plain_route_suite::<C64>(52))] {
+fn plain_svd_route_loses_precision_at_near_ties<P: TestProvider>(_provider: &P) {
+    for (label, rows) in [("f64", plain_route_suite::<f64, P>(51)), ("c64", plain_route_suite::<C64, P>(52))]
+    {
         for (gap, plain, op) in rows {
             eprintln!("{label} gap {gap:e}: svd + slices {plain}, low_rank_approx {op:.1e}");
         }
@@ -375,9 +371,8 @@ fn plain_svd_route_loses_precision_at_near_ties() {
 /// gives a finite tangent (the coupling across the tie is cut off; no
 /// cotangent to check), reverse mode reports it on both faces. A small gap
 /// across the cut is differentiable and exact.
-#[test]
-fn tie_across_the_cut_is_reported() {
-    let p = Cpu::default();
+fn tie_across_the_cut_is_reported<P: TestProvider>(provider: &P) {
+    let p = *provider;
     for (m, n) in SHAPES {
         let mut rng = Rng::new((10 * m + n) as u64);
         let s = [2.0, 1.0, 1.0, 0.5, 0.25];
@@ -393,3 +388,12 @@ fn tie_across_the_cut_is_reported() {
         verify(&p, &loss, &xs);
     }
 }
+
+lindiff_tests::providers!(
+    low_rank_ties_inside_the_kept_block,
+    low_rank_truncations,
+    batched,
+    polar_with_ties,
+    tie_across_the_cut_is_reported,
+    plain_svd_route_loses_precision_at_near_ties
+);

@@ -20,10 +20,10 @@ use lindiff_core::face::Face;
 use lindiff_core::op::MatOp;
 use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, UnaryOp};
 use lindiff_core::{DType, Host, Linalg, Op, Provider, Result, TensorMeta};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, eager_grad, finite_difference, traced_grad, value, Input, Loss};
 use lindiff_tests::dense::{Dense, Rng};
 use lindiff_tests::losses::{lower, pattern, total};
+use lindiff_tests::TestProvider;
 
 // ------------------------------------------------------------ losses ----
 
@@ -268,18 +268,16 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) -> Vec<Row> {
     rows
 }
 
-#[test]
-fn seed_finite_difference_checks_on_cpu() {
-    let rows = suite(&Cpu::default());
+fn seed_finite_difference_checks<P: TestProvider>(provider: &P) {
+    let rows = suite(provider);
     assert_eq!(rows.len(), 5);
 }
 
 /// The check detects a wrong gradient: the same comparison with a loss whose
 /// gradient is scaled by 1 + 1e-6 fails (guards against a check that cannot
 /// fail, e.g. a zero step or comparing a gradient with itself).
-#[test]
-fn the_comparison_can_fail() {
-    let p = Cpu::default();
+fn the_comparison_can_fail<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let xs = inputs(Seed::Det);
     let g = eager_grad(p, &Seed::Det, &xs).unwrap();
     let mut ds = xs.clone();
@@ -290,3 +288,5 @@ fn the_comparison_can_fail() {
     assert!((g[0][7] - fd).abs() <= 1e-8 * g_inf);
     assert!((g[0][7] * (1.0 + 1e-6) - fd).abs() > 1e-8 * g_inf, "a 1e-6 relative error must be visible");
 }
+
+lindiff_tests::providers!(seed_finite_difference_checks, the_comparison_can_fail);

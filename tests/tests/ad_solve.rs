@@ -16,9 +16,9 @@ use lindiff_core::op::{
 };
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
 use lindiff_core::{Element, Host, Linalg, LinalgOp, Op, Provider, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// Σ |x + 1|² over every element (a real scalar).
@@ -208,7 +208,8 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
     seed_solve(p);
 }
 
-#[test]
-fn solve_derivatives_on_cpu() {
-    suite(&Cpu::default());
+fn solve_derivatives<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(solve_derivatives);

@@ -30,13 +30,13 @@ use lindiff_core::prim::{
     Adjoint, BinaryOp, Matmul, Pad, PrimOp, Reduce, ReduceOp, Reshape, Slice, Spread, UnaryOp,
 };
 use lindiff_core::{DType, Element, Face, Linalg, MatOp, Op, RealScalar, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{inner, Input};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
-type Eg = Eager<Direct<Cpu>>;
+type Eg<P> = Eager<Direct<P>>;
 
 /// One input of a case.
 enum Arg<T> {
@@ -75,7 +75,7 @@ fn phased(op: &Op, out: usize, dtype: DType) -> bool {
 }
 
 /// A fixed random tensor of `dtype` (f64 or c64) and `dims`.
-fn weight(face: &mut Direct<Cpu>, dtype: DType, dims: &[usize], seed: u64) -> Tensor {
+fn weight<P: TestProvider>(face: &mut Direct<P>, dtype: DType, dims: &[usize], seed: u64) -> Tensor {
     let mut rng = Rng::new(seed);
     let len = dims.iter().product();
     match dtype {
@@ -118,7 +118,7 @@ fn plus_diagonal<T: Scalar>(a: &Dense<T>, d: f64) -> Dense<T> {
 /// with valid, well-conditioned inputs in `T`; `None` when the op does not
 /// take `T`. The arms list every variant the table holds; a new one fails
 /// here by name.
-fn case<T: Scalar + Element>(face: &mut Direct<Cpu>, op: &Op) -> Option<(Op, Vec<Arg<T>>)> {
+fn case<T: Scalar + Element, P: TestProvider>(face: &mut Direct<P>, op: &Op) -> Option<(Op, Vec<Arg<T>>)> {
     let complex = T::DTYPE.is_complex();
     let mut rng = Rng::new(7);
     // Generic but well-conditioned (condition numbers 4 and 3).
@@ -136,7 +136,7 @@ fn case<T: Scalar + Element>(face: &mut Direct<Cpu>, op: &Op) -> Option<(Op, Vec
     let triangular = plus_diagonal(&a, 4.0);
     let x: Dense<T> = positive(&mut rng, 4, 3);
     let y: Dense<T> = positive(&mut rng, 4, 3);
-    let t = |face: &mut Direct<Cpu>, m: &Dense<T>| face.tensor(&[m.rows, m.cols], &m.data).unwrap();
+    let t = |face: &mut Direct<P>, m: &Dense<T>| face.tensor(&[m.rows, m.cols], &m.data).unwrap();
     let same = |args: Vec<Arg<T>>| Some((op.clone(), args));
     match op {
         Op::Linalg(l) => match l {
@@ -271,8 +271,8 @@ fn perturbed<T: Scalar>(args: &[Arg<T>], h: f64, dirs: &[Input<T>]) -> Vec<Arg<T
 }
 
 /// Output `out` of `op` on the direct face.
-fn forward<T: Scalar + Element>(
-    face: &mut Direct<Cpu>,
+fn forward<T: Scalar + Element, P: TestProvider>(
+    face: &mut Direct<P>,
     op: &Op,
     args: &[Arg<T>],
     out: usize,
@@ -290,8 +290,8 @@ fn forward<T: Scalar + Element>(
 }
 
 /// The loss on the direct face.
-fn value<T: Scalar + Element>(
-    face: &mut Direct<Cpu>,
+fn value<T: Scalar + Element, P: TestProvider>(
+    face: &mut Direct<P>,
     op: &Op,
     args: &[Arg<T>],
     out: usize,
@@ -306,8 +306,13 @@ fn value<T: Scalar + Element>(
 
 /// The gradients of the loss on output `out` with respect to every float
 /// input, through the eager face.
-fn gradients<T: Scalar + Element>(op: &Op, args: &[Arg<T>], out: usize, seed: u64) -> Result<Vec<Vec<T>>> {
-    let mut eager: Eg = Eager::new(Direct::new(Cpu::default()));
+fn gradients<T: Scalar + Element, P: TestProvider>(
+    op: &Op,
+    args: &[Arg<T>],
+    out: usize,
+    seed: u64,
+) -> Result<Vec<Vec<T>>> {
+    let mut eager: Eg<P> = Eager::new(Direct::new(P::default()));
     let mut vars: Vec<Var<Tensor>> = Vec::new();
     let mut watched = Vec::new();
     for (i, a) in args.iter().enumerate() {
@@ -317,7 +322,7 @@ fn gradients<T: Scalar + Element>(op: &Op, args: &[Arg<T>], out: usize, seed: u6
                 watched.push(i);
                 eager.watch(t)?
             }
-            Arg::Int(t) => Eg::constant(t.clone()),
+            Arg::Int(t) => Eg::<P>::constant(t.clone()),
         };
         vars.push(v);
     }
@@ -326,7 +331,7 @@ fn gradients<T: Scalar + Element>(op: &Op, args: &[Arg<T>], out: usize, seed: u6
     let y = outs[out].clone().expect("a present output");
     let meta = eager.meta(&y);
     let w = weight(eager.inner(), meta.dtype, meta.shape.dims(), seed);
-    let l = loss(&mut eager, &y, &Eg::constant(w), phased(op, out, meta.dtype))?;
+    let l = loss(&mut eager, &y, &Eg::<P>::constant(w), phased(op, out, meta.dtype))?;
     let wrt: Vec<&Var<Tensor>> = watched.iter().map(|&i| &vars[i]).collect();
     let grads = eager.backward(&l, &wrt)?;
     Ok(grads.iter().map(|g| g.to_vec::<T>().unwrap()).collect())
@@ -334,7 +339,7 @@ fn gradients<T: Scalar + Element>(op: &Op, args: &[Arg<T>], out: usize, seed: u6
 
 /// Checks every output of `op` (one case) against the table; returns how
 /// many outputs were differentiated successfully.
-fn check_case<T: Scalar + Element>(face: &mut Direct<Cpu>, op: &Op, args: &[Arg<T>]) -> usize {
+fn check_case<T: Scalar + Element, P: TestProvider>(face: &mut Direct<P>, op: &Op, args: &[Arg<T>]) -> usize {
     let table = ad_support(op);
     assert_eq!(table.len(), op.output_names().len(), "{}", op.name());
     let name = op.name();
@@ -354,7 +359,7 @@ fn check_case<T: Scalar + Element>(face: &mut Direct<Cpu>, op: &Op, args: &[Arg<
         }
         assert_ne!(support, integer, "{label}: a float output marked integer-valued");
         let seed = 1000 + i as u64;
-        let result = gradients(op, args, i, seed);
+        let result = gradients::<T, P>(op, args, i, seed);
         match support {
             Support::Supported { caveat } => {
                 let grads =
@@ -459,11 +464,11 @@ fn option_variants() -> Vec<Op> {
     ]
 }
 
-fn check_all<T: Scalar + Element>() -> (usize, usize) {
-    let mut face = Direct::new(Cpu::default());
+fn check_all<T: Scalar + Element, P: TestProvider>() -> (usize, usize) {
+    let mut face = Direct::new(P::default());
     let (mut ops, mut outputs) = (0, 0);
     for op in ad_support_ops().chain(option_variants()) {
-        if let Some((op, args)) = case::<T>(&mut face, &op) {
+        if let Some((op, args)) = case::<T, P>(&mut face, &op) {
             outputs += check_case(&mut face, &op, &args);
             ops += 1;
         }
@@ -471,18 +476,16 @@ fn check_all<T: Scalar + Element>() -> (usize, usize) {
     (ops, outputs)
 }
 
-#[test]
-fn the_table_agrees_with_the_rules_f64() {
-    let (ops, outputs) = check_all::<f64>();
+fn the_table_agrees_with_the_rules_f64<P: TestProvider>(_provider: &P) {
+    let (ops, outputs) = check_all::<f64, P>();
     // Every op but the constants (fill, eye), the rank mask (an integer
     // input) and the complex-only mul_i.
     assert_eq!(ops, ad_support_ops().count() - 4 + option_variants().len());
     assert!(outputs > 60, "{outputs}");
 }
 
-#[test]
-fn the_table_agrees_with_the_rules_c64() {
-    let (ops, outputs) = check_all::<C64>();
+fn the_table_agrees_with_the_rules_c64<P: TestProvider>(_provider: &P) {
+    let (ops, outputs) = check_all::<C64, P>();
     // Without fill, eye, rank_mask and the real-only exp, log, max, min.
     assert_eq!(ops, ad_support_ops().count() - 7 + option_variants().len());
     assert!(outputs > 60, "{outputs}");
@@ -517,8 +520,7 @@ fn the_table_lists_every_op_once() {
 /// The shape conditions the caveats name: a full SVD or complete QR of a
 /// tall (wide) input has no derivative for the factor with completion
 /// columns, and errors naming it; the other outputs work.
-#[test]
-fn caveat_conditions_bite_as_stated() {
+fn caveat_conditions_bite_as_stated<P: TestProvider>(_provider: &P) {
     let mut rng = Rng::new(3);
     let tall: Dense<f64> = rng.matrix(5, 3);
     let wide: Dense<f64> = rng.matrix(3, 5);
@@ -546,7 +548,7 @@ fn caveat_conditions_bite_as_stated() {
             let shape = if a.rows > a.cols { "tall" } else { "wide" };
             assert!(caveat.contains(shape) && caveat.contains(output), "{caveat}");
         }
-        let result = gradients(op, &[input(a)], i, 5);
+        let result = gradients::<f64, P>(op, &[input(a)], i, 5);
         let label = format!("{} `{output}` on {}×{}", op.name(), a.rows, a.cols);
         match result {
             Ok(_) => assert!(ok, "{label}: expected an error"),
@@ -584,3 +586,9 @@ fn option_dependent_entries() {
     let sum = ad_support(&Op::Prim(PrimOp::Reduce(Reduce { op: ReduceOp::Sum, core_rank: 2 })));
     assert_eq!(sum[0].1, Support::Supported { caveat: None });
 }
+
+lindiff_tests::providers!(
+    the_table_agrees_with_the_rules_f64,
+    the_table_agrees_with_the_rules_c64,
+    caveat_conditions_bite_as_stated
+);

@@ -11,10 +11,10 @@ use lindiff_core::op::{Svd, SvdOptions, SvdVectors};
 use lindiff_core::prim::BinaryOp;
 use lindiff_core::Host;
 use lindiff_core::{Element, Error, Linalg, LinalgOp, MatOp, Op, Provider, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{check, finite_difference, forward, step, tolerance, value, Input, Loss, Report};
 use lindiff_tests::dense::{Re, Rng};
 use lindiff_tests::losses::{pairing, total};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// Which SVD op the loss goes through.
@@ -202,9 +202,8 @@ where
 }
 
 /// The default rule on thin SVDs.
-#[test]
-fn thin_tall_wide_square() {
-    let p = Cpu::default();
+fn thin_tall_wide_square<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = thin_suite::<f64, _>(&p, 1);
     let complex = thin_suite::<Complex<f64>, _>(&p, 2);
     eprintln!("thin svd: worst forward-vs-FD error f64 {real:e}, c64 {complex:e}");
@@ -230,9 +229,8 @@ where
 }
 
 /// The rule batched over a trailing dim.
-#[test]
-fn batched() {
-    let p = Cpu::default();
+fn batched<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = batched_suite::<f64, _>(&p, 3);
     let complex = batched_suite::<Complex<f64>, _>(&p, 4);
     eprintln!("batched svd: worst error f64 {real:e}, c64 {complex:e}");
@@ -273,9 +271,8 @@ where
 }
 
 /// No NaN and exact derivatives at ties and zeros where the loss is smooth.
-#[test]
-fn exact_tie_and_zero_singular_value() {
-    let p = Cpu::default();
+fn exact_tie_and_zero_singular_value<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = tie_suite::<f64, _>(&p, 5);
     let complex = tie_suite::<Complex<f64>, _>(&p, 6);
     eprintln!("ties and zeros: worst error f64 {real:e}, c64 {complex:e}");
@@ -285,9 +282,8 @@ fn exact_tie_and_zero_singular_value() {
 /// with W + Wᵀ holding the seed's entries. The reference gives NaN; the
 /// gradient (column-major, one forward pass per entry) must be the finite
 /// differences [0, 0, −0.6, 0.7, 0, 0, 1.4, −0.4, 0, 0, 0, 0].
-#[test]
-fn diagonal_input_with_a_zero_value() {
-    let p = Cpu::default();
+fn diagonal_input_with_a_zero_value<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let mut a = lindiff_tests::dense::Dense::<f64>::zeros(4, 3);
     a[(0, 0)] = 2.0;
     a[(1, 1)] = 1.0;
@@ -327,9 +323,8 @@ where
 }
 
 /// `svd_vals`.
-#[test]
-fn values_only() {
-    let p = Cpu::default();
+fn values_only<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = values_suite::<f64, _>(&p, 8);
     let complex = values_suite::<Complex<f64>, _>(&p, 9);
     eprintln!("svd_vals: worst error f64 {real:e}, c64 {complex:e}");
@@ -362,9 +357,8 @@ where
 }
 
 /// The rule recomputes the factor the forward did not produce.
-#[test]
-fn one_factor_computed() {
-    let p = Cpu::default();
+fn one_factor_computed<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = one_side_suite::<f64, _>(&p, 10);
     let complex = one_side_suite::<Complex<f64>, _>(&p, 11);
     eprintln!("svd with one factor: worst error f64 {real:e}, c64 {complex:e}");
@@ -410,9 +404,8 @@ where
 }
 
 /// The opt-in Lorentzian broadening.
-#[test]
-fn derivative_eps_is_the_reference_broadening() {
-    let p = Cpu::default();
+fn derivative_eps_is_the_reference_broadening<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = eps_suite::<f64, _>(&p, 12);
     let complex = eps_suite::<Complex<f64>, _>(&p, 13);
     eprintln!("derivative_eps = 1e-6: worst error f64 {real:e}, c64 {complex:e}");
@@ -458,9 +451,8 @@ where
 }
 
 /// `svd_full`.
-#[test]
-fn full_svd() {
-    let p = Cpu::default();
+fn full_svd<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = full_suite::<f64, _>(&p, 14);
     let complex = full_suite::<Complex<f64>, _>(&p, 15);
     eprintln!("svd_full: worst error f64 {real:e}, c64 {complex:e}");
@@ -520,10 +512,21 @@ where
 /// not a `check` loss (reverse mode of a gauge-dependent cotangent is not
 /// meaningful at ties), but away from ties the forward's canonical phase
 /// makes it a smooth function, and finite differences see that phase.
-#[test]
-fn tangents_match_the_canonical_phase() {
-    let p = Cpu::default();
+fn tangents_match_the_canonical_phase<P: TestProvider>(provider: &P) {
+    let p = *provider;
     let real = canonical_suite::<f64, _>(&p, 16);
     let complex = canonical_suite::<Complex<f64>, _>(&p, 17);
     eprintln!("canonical phase: worst error f64 {real:e}, c64 {complex:e}");
 }
+
+lindiff_tests::providers!(
+    thin_tall_wide_square,
+    batched,
+    exact_tie_and_zero_singular_value,
+    diagonal_input_with_a_zero_value,
+    values_only,
+    one_factor_computed,
+    derivative_eps_is_the_reference_broadening,
+    full_svd,
+    tangents_match_the_canonical_phase
+);

@@ -30,12 +30,12 @@ use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
 use lindiff_core::prim::BinaryOp;
 use lindiff_core::{Element, Error, Host, Linalg, MatOp, Provider, RealScalar, Result, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, inner as dot, traced_grad, traced_jvp, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{pairing, total};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -235,11 +235,11 @@ where
 }
 
 /// Every loss and truncation at 7×5 and 5×7; the worst errors.
-fn single_suite<T: Scalar + Element>(seed: u64) -> Measured
+fn single_suite<T: Scalar + Element, P: TestProvider>(seed: u64) -> Measured
 where
     Re<T>: Element,
 {
-    let p = Cpu::default();
+    let p = P::default();
     let mut rng = Rng::new(seed);
     let mut worst = Measured::default();
     for (m, n) in [(7, 5), (5, 7)] {
@@ -255,15 +255,13 @@ where
     worst
 }
 
-#[test]
-fn derivatives_7x5_and_5x7_f64() {
-    let w = single_suite::<f64>(1);
+fn derivatives_7x5_and_5x7_f64<P: TestProvider>(_provider: &P) {
+    let w = single_suite::<f64, P>(1);
     eprintln!("svd_truncated f64 7×5, 5×7: {w:?}");
 }
 
-#[test]
-fn derivatives_7x5_and_5x7_c64() {
-    let w = single_suite::<C64>(2);
+fn derivatives_7x5_and_5x7_c64<P: TestProvider>(_provider: &P) {
+    let w = single_suite::<C64, P>(2);
     eprintln!("svd_truncated c64 7×5, 5×7: {w:?}");
 }
 
@@ -272,11 +270,11 @@ const BATCH_SPECTRA: [[f64; 5]; 3] =
     [[5.0, 4.0, 3.0, 1e-3, 1e-4], [5.0, 4.0, 3.0, 2.0, 1e-4], [2.0, 1e-3, 5e-4, 2e-4, 1e-4]];
 
 /// A batch of three 6×5 (5×6) matrices whose items keep different ranks.
-fn batched_suite<T: Scalar + Element>(seed: u64) -> Measured
+fn batched_suite<T: Scalar + Element, P: TestProvider>(seed: u64) -> Measured
 where
     Re<T>: Element,
 {
-    let p = Cpu::default();
+    let p = P::default();
     let mut rng = Rng::new(seed);
     let keep = Truncation::Tolerance { atol: 0.0, rtol: 1e-2 };
     let mut worst = Measured::default();
@@ -296,20 +294,19 @@ where
     worst
 }
 
-#[test]
-fn batched_with_a_rank_per_item() {
-    let real = batched_suite::<f64>(3);
-    let complex = batched_suite::<C64>(4);
+fn batched_with_a_rank_per_item<P: TestProvider>(_provider: &P) {
+    let real = batched_suite::<f64, P>(3);
+    let complex = batched_suite::<C64, P>(4);
     eprintln!("svd_truncated batched: f64 {real:?}, c64 {complex:?}");
 }
 
 /// The truncated outputs against the plain thin SVD of the same input: the
 /// rank, exact zeros beyond it and the kept part bit for bit.
-fn forward_case<T: Scalar + Element>(a: &Input<T>, keep: Truncation, expected: &[i64])
+fn forward_case<T: Scalar + Element, P: TestProvider>(a: &Input<T>, keep: Truncation, expected: &[i64])
 where
     Re<T>: Element,
 {
-    let mut face = Direct::new(Cpu::default());
+    let mut face = Direct::new(P::default());
     let ta = face.tensor(&a.dims, &a.data).unwrap();
     let t = face.svd_truncated(&ta, keep).unwrap();
     let full = face.svd(&ta).unwrap();
@@ -346,7 +343,7 @@ where
     }
 }
 
-fn forward_suite<T: Scalar + Element>(seed: u64)
+fn forward_suite<T: Scalar + Element, P: TestProvider>(seed: u64)
 where
     Re<T>: Element,
 {
@@ -354,39 +351,37 @@ where
     for (m, n) in [(7, 5), (5, 7), (5, 5)] {
         let a = Input::matrix(&rng.with_spectrum::<T>(m, n, &SPECTRUM));
         for keep in truncations() {
-            forward_case(&a, keep, &[3]);
+            forward_case::<T, P>(&a, keep, &[3]);
         }
         // Counts: capped at k; the default keeps everything.
-        forward_case(&a, Truncation::Count(1), &[1]);
-        forward_case(&a, Truncation::Count(9), &[5]);
-        forward_case(&a, Truncation::default(), &[5]);
+        forward_case::<T, P>(&a, Truncation::Count(1), &[1]);
+        forward_case::<T, P>(&a, Truncation::Count(9), &[5]);
+        forward_case::<T, P>(&a, Truncation::default(), &[5]);
         // Thresholds: strict (s > threshold), the larger of atol and rtol·s₀.
-        forward_case(&a, Truncation::Tolerance { atol: 0.0, rtol: 0.0 }, &[5]);
-        forward_case(&a, Truncation::Tolerance { atol: 3.5, rtol: 0.1 }, &[2]);
-        forward_case(&a, Truncation::Tolerance { atol: 0.1, rtol: 0.7 }, &[2]);
-        forward_case(&a, Truncation::Tolerance { atol: 10.0, rtol: 0.0 }, &[0]);
+        forward_case::<T, P>(&a, Truncation::Tolerance { atol: 0.0, rtol: 0.0 }, &[5]);
+        forward_case::<T, P>(&a, Truncation::Tolerance { atol: 3.5, rtol: 0.1 }, &[2]);
+        forward_case::<T, P>(&a, Truncation::Tolerance { atol: 0.1, rtol: 0.7 }, &[2]);
+        forward_case::<T, P>(&a, Truncation::Tolerance { atol: 10.0, rtol: 0.0 }, &[0]);
         // A zero singular value kept by a count: its column stays (unit
         // norm), only the ones beyond the count are zeroed.
         let zero = Input::matrix(&rng.with_spectrum::<T>(m, n, &[2.0, 1.0, 0.5]));
-        forward_case(&zero, Truncation::Count(4), &[4]);
-        forward_case(&zero, Truncation::Tolerance { atol: 1e-8, rtol: 0.0 }, &[3]);
+        forward_case::<T, P>(&zero, Truncation::Count(4), &[4]);
+        forward_case::<T, P>(&zero, Truncation::Tolerance { atol: 1e-8, rtol: 0.0 }, &[3]);
     }
     // A batch with a different rank per item.
     let mats: Vec<Dense<T>> = BATCH_SPECTRA.iter().map(|s| rng.with_spectrum::<T>(6, 5, s)).collect();
-    forward_case(&Input::batch(&mats), Truncation::Tolerance { atol: 0.0, rtol: 1e-2 }, &[3, 4, 1]);
-    forward_case(&Input::batch(&mats), Truncation::Count(2), &[2, 2, 2]);
+    forward_case::<T, P>(&Input::batch(&mats), Truncation::Tolerance { atol: 0.0, rtol: 1e-2 }, &[3, 4, 1]);
+    forward_case::<T, P>(&Input::batch(&mats), Truncation::Count(2), &[2, 2, 2]);
 }
 
-#[test]
-fn forward_rank_masking_and_kept_part() {
-    forward_suite::<f64>(5);
-    forward_suite::<C64>(6);
+fn forward_rank_masking_and_kept_part<P: TestProvider>(_provider: &P) {
+    forward_suite::<f64, P>(5);
+    forward_suite::<C64, P>(6);
 }
 
 /// The mask primitive the rule builds its mask with.
-#[test]
-fn nonzero_mask_is_exactly_zero_or_one() {
-    let mut face = Direct::new(Cpu::default());
+fn nonzero_mask_is_exactly_zero_or_one<P: TestProvider>(provider: &P) {
+    let mut face = Direct::new(*provider);
     let x = face.tensor(&[5], &[0.0, -0.0, 1e-300, -2.5, f64::NAN]).unwrap();
     let m = face.nonzero_mask(&x).unwrap();
     assert_eq!(m.to_vec::<f64>().unwrap(), [0.0, 0.0, 1.0, 1.0, 1.0]);
@@ -409,7 +404,7 @@ fn tangent_values<T: Scalar + Element>(t: &DualTensor<Tensor>, len: usize) -> Ve
 /// per item): the thin SVD's tangents bit for bit on the kept triplets,
 /// exactly zero on the discarded ones (the losses above cannot see those:
 /// they multiply zeroed columns), and `rank` not differentiable.
-fn tangent_suite<T: Scalar + Element>(seed: u64)
+fn tangent_suite<T: Scalar + Element, P: TestProvider>(seed: u64)
 where
     Re<T>: Element,
 {
@@ -420,7 +415,7 @@ where
         let mats: Vec<Dense<T>> = BATCH_SPECTRA.iter().map(|s| rng.with_spectrum::<T>(m, n, s)).collect();
         let a = Input::batch(&mats);
         let da = a.random_direction(&mut rng);
-        let mut dual = Dual::new(Direct::new(Cpu::default()));
+        let mut dual = Dual::new(Direct::new(P::default()));
         let primal = dual.inner().tensor(&a.dims, &a.data).unwrap();
         let tangent = Tangent::Value(dual.inner().tensor(&da.dims, &da.data).unwrap());
         let x = DualTensor { primal, tangent };
@@ -470,21 +465,20 @@ where
     }
 }
 
-#[test]
-fn tangents_are_the_thin_ones_masked() {
-    tangent_suite::<f64>(7);
-    tangent_suite::<C64>(8);
+fn tangents_are_the_thin_ones_masked<P: TestProvider>(_provider: &P) {
+    tangent_suite::<f64, P>(7);
+    tangent_suite::<C64, P>(8);
 }
 
 /// Real slicing on the direct face: the factors cut to the largest rank of
 /// the batch, equal to the leading part of the masked ones; rank 0 gives
 /// empty factors.
-fn sliced_forward_suite<T: Scalar + Element>(seed: u64)
+fn sliced_forward_suite<T: Scalar + Element, P: TestProvider>(seed: u64)
 where
     Re<T>: Element,
 {
     let mut rng = Rng::new(seed);
-    let mut face = Direct::new(Cpu::default());
+    let mut face = Direct::new(P::default());
     let cases: [(&[[f64; 5]], Truncation, usize); 4] = [
         (&BATCH_SPECTRA, Truncation::Tolerance { atol: 0.0, rtol: 1e-2 }, 4),
         (&BATCH_SPECTRA[..1], Truncation::Count(3), 3),
@@ -524,17 +518,16 @@ where
     }
 }
 
-#[test]
-fn sliced_on_the_direct_face() {
-    sliced_forward_suite::<f64>(9);
-    sliced_forward_suite::<C64>(10);
+fn sliced_on_the_direct_face<P: TestProvider>(_provider: &P) {
+    sliced_forward_suite::<f64, P>(9);
+    sliced_forward_suite::<C64, P>(10);
 }
 
 /// The gradient of ⟨W, U_p U_pᴴ⟩ + ⟨G, U_p diag(s_p) V_pᴴ⟩ through the
 /// sliced factors on the eager face against the masked form's (which the
 /// tests above check against finite differences on both faces); returns
 /// the largest relative difference.
-fn sliced_gradient<T: Scalar + Element>(seed: u64) -> f64
+fn sliced_gradient<T: Scalar + Element, P: TestProvider>(seed: u64) -> f64
 where
     Re<T>: Element,
 {
@@ -546,7 +539,7 @@ where
         let w = weight(Obs::ProjU, core::slice::from_ref(&a), &mut rng).unwrap();
         let g = weight(Obs::Recon, core::slice::from_ref(&a), &mut rng).unwrap();
         let xs = [Input::matrix(&a), w, g];
-        let loss = |f: &mut Eager<Direct<Cpu>>, v: &[Var<Tensor>], sliced: bool| -> Result<Var<Tensor>> {
+        let loss = |f: &mut Eager<Direct<P>>, v: &[Var<Tensor>], sliced: bool| -> Result<Var<Tensor>> {
             let t = if sliced { f.svd_truncated_sliced(&v[0], keep)? } else { f.svd_truncated(&v[0], keep)? };
             let proj = f.matmul_with(&t.u, MatOp::Identity, &t.u, MatOp::Adjoint)?;
             let l1 = pairing(f, &v[1], &proj)?;
@@ -556,7 +549,7 @@ where
             f.binary(BinaryOp::Add, &l1, &l2)
         };
         let grads = |sliced: bool| -> Vec<Vec<T>> {
-            let mut f: Eager<Direct<Cpu>> = Eager::new(Direct::new(Cpu::default()));
+            let mut f: Eager<Direct<P>> = Eager::new(Direct::new(P::default()));
             let vars: Vec<Var<Tensor>> = xs
                 .iter()
                 .map(|x| {
@@ -579,9 +572,19 @@ where
     worst
 }
 
-#[test]
-fn sliced_on_the_eager_face_has_the_masked_gradient() {
-    let real = sliced_gradient::<f64>(11);
-    let complex = sliced_gradient::<C64>(12);
+fn sliced_on_the_eager_face_has_the_masked_gradient<P: TestProvider>(_provider: &P) {
+    let real = sliced_gradient::<f64, P>(11);
+    let complex = sliced_gradient::<C64, P>(12);
     eprintln!("svd_truncated_sliced vs masked gradient: f64 {real:e}, c64 {complex:e}");
 }
+
+lindiff_tests::providers!(
+    nonzero_mask_is_exactly_zero_or_one,
+    derivatives_7x5_and_5x7_f64,
+    derivatives_7x5_and_5x7_c64,
+    batched_with_a_rank_per_item,
+    forward_rank_masking_and_kept_part,
+    tangents_are_the_thin_ones_masked,
+    sliced_on_the_direct_face,
+    sliced_on_the_eager_face_has_the_masked_gradient
+);

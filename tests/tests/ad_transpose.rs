@@ -18,9 +18,9 @@ use lindiff_core::prim::{
 use lindiff_core::{
     DType, Element, Error, Host, Linalg, LinalgOp, MatOp, Op, PrimOp, Provider, Result, Scalar, TensorMeta,
 };
-use lindiff_cpu::Cpu;
 use lindiff_tests::ad::inner;
 use lindiff_tests::dense::{Dense, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -443,9 +443,8 @@ fn suite<Pr: Provider<Memory = Host> + Clone>(p: &Pr) {
     }
 }
 
-#[test]
-fn dot_product_test_every_linear_op() {
-    suite(&Cpu::default());
+fn dot_product_test_every_linear_op<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
 
 /// The transpose refuses positions an op is not linear in — whatever the
@@ -512,7 +511,8 @@ fn error_suite<Pr: Provider<Memory = Host> + Clone>(p: &Pr) {
     assert!(matches!(err, Err(Error::Arity { .. })), "{err:?}");
 }
 
-#[test]
-fn refusals_zero_and_undefined_cotangents() {
-    error_suite(&Cpu::default());
+fn refusals_zero_and_undefined_cotangents<P: TestProvider>(provider: &P) {
+    error_suite(provider);
 }
+
+lindiff_tests::providers!(dot_product_test_every_linear_op, refusals_zero_and_undefined_cotangents);

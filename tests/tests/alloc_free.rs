@@ -1,7 +1,10 @@
 //! Zero global heap allocations per call in steady state: every op, n = 8,
 //! 32, 48, 64, 256, f64 and c64, serial exec, through the direct face (whose
-//! pool reuses blocks). A counting global allocator counts only on the thread
-//! that turned counting on, so tests running in parallel cannot pollute it.
+//! pool reuses blocks), on every host provider (host-blas with
+//! `OPENBLAS_NUM_THREADS=1`, set by `.cargo/config.toml`; OpenBLAS's own C
+//! buffers are not Rust allocations). A counting global allocator counts
+//! only on the thread that turned counting on, so tests running in parallel
+//! cannot pollute it.
 //!
 //! `cargo test -p lindiff-tests --release --test alloc_free -- --nocapture`
 //! prints the table.
@@ -12,17 +15,18 @@ use lindiff_core::{Face, Linalg, LinalgOp, MatOp, Op, Scalar};
 use lindiff_cpu::Cpu;
 use lindiff_tests::counting::{count, Counting};
 use lindiff_tests::dense::{Dense, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn tensor<T: Scalar>(face: &mut Direct<Cpu>, m: &Dense<T>) -> Tensor {
+fn tensor<T: Scalar, P: TestProvider>(face: &mut Direct<P>, m: &Dense<T>) -> Tensor {
     face.tensor(&[m.rows, m.cols], &m.data).unwrap()
 }
 
 /// Every op with valid inputs of size n.
-fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tensor>)> {
+fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(LinalgOp, Vec<Tensor>)> {
     let mut rng = Rng::new(n as u64);
     let a: Dense<T> = rng.matrix(n, n);
     let spd =
@@ -85,12 +89,13 @@ fn cases<T: Scalar>(face: &mut Direct<Cpu>, n: usize) -> Vec<(LinalgOp, Vec<Tens
     ]
 }
 
-fn table<T: Scalar>(label: &str) -> Vec<String> {
+fn table<T: Scalar, P: TestProvider>(provider: P, label: &str) -> Vec<String> {
     let mut failures = Vec::new();
-    let mut face = Direct::new(Cpu::new());
+    let label = format!("{} {label}", provider.name());
+    let mut face = Direct::new(provider);
     for n in [8, 32, 48, 64, 256] {
         let mut line = format!("{label} n={n:>3}:");
-        for (op, inputs) in cases::<T>(&mut face, n) {
+        for (op, inputs) in cases::<T, P>(&mut face, n) {
             let ins: heapless::Vec<&Tensor, MAX_INPUTS> = inputs.iter().collect();
             // Warm up: the pool grows to its working set, faer's GEMM sets
             // up its thread-local buffer.
@@ -109,12 +114,13 @@ fn table<T: Scalar>(label: &str) -> Vec<String> {
     failures
 }
 
-#[test]
-fn every_op_is_allocation_free_in_steady_state() {
-    let mut failures = table::<f64>("f64");
-    failures.extend(table::<Complex<f64>>("c64"));
+fn every_op_is_allocation_free_in_steady_state<P: TestProvider>(provider: &P) {
+    let mut failures = table::<f64, P>(*provider, "f64");
+    failures.extend(table::<Complex<f64>, P>(*provider, "c64"));
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+lindiff_tests::providers!(every_op_is_allocation_free_in_steady_state);
 
 /// Threaded runs report their count (rayon lanes and faer's own threads may
 /// allocate inside the thread pool; only the calling thread is counted here,

@@ -6,9 +6,9 @@
 
 use lindiff_core::op::Cholesky;
 use lindiff_core::{Host, LinalgOp, Provider, Scalar, TensorDesc};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn real<T: Scalar>(x: f64) -> Re<T> {
@@ -167,7 +167,8 @@ pub fn suite<P: Provider<Memory = Host>>(p: &P) {
     dtype_suite::<Complex<f32>, P>(p, 4_000);
 }
 
-#[test]
-fn cholesky_cpu() {
-    suite(&Cpu::new());
+fn cholesky<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(cholesky);

@@ -4,8 +4,8 @@
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::face::{Norm, VanderOrder};
 use lindiff_core::{Host, Linalg, Provider};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{Dense, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn close(got: f64, want: f64, what: &str) {
@@ -113,7 +113,8 @@ fn suite<P: Provider<Memory = Host>>(p: P) {
     assert!(normal.norm() < 1e-12);
 }
 
-#[test]
-fn composites_cpu() {
-    suite(Cpu::new());
+fn composites<P: TestProvider>(provider: &P) {
+    suite(*provider);
 }
+
+lindiff_tests::providers!(composites);

@@ -6,9 +6,9 @@
 
 use lindiff_core::op::{Det, Slogdet};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar, TensorDesc};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn s<T: Scalar>(x: f64) -> T {
@@ -270,7 +270,8 @@ pub fn suite<P: Provider<Memory = Host>>(p: &P) {
     non_finite(p);
 }
 
-#[test]
-fn det_cpu() {
-    suite(&Cpu::new());
+fn det<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(det);

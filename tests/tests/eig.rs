@@ -10,9 +10,9 @@
 
 use lindiff_core::op::{Eig, EigVals, Eigh, EighVals};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar, TensorDesc};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// The complex type of `T`'s precision (the dtype of eig's outputs).
@@ -406,7 +406,8 @@ pub fn suite<P: Provider<Memory = Host>>(p: &P) {
     eig_suite::<Complex<f32>, P>(p, 9_000);
 }
 
-#[test]
-fn eig_cpu() {
-    suite(&Cpu::new());
+fn eig<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(eig);

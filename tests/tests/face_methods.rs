@@ -6,8 +6,8 @@ use lindiff_core::op::{
     QrMode, QrOptions, RankRevealingQrOptions, SvdOptions, Triangle, TriangularSolveOptions,
 };
 use lindiff_core::{Host, Linalg, MatOp, Provider, RealScalar, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn dense<T: Scalar>(t: &Tensor) -> Dense<T> {
@@ -126,17 +126,16 @@ fn suite<T: Scalar, P: Provider<Memory = Host>>(p: P) {
     assert_eq!((x.rows, x.cols), (n, 1));
 }
 
-#[test]
-fn face_methods_f64() {
-    suite::<f64, _>(Cpu::new());
+fn face_methods_f64<P: TestProvider>(provider: &P) {
+    suite::<f64, _>(*provider);
 }
 
-#[test]
-fn face_methods_c64() {
-    suite::<Complex<f64>, _>(Cpu::new());
+fn face_methods_c64<P: TestProvider>(provider: &P) {
+    suite::<Complex<f64>, _>(*provider);
 }
 
-#[test]
-fn face_methods_f32() {
-    suite::<f32, _>(Cpu::new());
+fn face_methods_f32<P: TestProvider>(provider: &P) {
+    suite::<f32, _>(*provider);
 }
+
+lindiff_tests::providers!(face_methods_f64, face_methods_c64, face_methods_f32);

@@ -6,9 +6,9 @@
 
 use lindiff_core::op::{FullPivLu, FullPivLuFactor, Lu, LuFactor};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar, TensorDesc};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// `x` as a scalar of type `T`.
@@ -323,7 +323,8 @@ pub fn suite<P: Provider<Memory = Host>>(p: &P) {
     non_finite(p);
 }
 
-#[test]
-fn lu_cpu() {
-    suite(&Cpu::new());
+fn lu<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(lu);

@@ -13,10 +13,10 @@ use lindiff_core::{
     call, DType, Error, Host, HostBuffer, HostData, Input, MatOp, Op, PrimOp, Provider, RealScalar, Scalar,
     Shape, TensorDesc, TensorMeta,
 };
-use lindiff_cpu::Cpu;
 use lindiff_tests::counting::{count, Counting};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
@@ -727,13 +727,13 @@ fn suite<P: Provider<Memory = Host>>(p: &P) {
     no_allocation(p);
 }
 
-#[test]
-fn prims_cpu() {
-    suite(&Cpu::new());
+fn prims<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
 
-#[test]
-fn prims_cpu_threads() {
+fn prims_threaded<P: TestProvider>(_provider: &P) {
     // A wider team changes only how matmul plans faer's parallelism.
-    suite(&Cpu::with_exec(lindiff_core::Exec::with_threads(4)));
+    suite(&P::with_exec(lindiff_core::Exec::with_threads(4)));
 }
+
+lindiff_tests::providers!(prims, prims_threaded);

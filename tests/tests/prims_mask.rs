@@ -4,7 +4,7 @@
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::{DType, Host, Linalg, Provider};
-use lindiff_cpu::Cpu;
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// 1 at i < r, for each count r of `ranks`, k entries per count.
@@ -43,7 +43,8 @@ fn suite<P: Provider<Memory = Host>>(p: P) {
     assert!(err.starts_with("rank_mask: argument `y`"), "{err}");
 }
 
-#[test]
-fn rank_mask_on_cpu() {
-    suite(Cpu::default());
+fn rank_mask<P: TestProvider>(provider: &P) {
+    suite(*provider);
 }
+
+lindiff_tests::providers!(rank_mask);

@@ -5,7 +5,7 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::prim::{Pair, PairInv, Regularize};
 use lindiff_core::{Host, Linalg, Provider};
-use lindiff_cpu::Cpu;
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn suite<P: Provider<Memory = Host>>(p: P) {
@@ -67,7 +67,8 @@ fn suite<P: Provider<Memory = Host>>(p: P) {
     assert!(err.starts_with("pivot_phase: argument `u`"), "{err}");
 }
 
-#[test]
-fn spectral_primitives_on_cpu() {
-    suite(Cpu::default());
+fn spectral_primitives<P: TestProvider>(provider: &P) {
+    suite(*provider);
 }
+
+lindiff_tests::providers!(spectral_primitives);

@@ -12,9 +12,9 @@ use lindiff_core::op::{
 use lindiff_core::{
     DType, Element, Error, Exec, Host, LinalgOp, MatOp, Provider, RealScalar, Scalar, TensorDesc,
 };
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn tol<T: Scalar>(m: usize, n: usize) -> f64 {
@@ -509,14 +509,14 @@ fn suite<P: Provider<Memory = Host>>(p: &P) {
     error_suite(p);
 }
 
-#[test]
-fn qr_cpu() {
-    suite(&Cpu::new());
+fn qr<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
 
 /// The same results with a 4-wide team (batch lanes, or faer's own threads
 /// inside one matrix when built with `faer-rayon`).
-#[test]
-fn qr_cpu_threaded() {
-    suite(&Cpu::with_exec(Exec::with_threads(4)));
+fn qr_threaded<P: TestProvider>(_provider: &P) {
+    suite(&P::with_exec(Exec::with_threads(4)));
 }
+
+lindiff_tests::providers!(qr, qr_threaded);

@@ -5,9 +5,9 @@
 
 use lindiff_core::op::{LowRankApprox, Lstsq, Pinv, PinvOptions, Polar, Truncation};
 use lindiff_core::{DType, Element, Error, Host, LinalgOp, Provider, RealScalar, Scalar, TensorDesc};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, FromF64Lossy, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 /// Relative tolerance for an m×n problem in `T`.
@@ -551,35 +551,18 @@ pub fn misc_suite<P: Provider<Memory = Host>>(p: &P) {
     all_dtypes!(misc_dtype, p);
 }
 
-#[test]
-fn low_rank_cpu() {
-    low_rank_suite(&Cpu::new());
-}
-
-#[test]
-fn polar_cpu() {
-    polar_suite(&Cpu::new());
-}
-
-#[test]
-fn pinv_cpu() {
-    pinv_suite(&Cpu::new());
-}
-
-#[test]
-fn lstsq_cpu() {
-    lstsq_suite(&Cpu::new());
-}
-
-#[test]
-fn layouts_empty_errors_cpu() {
-    misc_suite(&Cpu::new());
-}
-
-#[test]
-fn dtype_of_rank_is_i64() {
+fn dtype_of_rank_is_i64<P: TestProvider>(provider: &P) {
     let a = HostTensor::from_dense(&Dense::<f64>::eye(3, 2));
-    let (_, rank) = low_rank(&Cpu::new(), Truncation::Count(1), &a);
+    let (_, rank) = low_rank(provider, Truncation::Count(1), &a);
     assert_eq!(rank.desc.meta.dtype, DType::I64);
     assert!(rank.dims().is_empty());
 }
+
+lindiff_tests::providers!(
+    low_rank_suite,
+    polar_suite,
+    pinv_suite,
+    lstsq_suite,
+    misc_suite,
+    dtype_of_rank_is_i64
+);

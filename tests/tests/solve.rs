@@ -9,9 +9,9 @@ use lindiff_core::op::{
     LuSolvePrepared, MatOp, Side, Triangle, TriangularSolve, TriangularSolveOptions,
 };
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar, TensorDesc};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn s<T: Scalar>(x: f64) -> T {
@@ -395,7 +395,8 @@ pub fn suite<P: Provider<Memory = Host>>(p: &P) {
     prepared_errors(p);
 }
 
-#[test]
-fn solve_cpu() {
-    suite(&Cpu::new());
+fn solve<P: TestProvider>(provider: &P) {
+    suite(provider);
 }
+
+lindiff_tests::providers!(solve);

@@ -3,9 +3,9 @@
 
 use lindiff_core::op::{Svd, SvdFull, SvdVals};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};
-use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 fn check_thin<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, seed: u64) {
@@ -73,9 +73,8 @@ fn all_dtypes<P: Provider<Memory = Host>>(p: &P) {
     }
 }
 
-#[test]
-fn svd_cpu() {
-    all_dtypes(&Cpu::new());
+fn svd<P: TestProvider>(provider: &P) {
+    all_dtypes(provider);
 }
 
 fn one_sided<P: Provider<Memory = Host>>(p: &P) {
@@ -99,7 +98,8 @@ fn one_sided<P: Provider<Memory = Host>>(p: &P) {
     }
 }
 
-#[test]
-fn svd_one_sided_cpu() {
-    one_sided(&Cpu::new());
+fn svd_one_sided<P: TestProvider>(provider: &P) {
+    one_sided(provider);
 }
+
+lindiff_tests::providers!(svd, svd_one_sided);

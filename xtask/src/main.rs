@@ -5,7 +5,11 @@
 //!   (`thumbv7em-none-eabihf`) and the browser (`wasm32-unknown-unknown`), and
 //!   lindiff-cpu without `std` (f32 only) for Cortex-M. Installs the rustup
 //!   targets and components it needs when missing.
-//! * `bench` — side-by-side ratios: lindiff-cpu vs faer called directly.
+//! * `bench` — side-by-side ratios: lindiff-cpu vs faer called directly,
+//!   lindiff-blas vs the same raw LAPACK calls, and host-cpu vs host-blas.
+//!
+//! `test` installs Debian's `libopenblas-dev` when it is missing (lindiff-blas
+//! links the system OpenBLAS).
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -22,7 +26,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds\n  bench   lindiff vs faer, side by side"
+                "usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds\n  bench   lindiff vs faer and vs raw LAPACK, side by side"
             );
             return ExitCode::from(2);
         }
@@ -60,8 +64,38 @@ fn capture(program: &str, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// Adds the rustup targets and components the checks need, if missing.
+/// Where Debian's `libopenblas-dev` puts the library lindiff-blas links.
+const OPENBLAS: &str = "/usr/lib/x86_64-linux-gnu/libopenblas.so";
+
+/// Installs Debian's `libopenblas-dev` (lindiff-blas links the system
+/// OpenBLAS) when it is missing: `apt-get` as root, through `sudo` otherwise.
+fn ensure_openblas() -> Step {
+    let installed = std::path::Path::new(OPENBLAS).exists()
+        || Command::new("dpkg").args(["-s", "libopenblas-dev"]).output().is_ok_and(|o| o.status.success());
+    if installed {
+        return Ok(());
+    }
+    let root = capture("id", &["-u"]).trim() == "0";
+    let sudo = !root && Command::new("sudo").arg("-n").arg("true").status().is_ok_and(|s| s.success());
+    let apt = |args: &[&str]| -> Step {
+        if root {
+            run("apt-get", args)
+        } else if sudo {
+            let mut all = vec!["apt-get"];
+            all.extend_from_slice(args);
+            run("sudo", &all)
+        } else {
+            Err("libopenblas-dev is missing and neither root nor sudo is available: install it".into())
+        }
+    };
+    apt(&["update"])?;
+    apt(&["install", "-y", "libopenblas-dev"])
+}
+
+/// Adds the rustup targets and components the checks need, if missing, and
+/// the system OpenBLAS.
 fn ensure_toolchain() -> Step {
+    ensure_openblas()?;
     let installed = capture("rustup", &["target", "list", "--installed"]);
     for target in CROSS_TARGETS {
         if !installed.lines().any(|l| l.trim() == *target) {
@@ -129,5 +163,6 @@ fn test() -> Step {
 
 fn bench() -> Step {
     run("cargo", &["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"])?;
-    run("cargo", &["bench", "-p", "lindiff-cpu", "--bench", "ad"])
+    run("cargo", &["bench", "-p", "lindiff-cpu", "--bench", "ad"])?;
+    run("cargo", &["bench", "-p", "lindiff-blas", "--bench", "overhead"])
 }

@@ -8,7 +8,7 @@ use faer::MatRef;
 use lindiff_core::Scalar;
 
 /// `true` when every entry of `m` is finite.
-pub(super) fn all_finite<T: Field>(m: MatRef<'_, T>) -> bool {
+pub fn all_finite<T: Field>(m: MatRef<'_, T>) -> bool {
     (0..m.ncols()).all(|j| (0..m.nrows()).all(|i| Scalar::is_finite(m[(i, j)])))
 }
 

@@ -35,7 +35,7 @@ fn scale_column<T: Field>(m: &mut MatMut<'_, T>, j: usize, c: T) {
 
 /// Canonicalizes the first `k` column pairs of (U, V) by U's phase (keeping
 /// U diag(s) Vᴴ unchanged), and any further columns of either by their own.
-pub(crate) fn canonicalize_pairs<T: Field>(mut u: MatMut<'_, T>, mut v: MatMut<'_, T>, k: usize) {
+pub fn canonicalize_pairs<T: Field>(mut u: MatMut<'_, T>, mut v: MatMut<'_, T>, k: usize) {
     for j in 0..u.ncols() {
         let c = column_phase(&u, j);
         scale_column(&mut u, j, c);
@@ -50,7 +50,7 @@ pub(crate) fn canonicalize_pairs<T: Field>(mut u: MatMut<'_, T>, mut v: MatMut<'
 }
 
 /// Canonicalizes every column of `v` by its own phase.
-pub(crate) fn canonicalize_columns<T: Field>(mut v: MatMut<'_, T>) {
+pub fn canonicalize_columns<T: Field>(mut v: MatMut<'_, T>) {
     for j in 0..v.ncols() {
         let c = column_phase(&v, j);
         scale_column(&mut v, j, c);

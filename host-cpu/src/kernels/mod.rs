@@ -7,7 +7,7 @@ mod cholesky;
 mod det;
 mod eig;
 mod eigh;
-mod finite;
+pub(crate) mod finite;
 mod full_piv_lu;
 pub(crate) mod gauge;
 mod gauge_check;
@@ -18,8 +18,9 @@ mod recombine;
 mod svd;
 mod triangular_solve;
 
-use crate::batch::{self, BatchPlan, Kernel, Shapes};
+use crate::batch::Kernel;
 use crate::field::{with_field, Field};
+use crate::kernel_api::{run_kernel, workspace_kernel};
 use lindiff_core::{
     Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq,
 };
@@ -54,16 +55,10 @@ fn first_dtype(op: &LinalgOp, dtype: Option<lindiff_core::DType>) -> Result<lind
     dtype.ok_or(Error::Arity { op: op.name(), expected: op.input_count(), got: 0 })
 }
 
-/// Batch dims of a linalg call: everything after input 0's matrix dims.
-fn batch_rank(inputs: &[&TensorDesc]) -> usize {
-    inputs.first().map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
-}
-
 /// The workspace `run` needs.
 pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Result<WorkspaceReq> {
-    let shapes = Shapes::new(inputs, batch_rank(inputs));
     let dtype = first_dtype(op, inputs.first().map(|d| d.meta.dtype))?;
-    with_field!(op.name(), dtype, T => Ok(batch::workspace::<T>(kernel::<T>(op)?, &shapes, exec)))
+    with_field!(op.name(), dtype, T => Ok(workspace_kernel::<T>(kernel::<T>(op)?, inputs, exec)))
 }
 
 /// Runs `op` over the batch and marks its outputs written.
@@ -74,21 +69,6 @@ pub(crate) fn run(
     workspace: &mut HostBuffer<'_>,
     exec: Exec,
 ) -> Result<()> {
-    let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
-        inputs.iter().map(|i| i.desc).collect();
     let dtype = first_dtype(op, inputs.first().map(|i| i.desc.meta.dtype))?;
-    let names = (op.input_names(), op.output_names());
-    {
-        let plan = BatchPlan::new(op.name(), names, inputs, outputs, batch_rank(&descs))?;
-        with_field!(op.name(), dtype, T => batch::run::<T>(op.name(), kernel::<T>(op)?, &plan, exec, workspace))?;
-    }
-    for out in outputs.iter_mut().flatten() {
-        let written = out.meta.bytes().unwrap_or(0); // sized by `call`
-                                                     // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
-                                                     // and every kernel writes every element of every present output of
-                                                     // its batch item (the `Kernel` contract); the items cover the
-                                                     // tensor's bytes, and the tail beyond them is zero-filled here.
-        unsafe { out.buffer.assume_init_prefix(written) };
-    }
-    Ok(())
+    with_field!(op.name(), dtype, T => run_kernel::<T>(op, kernel::<T>(op)?, inputs, outputs, workspace, exec))
 }

@@ -1,0 +1,373 @@
+//! lindiff-blas vs the same raw LAPACK calls, and host-cpu vs host-blas,
+//! measured side by side in one run.
+//!
+//! `cargo xtask bench` (or `cargo bench -p lindiff-blas --bench overhead`;
+//! the workspace's `.cargo/config.toml` sets `OPENBLAS_NUM_THREADS=1`).
+//! Each figure is the minimum over repeated runs, alternating the two sides
+//! so that machine noise hits both alike; f64, serial, uniform [−0.5, 0.5)
+//! matrices.
+//!
+//! * Table 1, lindiff-blas / raw LAPACK: the raw side makes the same calls
+//!   (same routines, JOBZ, UPLO) on preallocated buffers with a
+//!   preallocated optimal work array, including the copy of the input each
+//!   call needs because LAPACK overwrites it; the lindiff side goes through
+//!   the direct face (checks, pool, workspace queries, conventions).
+//! * Table 2, host-cpu vs host-blas through the same direct face.
+
+use lindiff_blas::{Blas, Direct, Lapack, Linalg, Tensor};
+use lindiff_cpu::Cpu;
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Uniform [-0.5, 0.5) entries from xorshift, as in host-cpu's bench.
+fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed | 1;
+    (0..n * m)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+/// Alternates the two closures `rounds` times; returns each one's minimum.
+fn side_by_side(rounds: usize, reps: usize, mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (f64, f64) {
+    let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..rounds {
+        a = a.min(min_time(reps, &mut ours));
+        b = b.min(min_time(reps, &mut theirs));
+    }
+    (a, b)
+}
+
+fn reps_for(n: usize) -> (usize, usize) {
+    match n {
+        0..=32 => (5, 200),
+        33..=128 => (5, 20),
+        _ => (3, 3),
+    }
+}
+
+fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
+    println!("{op:<10} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+}
+
+/// The optimal LWORK LAPACK reports in `work[0]`.
+fn lwork(w: f64) -> usize {
+    w.max(1.0) as usize
+}
+
+/// Raw dgesdd (JOBZ = 'S' or 'N') on preallocated buffers.
+struct RawSvd {
+    n: usize,
+    job: u8,
+    a: Vec<f64>,
+    s: Vec<f64>,
+    u: Vec<f64>,
+    vt: Vec<f64>,
+    work: Vec<f64>,
+    iwork: Vec<i32>,
+}
+
+impl RawSvd {
+    fn new(n: usize, job: u8) -> RawSvd {
+        let mut r = RawSvd {
+            n,
+            job,
+            a: vec![0.0; n * n],
+            s: vec![0.0; n],
+            u: vec![0.0; n * n],
+            vt: vec![0.0; n * n],
+            work: vec![0.0; 1],
+            iwork: vec![0; 8 * n],
+        };
+        let ni = n as i32;
+        // SAFETY: a workspace query; every array is sized for n×n.
+        let info = unsafe {
+            f64::gesdd(
+                job,
+                ni,
+                ni,
+                &mut r.a,
+                ni,
+                &mut r.s,
+                &mut r.u,
+                ni,
+                &mut r.vt,
+                ni,
+                &mut r.work,
+                -1,
+                &mut [],
+                &mut r.iwork,
+            )
+        };
+        assert_eq!(info, 0);
+        r.work = vec![0.0; lwork(r.work[0])];
+        r
+    }
+
+    fn run(&mut self, data: &[f64]) {
+        let ni = self.n as i32;
+        self.a.copy_from_slice(data);
+        let lw = self.work.len() as i32;
+        // SAFETY: every array is sized for n×n and LWORK is WORK's length.
+        let info = unsafe {
+            f64::gesdd(
+                self.job,
+                ni,
+                ni,
+                &mut self.a,
+                ni,
+                &mut self.s,
+                &mut self.u,
+                ni,
+                &mut self.vt,
+                ni,
+                &mut self.work,
+                lw,
+                &mut [],
+                &mut self.iwork,
+            )
+        };
+        assert_eq!(info, 0);
+    }
+}
+
+/// Raw dgeqrf + dorgqr (thin Q) on preallocated buffers.
+struct RawQr {
+    n: usize,
+    a: Vec<f64>,
+    q: Vec<f64>,
+    tau: Vec<f64>,
+    work: Vec<f64>,
+}
+
+impl RawQr {
+    fn new(n: usize) -> RawQr {
+        let mut r =
+            RawQr { n, a: vec![0.0; n * n], q: vec![0.0; n * n], tau: vec![0.0; n], work: vec![0.0; 1] };
+        let ni = n as i32;
+        let mut w2 = [0.0];
+        // SAFETY: workspace queries; arrays sized for n×n.
+        unsafe {
+            f64::geqrf(ni, ni, &mut r.a, ni, &mut r.tau, &mut r.work, -1);
+            f64::ungqr(ni, ni, ni, &mut r.q, ni, &r.tau, &mut w2, -1);
+        }
+        r.work = vec![0.0; lwork(r.work[0].max(w2[0]))];
+        r
+    }
+
+    fn run(&mut self, data: &[f64]) {
+        let ni = self.n as i32;
+        let lw = self.work.len() as i32;
+        self.a.copy_from_slice(data);
+        // SAFETY: arrays sized for n×n; LWORK is WORK's length.
+        unsafe {
+            assert_eq!(f64::geqrf(ni, ni, &mut self.a, ni, &mut self.tau, &mut self.work, lw), 0);
+        }
+        self.q.copy_from_slice(&self.a);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(f64::ungqr(ni, ni, ni, &mut self.q, ni, &self.tau, &mut self.work, lw), 0);
+        }
+    }
+}
+
+/// Raw dsyevd (lower) on preallocated buffers.
+struct RawEigh {
+    n: usize,
+    job: u8,
+    a: Vec<f64>,
+    w: Vec<f64>,
+    work: Vec<f64>,
+    iwork: Vec<i32>,
+}
+
+impl RawEigh {
+    fn new(n: usize, job: u8) -> RawEigh {
+        let mut r =
+            RawEigh { n, job, a: vec![0.0; n * n], w: vec![0.0; n], work: vec![0.0; 1], iwork: vec![0; 1] };
+        let ni = n as i32;
+        // SAFETY: a workspace query; arrays sized for n×n.
+        let info = unsafe {
+            f64::heevd(job, b'L', ni, &mut r.a, ni, &mut r.w, &mut r.work, -1, &mut [], -1, &mut r.iwork, -1)
+        };
+        assert_eq!(info, 0);
+        r.work = vec![0.0; lwork(r.work[0])];
+        r.iwork = vec![0; r.iwork[0].max(1) as usize];
+        r
+    }
+
+    fn run(&mut self, data: &[f64]) {
+        let ni = self.n as i32;
+        self.a.copy_from_slice(data);
+        let (lw, liw) = (self.work.len() as i32, self.iwork.len() as i32);
+        // SAFETY: arrays sized for n×n; LWORK/LIWORK are the lengths.
+        let info = unsafe {
+            f64::heevd(
+                self.job,
+                b'L',
+                ni,
+                &mut self.a,
+                ni,
+                &mut self.w,
+                &mut self.work,
+                lw,
+                &mut [],
+                0,
+                &mut self.iwork,
+                liw,
+            )
+        };
+        assert_eq!(info, 0);
+    }
+}
+
+/// Raw dgetrf + dgetrs (one right-hand side) on preallocated buffers.
+struct RawSolve {
+    n: usize,
+    a: Vec<f64>,
+    x: Vec<f64>,
+    ipiv: Vec<i32>,
+}
+
+impl RawSolve {
+    fn run(&mut self, data: &[f64], b: &[f64]) {
+        let ni = self.n as i32;
+        self.a.copy_from_slice(data);
+        self.x.copy_from_slice(b);
+        // SAFETY: A n×n, IPIV n, B n×1.
+        unsafe {
+            assert_eq!(f64::getrf(ni, ni, &mut self.a, ni, &mut self.ipiv), 0);
+            assert_eq!(f64::getrs(b'N', ni, 1, &self.a, ni, &self.ipiv, &mut self.x, ni), 0);
+        }
+    }
+}
+
+/// The inputs of one size, as data and as tensors of a face.
+struct Case {
+    data: Vec<f64>,
+    sym: Vec<f64>,
+    b: Vec<f64>,
+}
+
+impl Case {
+    fn new(n: usize) -> Case {
+        let data = matrix(n, n, 7);
+        let sym = (0..n * n).map(|k| data[k] + data[(k % n) * n + k / n]).collect();
+        Case { data, sym, b: matrix(n, 1, 11) }
+    }
+}
+
+fn overhead_table() {
+    println!("lindiff-blas vs raw LAPACK (f64, serial, ms; ratio = lindiff / LAPACK)");
+    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
+    let mut la = Direct::new(Blas::new());
+    for n in [32usize, 128, 512] {
+        let (rounds, reps) = reps_for(n);
+        let c = Case::new(n);
+        let a: Tensor = la.tensor(&[n, n], &c.data).unwrap();
+        let sym: Tensor = la.tensor(&[n, n], &c.sym).unwrap();
+        let b: Tensor = la.tensor(&[n, 1], &c.b).unwrap();
+        let mut raw = RawSvd::new(n, b'S');
+        row(
+            "svd",
+            n,
+            side_by_side(rounds, reps, || drop(black_box(la.svd(&a).unwrap())), || raw.run(&c.data)),
+        );
+        let mut raw = RawSvd::new(n, b'N');
+        row(
+            "svd_vals",
+            n,
+            side_by_side(rounds, reps, || drop(black_box(la.svd_vals(&a).unwrap())), || raw.run(&c.data)),
+        );
+        let mut raw = RawQr::new(n);
+        row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), || raw.run(&c.data)));
+        let mut raw = RawEigh::new(n, b'V');
+        row(
+            "eigh",
+            n,
+            side_by_side(rounds, reps, || drop(black_box(la.eigh(&sym).unwrap())), || raw.run(&c.sym)),
+        );
+        let mut raw = RawEigh::new(n, b'N');
+        row(
+            "eigvalsh",
+            n,
+            side_by_side(rounds, reps, || drop(black_box(la.eigvalsh(&sym).unwrap())), || raw.run(&c.sym)),
+        );
+        let mut raw = RawSolve { n, a: vec![0.0; n * n], x: vec![0.0; n], ipiv: vec![0; n] };
+        row(
+            "solve",
+            n,
+            side_by_side(
+                rounds,
+                reps,
+                || drop(black_box(la.solve(&a, &b).unwrap())),
+                || raw.run(&c.data, &c.b),
+            ),
+        );
+    }
+}
+
+fn cpu_vs_blas_table() {
+    println!();
+    println!("host-cpu vs host-blas through the direct face (f64, serial, ms; ratio = blas / cpu)");
+    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
+    let mut blas = Direct::new(Blas::new());
+    let mut cpu = Direct::new(Cpu::new());
+    for n in [32usize, 128, 512] {
+        let (rounds, reps) = reps_for(n);
+        let c = Case::new(n);
+        let (ab, sb, bb) = (
+            blas.tensor(&[n, n], &c.data).unwrap(),
+            blas.tensor(&[n, n], &c.sym).unwrap(),
+            blas.tensor(&[n, 1], &c.b).unwrap(),
+        );
+        let (ac, sc, bc) = (
+            cpu.tensor(&[n, n], &c.data).unwrap(),
+            cpu.tensor(&[n, n], &c.sym).unwrap(),
+            cpu.tensor(&[n, 1], &c.b).unwrap(),
+        );
+        macro_rules! pair {
+            ($name:expr, $call:ident ( $($x:ident),* ) / ( $($y:ident),* )) => {
+                row(
+                    $name,
+                    n,
+                    side_by_side(
+                        rounds,
+                        reps,
+                        || drop(black_box(blas.$call($(&$x),*).unwrap())),
+                        || drop(black_box(cpu.$call($(&$y),*).unwrap())),
+                    ),
+                )
+            };
+        }
+        pair!("svd", svd(ab) / (ac));
+        pair!("svd_vals", svd_vals(ab) / (ac));
+        pair!("qr", qr(ab) / (ac));
+        pair!("eigh", eigh(sb) / (sc));
+        pair!("eigvalsh", eigvalsh(sb) / (sc));
+        pair!("solve", solve(ab, bb) / (ac, bc));
+    }
+}
+
+fn main() {
+    if std::env::var("OPENBLAS_NUM_THREADS").as_deref() != Ok("1") {
+        eprintln!("note: OPENBLAS_NUM_THREADS is not 1; LAPACK may use several threads");
+    }
+    overhead_table();
+    cpu_vs_blas_table();
+}

@@ -1,0 +1,88 @@
+//! The contract for providers built on host-cpu's batching (e.g.
+//! `lindiff-blas`): a per-matrix [`Kernel`] sees one batch item at a time
+//! through [`Item`] (typed strided views of its inputs, contiguous
+//! column-major outputs), sizes its scratch from [`Shapes`] with faer's
+//! `StackReq`, and reports per-matrix [`Failure`]s, which [`run_kernel`]
+//! turns into typed errors naming the op and the batch index.
+//!
+//! [`workspace_kernel`] and [`run_kernel`] are exactly what host-cpu's own
+//! `LinalgOp` kernels go through: the batch is split into lanes by the
+//! provider's [`Exec`] (see [`Exec::plan`]), each lane gets its own scratch
+//! region carved from the caller's workspace bytes, and a kernel must write
+//! every element of every present output of its item.
+//!
+//! ```
+//! use lindiff_cpu::kernel_api::{workspace_kernel, Failure, Item, Kernel, Shapes};
+//! use faer::dyn_stack::{MemStack, StackReq};
+//! use faer::Par;
+//! use lindiff_core::{DType, Exec, Shape, TensorDesc, TensorMeta};
+//!
+//! /// Copies input 0 into output 0.
+//! struct Copy;
+//! impl Kernel<f64> for Copy {
+//!     fn scratch(&self, _: &Shapes, _: Par) -> StackReq {
+//!         StackReq::EMPTY
+//!     }
+//!     fn run(&self, item: &mut Item<'_>, _: Par, _: &mut MemStack) -> Result<(), Failure> {
+//!         let a = item.mat::<f64>(0);
+//!         item.out_mat::<f64>(0).copy_from(a);
+//!         Ok(())
+//!     }
+//! }
+//! let desc = TensorDesc::contiguous(TensorMeta::new(DType::F64, Shape::new(&[3, 3]).unwrap())).unwrap();
+//! assert_eq!(workspace_kernel::<f64>(&Copy, &[&desc], Exec::serial()).bytes(), 0);
+//! ```
+
+pub use crate::batch::{Failure, Item, Kernel, Shapes};
+pub use crate::field::Field;
+/// The canonical phase rule every provider applies (largest-magnitude entry
+/// of each column real and positive), and the non-finite input check.
+pub use crate::kernels::{finite::all_finite, gauge::canonicalize_columns, gauge::canonicalize_pairs};
+
+use crate::batch::{self, BatchPlan};
+use lindiff_core::{Exec, Host, HostBuffer, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
+
+/// Batch dims of a linalg call: everything after input 0's matrix dims.
+pub fn batch_rank(inputs: &[&TensorDesc]) -> usize {
+    inputs.first().map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
+}
+
+/// The workspace [`run_kernel`] needs for `kernel` over these inputs with
+/// `exec`: one scratch region per batch lane.
+pub fn workspace_kernel<T>(kernel: &dyn Kernel<T>, inputs: &[&TensorDesc], exec: Exec) -> WorkspaceReq {
+    let shapes = Shapes::new(inputs, batch_rank(inputs));
+    batch::workspace::<T>(kernel, &shapes, exec)
+}
+
+/// Runs `kernel` for every batch item of `op` (lanes in parallel when `exec`
+/// says so, with the `threads` feature) and marks the outputs written.
+///
+/// # Errors
+/// The lowest-indexed item's [`Failure`] as an `Error` naming `op` and the
+/// batch index (`NonFinite`, `NotPositiveDefinite`, `Singular`,
+/// `NonConvergence`).
+pub fn run_kernel<T>(
+    op: &LinalgOp,
+    kernel: &dyn Kernel<T>,
+    inputs: &[Input<'_, Host>],
+    outputs: &mut [Option<Output<'_, '_, Host>>],
+    workspace: &mut HostBuffer<'_>,
+    exec: Exec,
+) -> Result<()> {
+    let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
+        inputs.iter().map(|i| i.desc).collect();
+    let names = (op.input_names(), op.output_names());
+    {
+        let plan = BatchPlan::new(op.name(), names, inputs, outputs, batch_rank(&descs))?;
+        batch::run::<T>(op.name(), kernel, &plan, exec, workspace)?;
+    }
+    for out in outputs.iter_mut().flatten() {
+        let written = out.meta.bytes().unwrap_or(0); // sized by `call`
+                                                     // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
+                                                     // and every kernel writes every element of every present output of
+                                                     // its batch item (the `Kernel` contract); the items cover the
+                                                     // tensor's bytes.
+        unsafe { out.buffer.assume_init_prefix(written) };
+    }
+    Ok(())
+}

@@ -10,6 +10,9 @@
 //!
 //! `test` installs Debian's `libopenblas-dev` when it is missing (lindiff-blas
 //! links the system OpenBLAS).
+//! * `embedded` — the Cortex-M firmware under QEMU (`embedded.rs`); part of `test`.
+
+mod embedded;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -24,9 +27,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("bench") => bench(),
+        Some("embedded") => embedded::run(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds\n  bench   lindiff vs faer and vs raw LAPACK, side by side"
+                "usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds\n  bench   lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes"
             );
             return ExitCode::from(2);
         }
@@ -154,6 +158,7 @@ fn test() -> Step {
             ],
         )
     })?;
+    timed("embedded", &embedded::run)?;
     eprintln!("\nxtask test: all green in {:.0} s", started.elapsed().as_secs_f64());
     for (name, secs) in timings {
         eprintln!("  {name:<14} {secs:>7.1} s");

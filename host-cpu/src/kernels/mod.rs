@@ -1,6 +1,11 @@
 //! The per-matrix kernels of every `LinalgOp`, and the dispatch from an op
 //! and dtype to its kernel. Each family module has a `find` that maps its ops
 //! to kernels; adding an op's CPU kernel touches only its family's file.
+//!
+//! The `op-*` features choose which families `find` reaches: a family that
+//! is off stays compiled and type-checked (others share its helpers) but is
+//! unreachable, so the linker drops its kernels — firmware pays flash only
+//! for the ops it runs.
 
 mod adjugate;
 mod cholesky;
@@ -27,18 +32,18 @@ use lindiff_core::{
 
 /// The kernel of `op` for dtype `T`, if the CPU provider has one.
 fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    svd::find(op)
-        .or_else(|| qr::find(op))
-        .or_else(|| householder::find(op))
-        .or_else(|| eigh::find(op))
-        .or_else(|| eig::find(op))
-        .or_else(|| cholesky::find(op))
-        .or_else(|| lu::find(op))
-        .or_else(|| full_piv_lu::find(op))
-        .or_else(|| triangular_solve::find(op))
-        .or_else(|| det::find(op))
-        .or_else(|| adjugate::find(op))
-        .or_else(|| recombine::find(op))
+    None.or_else(|| if cfg!(feature = "op-svd") { svd::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-qr") { qr::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-qr") { householder::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-eigh") { eigh::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-eig") { eig::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-cholesky") { cholesky::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-lu") { lu::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-full-piv-lu") { full_piv_lu::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-triangular-solve") { triangular_solve::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-det") { det::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-det") { adjugate::find(op) } else { None })
+        .or_else(|| if cfg!(feature = "op-recombine") { recombine::find(op) } else { None })
         .or_else(|| gauge_check::find(op))
 }
 
@@ -46,7 +51,7 @@ fn kernel<T: Field>(op: &LinalgOp) -> Result<&dyn Kernel<T>> {
     find::<T>(op).ok_or(Error::Unsupported {
         op: op.name(),
         provider: "cpu",
-        why: "no CPU kernel for this op",
+        why: "no CPU kernel for this op in this build (lindiff-cpu's `op-*` features)",
     })
 }
 

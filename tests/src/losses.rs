@@ -61,3 +61,17 @@ pub fn pattern<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> R
         Ok(w)
     }
 }
+
+/// Re Σ W∘X + ½ Σ W_r∘|X|² with the fixed [`pattern`]s.
+pub fn probe<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
+    let dtype = f.meta(x).dtype;
+    let w = pattern(f, x, dtype)?;
+    let wx = f.binary(BinaryOp::Mul, &w, x)?;
+    let lin = total(f, &wx)?;
+    let wr = pattern(f, x, dtype.real())?;
+    let sq = f.unary(UnaryOp::Abs2, x)?;
+    let wsq = f.binary(BinaryOp::Mul, &wr, &sq)?;
+    let quad = total(f, &wsq)?;
+    let quad = f.scale(&quad, 0.5)?;
+    f.binary(BinaryOp::Add, &lin, &quad)
+}

@@ -15,61 +15,17 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::MatOp;
-use lindiff_core::prim::{BinaryOp, UnaryOp};
-use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, Shape, TensorMeta};
+
+use lindiff_core::{Element, Host, Linalg, Provider, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
-use lindiff_tests::losses::{lower, total};
+use lindiff_tests::losses::probe;
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 // ------------------------------------------------------------ losses ----
-
-/// A fixed weight pattern of `dtype` shaped like `like` (m×n):
-/// C = U_m · tril(1_{m×n}) · U_nᵀ (U = lower-triangular ones) scaled to
-/// C/(mn) − 0.3, plus, for a complex `dtype`, i·(½ − tril(1_{m×n})).
-fn pattern<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let dims = f.meta(like).shape.dims().to_vec();
-    let (m, n) = (dims[0], dims[1]);
-    let ones = |f: &mut F, r: usize, c: usize| -> Result<F::Tensor> {
-        f.fill(TensorMeta::new(dtype, Shape::new(&[r, c])?), 1.0)
-    };
-    let um = ones(f, m, m)?;
-    let um = lower(f, &um)?;
-    let un = ones(f, n, n)?;
-    let un = lower(f, &un)?;
-    let all = ones(f, m, n)?;
-    let l = lower(f, &all)?;
-    let c = f.matmul(&um, &l)?;
-    let c = f.matmul_with(&c, MatOp::Identity, &un, MatOp::Transpose)?;
-    let c = f.scale(&c, 1.0 / (m * n) as f64)?;
-    let shift = f.scale(&all, 0.3)?;
-    let w = f.binary(BinaryOp::Sub, &c, &shift)?;
-    if dtype.is_complex() {
-        let half = f.scale(&all, 0.5)?;
-        let im = f.binary(BinaryOp::Sub, &half, &l)?;
-        let im = f.unary(UnaryOp::MulI, &im)?;
-        f.binary(BinaryOp::Add, &w, &im)
-    } else {
-        Ok(w)
-    }
-}
-
-/// Re Σ W∘X + ½ Σ W_r∘|X|² with the fixed [`pattern`]s.
-fn probe<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let dtype = f.meta(x).dtype;
-    let w = pattern(f, x, dtype)?;
-    let wx = f.binary(BinaryOp::Mul, &w, x)?;
-    let lin = total(f, &wx)?;
-    let wr = pattern(f, x, dtype.real())?;
-    let sq = f.unary(UnaryOp::Abs2, x)?;
-    let wsq = f.binary(BinaryOp::Mul, &wr, &sq)?;
-    let quad = total(f, &wsq)?;
-    let quad = f.scale(&quad, 0.5)?;
-    f.binary(BinaryOp::Add, &lin, &quad)
-}
 
 /// What a Cholesky loss computes.
 #[derive(Clone, Copy, Debug)]

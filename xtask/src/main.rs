@@ -11,8 +11,11 @@
 //! `test` installs Debian's `libopenblas-dev` when it is missing (lindiff-blas
 //! links the system OpenBLAS).
 //! * `embedded` — the Cortex-M firmware under QEMU (`embedded.rs`); part of `test`.
+//! * `demo` — builds the wasm package and serves the browser demo (`web.rs`).
+//! * `browser` — the demo in Chromium against native values; part of `test`.
 
 mod embedded;
+mod web;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -28,9 +31,11 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench(),
         Some("embedded") => embedded::run(),
+        Some("demo") => web::demo(),
+        Some("browser") => web::browser(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test    formatting, clippy, all tests, no_std cross builds\n  bench   lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)"
             );
             return ExitCode::from(2);
         }
@@ -159,6 +164,7 @@ fn test() -> Step {
         )
     })?;
     timed("embedded", &embedded::run)?;
+    timed("wasm node + browser", &web::test)?;
     eprintln!("\nxtask test: all green in {:.0} s", started.elapsed().as_secs_f64());
     for (name, secs) in timings {
         eprintln!("  {name:<14} {secs:>7.1} s");

@@ -1,0 +1,175 @@
+//! The JS face of the API: exported functions (thin wrappers that turn
+//! [`ApiError`] into a thrown `Error` with structured fields), start-up
+//! (simd128 for faer's GEMM) and the thread pool.
+
+use crate::error::ApiError;
+use crate::{
+    decomp, finite_difference, grad, BatchItem, Eigh, Gradient, GradientOptions, Loss, Matrix, Qr, Svd,
+};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const LINDIFF_ERROR: &'static str = r#"
+/** What every function throws: a JS `Error` with structured fields. */
+export interface LindiffError extends Error {
+  name: "LindiffError";
+  /** "NotDifferentiable" (the library's report), "InvalidArgument", or "Lindiff" (any other library error). */
+  kind: "NotDifferentiable" | "InvalidArgument" | "Lindiff";
+  /** The op (e.g. "svd", "low_rank_approx") or API function. */
+  op: string;
+  /** NotDifferentiable: the output whose derivative does not exist here (e.g. "u", "s"). */
+  output?: string;
+  /** InvalidArgument: the argument. */
+  argument?: string;
+  /** Why, in words. */
+  why: string;
+}
+"#;
+
+/// The JS `Error` for `e`: `name = "LindiffError"`, `message` = the
+/// library's message, and the fields `kind`, `op`, `output` / `argument`,
+/// `why`.
+pub(crate) fn to_js(e: ApiError) -> JsValue {
+    let error = js_sys::Error::new(&e.to_string());
+    error.set_name("LindiffError");
+    let set = |key: &str, value: &str| {
+        // Setting a property on a fresh plain Error object cannot fail.
+        let _ = js_sys::Reflect::set(&error, &JsValue::from_str(key), &JsValue::from_str(value));
+    };
+    set("kind", e.kind());
+    match &e {
+        ApiError::Lindiff(lindiff_core::Error::NotDifferentiable { op, output, why }) => {
+            set("op", op);
+            set("output", output);
+            set("why", why);
+        }
+        ApiError::Lindiff(other) => {
+            set("op", "");
+            set("why", &other.to_string());
+        }
+        ApiError::Argument { op, arg, why } => {
+            set("op", op);
+            set("argument", arg);
+            set("why", why);
+        }
+    }
+    error.into()
+}
+
+/// Runs once when the module is instantiated: faer's GEMM may use simd128
+/// (the build enables `+simd128`; gemm only uses it when told to).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen(start)]
+pub fn start() {
+    gemm_common::set_wasm_simd128(true);
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "threads"))]
+pub use wasm_bindgen_rayon::init_thread_pool;
+
+/// The thin SVD of `a` (JS `svd(a)`).
+///
+/// # Errors
+/// Throws a `LindiffError`.
+#[wasm_bindgen(js_name = svd)]
+pub fn js_svd(a: &Matrix) -> Result<Svd, JsValue> {
+    decomp::svd(a).map_err(to_js)
+}
+
+/// The symmetric eigendecomposition of `a` (JS `eigh(a)`).
+///
+/// # Errors
+/// Throws a `LindiffError`.
+#[wasm_bindgen(js_name = eigh)]
+pub fn js_eigh(a: &Matrix) -> Result<Eigh, JsValue> {
+    decomp::eigh(a).map_err(to_js)
+}
+
+/// The thin QR of `a` (JS `qr(a)`).
+///
+/// # Errors
+/// Throws a `LindiffError`.
+#[wasm_bindgen(js_name = qr)]
+pub fn js_qr(a: &Matrix) -> Result<Qr, JsValue> {
+    decomp::qr(a).map_err(to_js)
+}
+
+/// X with A X = B (JS `solve(a, b)`).
+///
+/// # Errors
+/// Throws a `LindiffError`.
+#[wasm_bindgen(js_name = solve)]
+pub fn js_solve(a: &Matrix, b: &Matrix) -> Result<Matrix, JsValue> {
+    decomp::solve(a, b).map_err(to_js)
+}
+
+/// det(A) (JS `det(a)`).
+///
+/// # Errors
+/// Throws a `LindiffError`.
+#[wasm_bindgen(js_name = det)]
+pub fn js_det(a: &Matrix) -> Result<f64, JsValue> {
+    decomp::det(a).map_err(to_js)
+}
+
+/// The loss and its reverse-mode gradient (JS `gradient(a, loss, options?)`).
+///
+/// # Errors
+/// Throws a `LindiffError`; `kind = "NotDifferentiable"` (with `op`,
+/// `output`, `why`) where the loss has no derivative at `a`.
+#[wasm_bindgen(js_name = gradient)]
+pub fn js_gradient(a: &Matrix, loss: &Loss, options: Option<GradientOptions>) -> Result<Gradient, JsValue> {
+    grad::gradient(a, loss, &options.unwrap_or_default()).map_err(to_js)
+}
+
+/// Central finite differences of the loss (JS `finiteDifference(a, loss, options?)`).
+///
+/// # Errors
+/// Throws a `LindiffError` (bad loss parameters).
+#[wasm_bindgen(js_name = finiteDifference)]
+pub fn js_finite_difference(
+    a: &Matrix,
+    loss: &Loss,
+    options: Option<GradientOptions>,
+) -> Result<Gradient, JsValue> {
+    finite_difference::finite_difference(a, loss, &options.unwrap_or_default()).map_err(to_js)
+}
+
+/// Gradients for a batch of equally-sized matrices, one item each (JS
+/// `gradientBatch(matrices, loss, options?)`).
+///
+/// # Errors
+/// Throws a `LindiffError` for an empty or mixed-shape batch.
+#[wasm_bindgen(js_name = gradientBatch)]
+pub fn js_gradient_batch(
+    matrices: Vec<Matrix>,
+    loss: &Loss,
+    options: Option<GradientOptions>,
+) -> Result<Vec<BatchItem>, JsValue> {
+    grad::gradient_batch(&matrices, loss, &options.unwrap_or_default()).map_err(to_js)
+}
+
+/// Sets the team width of batch calls (JS `setThreads(n)`; after
+/// `initThreadPool(n)` in a threaded build).
+#[wasm_bindgen(js_name = setThreads)]
+pub fn js_set_threads(threads: usize) {
+    crate::set_threads(threads);
+}
+
+/// Whether this build runs batch lanes on threads (the `threads` feature).
+#[wasm_bindgen(js_name = threadedBuild)]
+pub fn threaded_build() -> bool {
+    cfg!(feature = "threads")
+}
+
+/// Whether this build was compiled with `+simd128`.
+#[wasm_bindgen(js_name = simdBuild)]
+pub fn simd_build() -> bool {
+    cfg!(target_feature = "simd128")
+}
+
+/// The crate version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").into()
+}

@@ -1,0 +1,419 @@
+// The demo page: loads lindiff-wasm (threaded when the page is
+// crossOriginIsolated and the threaded build exists), keeps the state
+// (matrix, spectrum controls, loss, ε), recomputes on every change and
+// draws it. `window.demo` exposes the state and a few actions for the
+// browser test (www/test/browser.mjs) and for the curious.
+
+import { heatmap, short } from './heatmap.js';
+import { compose, matmul, maxAbsDiff, norm, projector, transpose, xorshiftMatrix } from './linalg.js';
+import { gapPlot, legend } from './plot.js';
+import { cotangents, referenceGradient } from './reference.js';
+
+const $ = (id) => document.getElementById(id);
+const STEPS = 160; // slider steps: 10 per decade, 16 decades
+
+let wasm = null;
+const S = {
+  m: 5,
+  n: 4,
+  base: null, // row-major A as edited
+  factors: null, // { u, s, vh, v } of the base matrix (row-major)
+  w: null, // m×m weight
+  wv: null, // n×n weight
+  tie: STEPS,
+  zero: STEPS,
+  loss: 'projector',
+  k: 2,
+  c: [1, 0.5, 0.25, 0.125, 0, 0, 0, 0],
+  eps: null,
+  sweep: 'tie',
+  threads: 1,
+  last: null,
+  sweepPoints: null,
+  busy: false,
+};
+
+// ---- loading ------------------------------------------------------------
+
+async function load() {
+  const builds = await (await fetch('builds.json')).json();
+  if (builds.threads && self.crossOriginIsolated) {
+    try {
+      const mod = await import(`./${builds.threads}/lindiff_wasm.js`);
+      await mod.default();
+      const n = Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
+      await mod.initThreadPool(n);
+      mod.setThreads(n);
+      wasm = mod;
+      S.threads = n;
+    } catch (e) {
+      console.warn('threaded build unavailable, running single-threaded:', e);
+    }
+  }
+  if (!wasm) {
+    wasm = await import(`./${builds.single}/lindiff_wasm.js`);
+    await wasm.default();
+  }
+  $('runtime').textContent =
+    `wasm ${wasm.simdBuild() ? 'simd128' : 'scalar'} · ` +
+    (S.threads > 1 ? `${S.threads} threads (crossOriginIsolated)` : `single-threaded${self.crossOriginIsolated ? '' : ' (page not cross-origin isolated)'}`);
+  $('version').textContent = `v${wasm.version()}`;
+}
+
+// ---- model ----------------------------------------------------------------
+
+const k = () => Math.min(S.m, S.n);
+const mat = (data, r, c) => new wasm.Matrix(Float64Array.from(data), r, c, wasm.Layout.RowMajor);
+
+function randomWeights(seed) {
+  S.w = xorshiftMatrix(S.m, S.m, seed);
+  S.wv = xorshiftMatrix(S.n, S.n, seed + 1);
+}
+
+function setBase(a) {
+  S.base = Float64Array.from(a);
+  const f = wasm.svd(mat(S.base, S.m, S.n));
+  const u = f.u.toRowMajor();
+  const vh = f.vh.toRowMajor();
+  S.factors = { u, s: f.s, vh, v: transpose(vh, k(), S.n) };
+  S.tie = STEPS;
+  S.zero = STEPS;
+  $('tie').value = STEPS;
+  $('zero').value = STEPS;
+  S.sweepPoints = null;
+}
+
+/** The spectrum the controls set (the base one at the right ends). */
+function spectrum(tie = S.tie, zero = S.zero) {
+  const s = Float64Array.from(S.factors.s);
+  const kk = s.length;
+  if (kk >= 2 && tie < STEPS) s[1] = s[0] - tieGap(tie);
+  if (zero < STEPS) s[kk - 1] = zeroValue(zero);
+  return s;
+}
+const tieGap = (v) => (v === 0 ? 0 : (S.factors.s[0] - S.factors.s[1]) * 10 ** ((v - STEPS) / 10));
+const zeroValue = (v) => (v === 0 ? 0 : S.factors.s[S.factors.s.length - 1] * 10 ** ((v - STEPS) / 10));
+
+/** The matrix the controls make: A itself, or U diag(s′) Vᵀ. */
+function currentMatrix(s = null) {
+  if (!s && S.tie === STEPS && S.zero === STEPS) return S.base;
+  return compose(S.factors.u, s ?? spectrum(), S.factors.vh, S.m, k(), S.n);
+}
+
+function lossSpec() {
+  return { kind: S.loss, k: Math.min(S.k, k()), c: S.c.slice(0, k()), w: S.w, wv: S.wv };
+}
+
+function makeLoss() {
+  const L = lossSpec();
+  switch (L.kind) {
+    case 'nuclear':
+      return wasm.Loss.nuclear();
+    case 'weighted':
+      return wasm.Loss.weightedValues(Float64Array.from(L.c));
+    case 'truncation':
+      return wasm.Loss.truncationError(L.k);
+    case 'projectorSum':
+      return wasm.Loss.projectorSum(L.k, mat(S.w, S.m, S.m), mat(S.wv, S.n, S.n));
+    default:
+      return wasm.Loss.projector(L.k, mat(S.w, S.m, S.m));
+  }
+}
+
+function makeOptions() {
+  const o = new wasm.GradientOptions();
+  return S.eps === null ? o : o.withDerivativeEps(S.eps);
+}
+
+/** lindiff's gradient, or the report; never throws for a report. */
+function lindiffGradient(a, loss) {
+  try {
+    const g = wasm.gradient(mat(a, S.m, S.n), loss, makeOptions());
+    return { value: g.value, grad: g.grad.toRowMajor(), error: null };
+  } catch (e) {
+    if (e && e.name === 'LindiffError') return { value: NaN, grad: null, error: plainError(e) };
+    throw e;
+  }
+}
+const plainError = (e) => ({ kind: e.kind, op: e.op, output: e.output, argument: e.argument, why: e.why, message: e.message });
+
+/** The reference rule at the factors U, s, V (row-major). */
+function referenceAt(s) {
+  const L = lossSpec();
+  const { u, v } = S.factors;
+  const ct = cotangents(L, { m: S.m, n: S.n, u, s, v });
+  return referenceGradient({ m: S.m, n: S.n, u, s, v, ...ct, eps: 1e-12 });
+}
+
+// ---- recompute --------------------------------------------------------------
+
+function recompute() {
+  const s = spectrum();
+  const a = currentMatrix();
+  const A = mat(a, S.m, S.n);
+  let t = performance.now();
+  const f = wasm.svd(A);
+  const tSvd = performance.now() - t;
+  const u = f.u.toRowMajor();
+  const vh = f.vh.toRowMajor();
+  const kk = k();
+  const loss = makeLoss();
+  t = performance.now();
+  const g = lindiffGradient(a, loss);
+  const tGrad = performance.now() - t;
+  t = performance.now();
+  const fd = wasm.finiteDifference(mat(a, S.m, S.n), loss, makeOptions());
+  const tFd = performance.now() - t;
+  const fdGrad = fd.grad.toRowMajor();
+  const ref = referenceAt(s);
+  S.last = {
+    a,
+    s: f.s,
+    u,
+    vh,
+    pu: projector(u, S.m, kk, Math.min(2, kk)),
+    pv: projector(transpose(vh, kk, S.n), S.n, kk, Math.min(2, kk)),
+    value: g.error ? fd.value : g.value,
+    grad: g.grad,
+    error: g.error,
+    fd: fdGrad,
+    reference: ref,
+    maxDiff: g.grad ? maxAbsDiff(g.grad, fdGrad) : NaN,
+    referenceVsLindiff: g.grad ? maxAbsDiff(ref, g.grad) : NaN,
+    timings: { svd: tSvd, gradient: tGrad, fd: tFd },
+    designed: s,
+  };
+  loss.free();
+  render();
+}
+
+function render() {
+  const L = S.last;
+  const kk = k();
+  heatmap($('hm-a'), L.a, S.m, S.n, { title: `A (${S.m}×${S.n})` });
+  heatmap($('hm-u'), L.u, S.m, kk, { title: 'U' });
+  heatmap($('hm-s'), L.s, kk, 1, { title: 'S (diagonal)' });
+  heatmap($('hm-vh'), L.vh, kk, S.n, { title: 'Vᵀ' });
+  $('spectrum').textContent = `s = [${Array.from(L.s, (x) => x.toPrecision(17)).join(', ')}]`;
+  $('t-svd').textContent = `svd ${L.timings.svd.toFixed(3)} ms`;
+  $('tie-out').textContent = kk >= 2 ? `s₁ − s₂ = ${S.tie === 0 ? '0 (exact tie)' : tieGap(S.tie).toExponential(2)}` : '(needs 2 singular values)';
+  $('zero-out').textContent = `s_${kk} = ${S.zero === 0 ? '0 (exactly)' : zeroValue(S.zero).toExponential(2)}`;
+  const st = $('status');
+  const scale = Math.max(...(L.grad ?? L.fd).map(Math.abs), ...L.fd.map(Math.abs));
+  if (L.error && L.error.kind === 'NotDifferentiable') {
+    st.className = 'status nd';
+    st.innerHTML = '';
+    st.append(`Not differentiable here — ${L.error.op} / ${L.error.output}`);
+    const why = document.createElement('small');
+    why.textContent = `${L.error.message}. The finite differences below depend on their step and mean nothing here.`;
+    st.append(why);
+    heatmap($('hm-grad'), new Float64Array(S.m * S.n), S.m, S.n, { title: 'lindiff: no gradient (reported)', missing: true });
+  } else if (L.error) {
+    st.className = 'status nd';
+    st.textContent = L.error.message;
+  } else {
+    st.className = S.eps === null ? 'status ok' : 'status eps';
+    st.textContent =
+      (S.eps === null ? 'Differentiable: lindiff’s exact gradient' : `Reference broadening ε = ${S.eps}: lindiff follows the Lorentzian rule (no gauge check)`) +
+      ` — loss = ${L.value.toPrecision(12)}, max |∇ − FD| = ${L.maxDiff.toExponential(2)}`;
+    heatmap($('hm-grad'), L.grad, S.m, S.n, { title: 'lindiff ∇ (reverse mode)', scale });
+  }
+  heatmap($('hm-fd'), L.fd, S.m, S.n, { title: 'finite differences', scale });
+  heatmap($('hm-ref'), L.reference, S.m, S.n, { title: 'reference rule (SPEC §6, JS)' });
+  heatmap($('hm-w'), S.loss === 'projector' || S.loss === 'projectorSum' ? S.w : [], S.loss.startsWith('projector') ? S.m : 0, S.m, { title: S.loss.startsWith('projector') ? 'W' : '' });
+  const rn = norm(L.reference);
+  $('compare').textContent =
+    `‖lindiff‖ = ${L.grad ? norm(L.grad).toExponential(3) : 'reported'} · ‖FD‖ = ${norm(L.fd).toExponential(3)} · ` +
+    `‖reference‖ = ${Number.isNaN(rn) ? 'NaN' : rn.toExponential(3)}`;
+  $('t-grad').textContent = `gradient ${L.timings.gradient.toFixed(3)} ms`;
+  $('t-fd').textContent = `finite differences (${2 * S.m * S.n} loss evaluations) ${L.timings.fd.toFixed(3)} ms`;
+  $('k-label').style.display = ['projector', 'truncation', 'projectorSum'].includes(S.loss) ? '' : 'none';
+  $('c-label').style.display = S.loss === 'weighted' ? '' : 'none';
+  drawPlot();
+}
+
+// ---- the sweep ----------------------------------------------------------------
+
+function sweep() {
+  const kk = k();
+  const gaps = [];
+  if (S.sweep === 'tie' && kk < 2) return [];
+  const base = S.sweep === 'tie' ? S.factors.s[0] - S.factors.s[1] : S.factors.s[kk - 1];
+  for (let j = 0; j <= 32; j++) gaps.push(base * 10 ** (-j / 2));
+  gaps.push(0);
+  const spectra = gaps.map((g) => {
+    const s = Float64Array.from(S.factors.s);
+    if (S.sweep === 'tie') s[1] = s[0] - g;
+    else s[kk - 1] = g;
+    return s;
+  });
+  const mats = spectra.map((s) => compose(S.factors.u, s, S.factors.vh, S.m, kk, S.n));
+  const loss = makeLoss();
+  const t = performance.now();
+  const items = wasm.gradientBatch(mats.map((a) => mat(a, S.m, S.n)), loss, makeOptions());
+  const tBatch = performance.now() - t;
+  const points = gaps.map((gap, i) => {
+    const item = items[i];
+    const g = item.gradient;
+    const fd = wasm.finiteDifference(mat(mats[i], S.m, S.n), loss, makeOptions());
+    return {
+      gap,
+      lindiff: g ? norm(g.grad.toRowMajor()) : NaN,
+      reported: !g,
+      fd: norm(fd.grad.toRowMajor()),
+      reference: norm(referenceAt(spectra[i])),
+    };
+  });
+  loss.free();
+  S.sweepTiming = { batch: tBatch, total: performance.now() - t, count: gaps.length };
+  return points;
+}
+
+function drawPlot() {
+  if (!S.sweepPoints) S.sweepPoints = sweep();
+  const points = S.sweepPoints;
+  if (!points.length) return;
+  const current = S.sweep === 'tie' ? (S.tie === STEPS ? null : tieGap(S.tie)) : S.zero === STEPS ? null : zeroValue(S.zero);
+  gapPlot($('plot'), points, { current, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}` });
+  legend($('legend'), ['○ on the axis: lindiff reported “not differentiable”', '× NaN (reference)']);
+  const T = S.sweepTiming;
+  $('t-sweep').textContent = `${T.count} gradients in one batched call ${T.batch.toFixed(1)} ms (${S.threads} thread${S.threads > 1 ? 's' : ''}); with FD and the reference ${T.total.toFixed(1)} ms`;
+}
+
+// ---- UI -----------------------------------------------------------------------
+
+function buildEditor() {
+  const ed = $('editor');
+  ed.replaceChildren();
+  ed.style.gridTemplateColumns = `repeat(${S.n}, max-content)`;
+  for (let i = 0; i < S.m; i++)
+    for (let j = 0; j < S.n; j++) {
+      const cell = document.createElement('input');
+      cell.type = 'number';
+      cell.step = 'any';
+      cell.value = +S.base[i * S.n + j].toPrecision(6);
+      cell.dataset.i = i;
+      cell.dataset.j = j;
+      cell.addEventListener('change', () => {
+        const x = Number(cell.value);
+        if (!Number.isFinite(x)) return;
+        const a = Float64Array.from(S.base);
+        a[i * S.n + j] = x;
+        setBase(a);
+        recompute();
+      });
+      ed.append(cell);
+    }
+}
+
+function newMatrix(m, n, a, w = null) {
+  S.m = m;
+  S.n = n;
+  $('rows').value = m;
+  $('cols').value = n;
+  randomWeights(7);
+  if (w) S.w = Float64Array.from(w);
+  setBase(a);
+  S.k = Math.min(S.k, k());
+  $('k').max = k();
+  $('k').value = S.k;
+  buildEditor();
+  recompute();
+}
+
+function wire() {
+  for (const id of ['rows', 'cols'])
+    for (let d = 1; d <= 8; d++) $(id).append(new Option(String(d), String(d)));
+  const resize = () => newMatrix(+$('rows').value, +$('cols').value, xorshiftMatrix(+$('rows').value, +$('cols').value, 1 + Math.floor(Math.random() * 1e9)));
+  $('rows').addEventListener('change', resize);
+  $('cols').addEventListener('change', resize);
+  $('randomise').addEventListener('click', () => newMatrix(S.m, S.n, xorshiftMatrix(S.m, S.n, 1 + Math.floor(Math.random() * 1e9))));
+  $('example').addEventListener('click', () => {
+    const a = new Float64Array(12);
+    [2, 1, 0].forEach((x, i) => (a[i * 3 + i] = x));
+    newMatrix(4, 3, a);
+  });
+  $('tie').addEventListener('input', () => {
+    S.tie = +$('tie').value;
+    recompute();
+  });
+  $('zero').addEventListener('input', () => {
+    S.zero = +$('zero').value;
+    recompute();
+  });
+  $('reset-spectrum').addEventListener('click', () => {
+    S.tie = S.zero = STEPS;
+    $('tie').value = $('zero').value = STEPS;
+    recompute();
+  });
+  const lossChanged = () => {
+    S.sweepPoints = null;
+    recompute();
+  };
+  $('loss').addEventListener('change', () => {
+    S.loss = $('loss').value;
+    lossChanged();
+  });
+  $('k').addEventListener('change', () => {
+    S.k = Math.max(1, Math.min(k(), Math.round(+$('k').value) || 1));
+    $('k').value = S.k;
+    lossChanged();
+  });
+  $('c').addEventListener('change', () => {
+    const c = $('c').value.split(/[,\s]+/).filter(Boolean).map(Number);
+    if (c.every(Number.isFinite)) {
+      while (c.length < 8) c.push(0);
+      S.c = c;
+      lossChanged();
+    }
+  });
+  $('random-w').addEventListener('click', () => {
+    randomWeights(1 + Math.floor(Math.random() * 1e9));
+    lossChanged();
+  });
+  const epsChanged = () => {
+    const x = Number($('eps').value);
+    S.eps = $('eps-on').checked && Number.isFinite(x) && x > 0 ? x : null;
+    lossChanged();
+  };
+  $('eps-on').addEventListener('change', epsChanged);
+  $('eps').addEventListener('change', epsChanged);
+  for (const r of document.querySelectorAll('input[name=sweep]'))
+    r.addEventListener('change', () => {
+      S.sweep = r.value;
+      lossChanged();
+    });
+  $('bench').addEventListener('click', () => {
+    const ms = bench(256, 5);
+    $('t-bench').textContent = `256×256 SVD: ${ms.toFixed(1)} ms (best of 5)`;
+  });
+}
+
+/** Best time in ms of `reps` n×n SVDs (xorshift seed 42, as the native bench). */
+function bench(n, reps) {
+  const a = mat(xorshiftMatrix(n, n, 42), n, n);
+  let best = Infinity;
+  wasm.svd(a).free();
+  for (let r = 0; r < reps; r++) {
+    const t = performance.now();
+    const f = wasm.svd(a);
+    best = Math.min(best, performance.now() - t);
+    f.free();
+  }
+  return best;
+}
+
+window.demo = {
+  state: S,
+  ready: (async () => {
+    await load();
+    wire();
+    newMatrix(S.m, S.n, xorshiftMatrix(S.m, S.n, 2026));
+    return true;
+  })(),
+  /** Loads A (row-major m×n) and W (m×m) as if typed in. */
+  load({ m, n, a, w }) {
+    newMatrix(m, n, a, w);
+  },
+  bench,
+};

@@ -1,0 +1,134 @@
+// The gap plot: ‖∇‖_F against a gap (log–log) for lindiff, finite
+// differences and the reference's rule; the exact 0 gets its own column on
+// the left; NaN and "not differentiable" get markers instead of points.
+
+import { short } from './heatmap.js';
+
+// Drawn in this order, so lindiff's curve lies on top where they agree.
+const SERIES = [
+  { key: 'reference', label: 'reference rule, ε = 1e-12 (SPEC §6 formula, computed in this page)', color: '#c0392b' },
+  { key: 'fd', label: 'central finite differences (wasm)', color: '#6a5acd', dash: [4, 3] },
+  { key: 'lindiff', label: 'lindiff (exact rule, wasm)', color: '#1b7f3b', width: 3 },
+];
+
+/**
+ * Draws `points` ({gap, lindiff, fd, reference, reported}) on `canvas`;
+ * `current` marks the slider's gap; `xlabel` names the gap.
+ */
+export function gapPlot(canvas, points, { current = null, xlabel = 'gap' } = {}) {
+  const dpr = window.devicePixelRatio || 1;
+  const W = canvas.clientWidth || 640;
+  const H = canvas.clientHeight || 300;
+  canvas.width = W * dpr;
+  canvas.height = H * dpr;
+  const g = canvas.getContext('2d');
+  g.scale(dpr, dpr);
+  g.clearRect(0, 0, W, H);
+  const pad = { l: 58, r: 14, t: 26, b: 40 };
+  const zeroCol = 36;
+  const positive = points.filter((p) => p.gap > 0).map((p) => p.gap);
+  const xmin = Math.log10(Math.min(...positive));
+  const xmax = Math.log10(Math.max(...positive));
+  const ys = [];
+  for (const p of points) for (const s of SERIES) if (Number.isFinite(p[s.key]) && p[s.key] > 0) ys.push(Math.log10(p[s.key]));
+  const ymin = Math.floor(Math.min(...ys, -1));
+  const ymax = Math.ceil(Math.max(...ys, 1)) + 1;
+  const x0 = pad.l + zeroCol;
+  const X = (gap) => (gap === 0 ? pad.l + zeroCol / 2 : x0 + ((Math.log10(gap) - xmin) / (xmax - xmin || 1)) * (W - pad.r - x0));
+  const Y = (v) => pad.t + (1 - (Math.log10(v) - ymin) / (ymax - ymin)) * (H - pad.t - pad.b);
+  // Axes and grid.
+  g.font = '11px system-ui, sans-serif';
+  g.strokeStyle = '#e3e6ee';
+  g.fillStyle = '#5b6275';
+  for (let e = ymin; e <= ymax; e += Math.max(1, Math.round((ymax - ymin) / 8))) {
+    const y = Y(10 ** e);
+    g.beginPath();
+    g.moveTo(pad.l, y);
+    g.lineTo(W - pad.r, y);
+    g.stroke();
+    g.fillText(`1e${e}`, 8, y + 4);
+  }
+  for (let e = Math.ceil(xmin); e <= Math.floor(xmax); e += 2) {
+    const x = X(10 ** e);
+    g.beginPath();
+    g.moveTo(x, pad.t);
+    g.lineTo(x, H - pad.b);
+    g.stroke();
+    g.fillText(`1e${e}`, x - 12, H - pad.b + 14);
+  }
+  g.fillText('0', pad.l + zeroCol / 2 - 3, H - pad.b + 14);
+  g.fillText(`${xlabel} (log)`, W / 2 - 40, H - 8);
+  g.save();
+  g.translate(12, pad.t + 60);
+  g.rotate(-Math.PI / 2);
+  g.fillText('‖∇‖_F', -20, 0);
+  g.restore();
+  g.strokeStyle = '#9aa1b5';
+  g.beginPath();
+  g.moveTo(x0 - 4, pad.t);
+  g.lineTo(x0 - 4, H - pad.b);
+  g.stroke();
+  if (current !== null) {
+    g.strokeStyle = '#f0a500';
+    g.setLineDash([2, 3]);
+    g.beginPath();
+    g.moveTo(X(current), pad.t);
+    g.lineTo(X(current), H - pad.b);
+    g.stroke();
+    g.setLineDash([]);
+  }
+  // Series.
+  for (const s of SERIES) {
+    g.strokeStyle = s.color;
+    g.fillStyle = s.color;
+    g.lineWidth = s.width ?? 1.5;
+    g.setLineDash(s.dash || []);
+    g.beginPath();
+    let pen = false;
+    for (const p of points.filter((q) => q.gap > 0)) {
+      const v = p[s.key];
+      if (Number.isFinite(v) && v > 0) {
+        if (pen) g.lineTo(X(p.gap), Y(v));
+        else g.moveTo(X(p.gap), Y(v));
+        pen = true;
+      } else pen = false;
+    }
+    g.stroke();
+    g.setLineDash([]);
+    g.lineWidth = 1;
+    for (const p of points) {
+      const v = p[s.key];
+      const x = X(p.gap);
+      if (Number.isFinite(v) && v > 0) {
+        g.beginPath();
+        g.arc(x, Y(v), p.gap === 0 ? 4 : 2.2, 0, 2 * Math.PI);
+        g.fill();
+      } else if (Number.isNaN(v) && s.key === 'reference') {
+        g.fillText('NaN', x - 10, pad.t - 6);
+        g.fillText('×', x - 3, pad.t + 6);
+      } else if (s.key === 'lindiff' && p.reported) {
+        g.beginPath();
+        g.arc(x, H - pad.b - 6, 4, 0, 2 * Math.PI);
+        g.stroke();
+      }
+    }
+  }
+  return { series: SERIES, short };
+}
+
+/** The legend as HTML (colour swatches). */
+export function legend(el, extra = []) {
+  el.replaceChildren();
+  for (const s of SERIES) {
+    const item = document.createElement('span');
+    item.className = 'legend-item';
+    item.innerHTML = `<i style="background:${s.color}"></i>${s.label}`;
+    el.append(item);
+  }
+  for (const text of extra) {
+    const item = document.createElement('span');
+    item.className = 'legend-item';
+    item.textContent = text;
+    el.append(item);
+  }
+}

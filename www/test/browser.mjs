@@ -1,0 +1,170 @@
+// The browser test (run by `cargo xtask browser`, part of `cargo xtask test`):
+// Debian's chromium, driven by playwright-core, loads the demo from the
+// xtask's server and must reproduce the values the native library wrote
+// to the fixture during the same run; the tie and zero controls with P₂
+// must give finite gradients that match finite differences; P₁ at the tie
+// and the nuclear norm at a zero value must show "not differentiable";
+// any console error fails the test. Screenshots go to --out.
+//
+//   node www/test/browser.mjs --url URL --fixture F.json --out DIR \
+//        --chromium /usr/bin/chromium --native-svd-ms MS
+
+import { chromium } from 'playwright-core';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const arg = (name) => {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) throw new Error(`missing --${name}`);
+  return process.argv[i + 1];
+};
+const url = arg('url');
+const fixture = JSON.parse(readFileSync(arg('fixture'), 'utf8'));
+const out = arg('out');
+const nativeSvdMs = Number(arg('native-svd-ms'));
+
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail = '') {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ` — ${detail}` : ''}`);
+}
+const maxDiff = (a, b) => {
+  if (!a || !b || a.length !== b.length) return Infinity;
+  let w = 0;
+  for (let i = 0; i < a.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+  return Number.isNaN(w) ? Infinity : w;
+};
+const allFinite = (a) => !!a && Array.from(a).every(Number.isFinite);
+const infNorm = (a) => Math.max(...Array.from(a, Math.abs));
+
+const profile = mkdtempSync(join(tmpdir(), 'lindiff-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: arg('chromium'),
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const consoleErrors = [];
+const screenshots = [];
+try {
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  page.setDefaultTimeout(60_000);
+  await page.goto(url);
+  await page.evaluate(() => window.demo.ready);
+  const shot = async (name) => {
+    const path = join(out, `${name}.png`);
+    await page.screenshot({ path, fullPage: true });
+    screenshots.push(path);
+  };
+  const last = () => page.evaluate(() => {
+    const L = window.demo.state.last;
+    const arr = (x) => (x ? Array.from(x) : null);
+    return { s: arr(L.s), pu: arr(L.pu), pv: arr(L.pv), grad: arr(L.grad), fd: arr(L.fd),
+      reference: arr(L.reference), value: L.value, error: L.error, maxDiff: L.maxDiff,
+      referenceVsLindiff: L.referenceVsLindiff, timings: L.timings };
+  });
+  const status = () => page.locator('#status').innerText();
+  // Clicks with the element centred first: right after a full-page
+  // screenshot a click at the viewport's edge can land on the slider above.
+  const press = async (sel) => {
+    await page.evaluate((q) => document.querySelector(q).scrollIntoView({ block: 'center' }), sel);
+    await page.click(sel);
+  };
+  const setK = async (k) => { await page.fill('#k', String(k)); await page.dispatchEvent('#k', 'change'); };
+
+  check('crossOriginIsolated', await page.evaluate(() => self.crossOriginIsolated));
+  const builds = await page.evaluate(async () => (await fetch('builds.json')).json());
+  const threads = await page.evaluate(() => window.demo.state.threads);
+  if (builds.threads) check('threaded build: batch work on worker threads', threads > 1, `${threads} threads`);
+  else console.log('(no threaded build: the page runs single-threaded; LINDIFF_BROWSER_THREADS=1 builds it)');
+  await shot('01-start');
+
+  // The fixed matrix: values the native library wrote to the fixture.
+  await page.evaluate((fx) => window.demo.load({ m: fx.rows, n: fx.cols, a: fx.a, w: fx.w }), fixture);
+  await page.selectOption('#loss', 'projector');
+  await setK(2);
+  let L = await last();
+  const tol = 1e-12;
+  check('singular values = native', maxDiff(L.s, fixture.s) <= tol, `max diff ${maxDiff(L.s, fixture.s).toExponential(2)}`);
+  check('U₂U₂ᵀ = native', maxDiff(L.pu, fixture.pu2) <= tol, `max diff ${maxDiff(L.pu, fixture.pu2).toExponential(2)}`);
+  check('V₂V₂ᵀ = native', maxDiff(L.pv, fixture.pv2) <= tol, `max diff ${maxDiff(L.pv, fixture.pv2).toExponential(2)}`);
+  check('P₂ value = native', Math.abs(L.value - fixture.p2_value[0]) <= tol);
+  check('∇P₂ = native', maxDiff(L.grad, fixture.p2_grad) <= tol, `max diff ${maxDiff(L.grad, fixture.p2_grad).toExponential(2)}`);
+  check('∇P₂ matches FD', L.maxDiff <= 1e-8 * Math.max(1, infNorm(L.grad)), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
+  check('the page\'s reference rule = lindiff away from ties', L.referenceVsLindiff <= 1e-9, `${L.referenceVsLindiff.toExponential(2)}`);
+  await shot('02-fixture-P2');
+  await page.selectOption('#loss', 'nuclear');
+  L = await last();
+  check('∇Σs = native', maxDiff(L.grad, fixture.nuclear_grad) <= tol, `max diff ${maxDiff(L.grad, fixture.nuclear_grad).toExponential(2)}`);
+  check('Σs value = native', Math.abs(L.value - fixture.nuclear_value[0]) <= tol);
+
+  // The tie control to an exact tie: P₂ is differentiable, P₁ is not.
+  await page.selectOption('#loss', 'projector');
+  await setK(2);
+  await page.fill('#tie', '0');
+  L = await last();
+  check('tie: s₁ = s₂ up to rounding', Math.abs(L.s[0] - L.s[1]) <= 1e-14 * L.s[0], `s = ${L.s}`);
+  check('tie, P₂: gradient finite', L.error === null && allFinite(L.grad), L.error?.message ?? '');
+  check('tie, P₂: gradient matches FD', L.maxDiff <= 1e-7 * Math.max(1, infNorm(L.grad)), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
+  await shot('03-tie-P2');
+  const sweep = await page.evaluate(() => window.demo.state.sweepPoints);
+  check('tie sweep, P₂: lindiff finite at every gap', sweep.every((p) => Number.isFinite(p.lindiff)));
+  await setK(1);
+  L = await last();
+  const sweep1 = await page.evaluate(() => window.demo.state.sweepPoints);
+  const reported = sweep1.filter((p) => p.reported);
+  const refThere = Math.max(...reported.map((p) => p.reference).filter(Number.isFinite));
+  check('tie sweep, P₁: lindiff reports at the tie', reported.some((p) => p.gap === 0), `${reported.length} gaps reported`);
+  check('tie sweep, P₁: where lindiff reports, the reference rule answers with huge numbers', refThere > 1e6,
+    `largest reference ‖∇‖ there ${refThere.toExponential(2)}`);
+  const st = await status();
+  check('tie, P₁: "not differentiable" shown', /not differentiable here/i.test(st), st.split('\n')[0]);
+  check('tie, P₁: reported as svd/u', L.error?.kind === 'NotDifferentiable' && L.error.op === 'svd' && L.error.output === 'u');
+  await shot('04-tie-P1-not-differentiable');
+
+  // The zero control to an exact zero: P₂ is differentiable, Σs is not.
+  await press('#reset-spectrum');
+  await setK(2);
+  await page.fill('#zero', '0');
+  L = await last();
+  check('zero: smallest value ≈ 0', L.s[L.s.length - 1] <= 1e-14 * L.s[0], `s = ${L.s}`);
+  check('zero, P₂: gradient finite', L.error === null && allFinite(L.grad), L.error?.message ?? '');
+  check('zero, P₂: gradient matches FD', L.maxDiff <= 1e-7 * Math.max(1, infNorm(L.grad)), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
+  check('zero, P₂: the reference rule gives NaN (tall A)', L.reference.some(Number.isNaN));
+  await page.check('input[name=sweep][value=zero]');
+  await shot('05-zero-P2');
+  await page.selectOption('#loss', 'nuclear');
+  L = await last();
+  check('zero, Σs: reported as svd/s', L.error?.kind === 'NotDifferentiable' && L.error.op === 'svd' && L.error.output === 's');
+  check('zero, Σs: "not differentiable" shown', /not differentiable here/i.test(await status()));
+  await shot('06-zero-nuclear-not-differentiable');
+
+  // The ε option reaches the library: with it, P₁ at the tie is a number.
+  await press('#reset-spectrum');
+  await page.selectOption('#loss', 'projector');
+  await setK(1);
+  await page.fill('#tie', '0');
+  await page.check('#eps-on');
+  L = await last();
+  check('ε option: the broadened rule answers at the tie', L.error === null && allFinite(L.grad));
+  await page.uncheck('#eps-on');
+
+  // Speed: 256×256 SVD in Chromium vs native (single thread).
+  const wasmMs = await page.evaluate(() => window.demo.bench(256, 5));
+  console.log(`bench: 256×256 SVD  chromium ${wasmMs.toFixed(2)} ms  native ${nativeSvdMs.toFixed(2)} ms  ratio ${(wasmMs / nativeSvdMs).toFixed(2)}× (target ≤ 2.0×)`);
+  const timings = await page.evaluate(() => ({ ...window.demo.state.last.timings, sweep: window.demo.state.sweepTiming }));
+  console.log(`timings (ms): ${JSON.stringify(timings)}`);
+  check('no console errors', consoleErrors.length === 0, consoleErrors.join(' | '));
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+for (const s of screenshots) console.log(`screenshot: ${s}`);
+console.log(`browser: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

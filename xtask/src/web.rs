@@ -1,0 +1,283 @@
+//! The browser demo's tasks (issue 7):
+//!
+//! * `cargo xtask demo` — builds the release wasm (simd128, wasm-opt -O3) into
+//!   `www/pkg` and, with the pinned nightly, the threaded build into
+//!   `www/pkg-threads`; serves `www/` on 127.0.0.1 with COOP/COEP headers
+//!   and prints the URL.
+//! * `cargo xtask browser` — the browser test: the native library writes a
+//!   fixture, Chromium (Debian's, driven by playwright-core) loads the page
+//!   from this server and must reproduce it; also the 256×256 SVD
+//!   Chromium/native ratio. Screenshots land in `<target>/browser/`.
+//! * `web::test()` (from `cargo xtask test`): the wasm-bindgen tests under
+//!   node, then the browser test.
+
+mod server;
+mod tools;
+
+use super::run;
+use server::Server;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}
+
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// Target features of the single-threaded build.
+const SIMD_FLAGS: &str = "-C target-feature=+simd128";
+/// The threaded build: shared memory and the TLS exports wasm-bindgen-rayon
+/// needs (1 GiB maximum memory).
+const THREAD_FLAGS: &str = "-C target-feature=+atomics,+bulk-memory,+simd128 \
+    -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=1073741824 \
+    -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
+    -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base";
+/// The wasm features wasm-opt may keep (what rustc emits for the target).
+const WASM_OPT_FEATURES: &[&str] = &[
+    "--enable-simd",
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+
+/// Which wasm build.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    /// Stable, simd128, no threads: works everywhere.
+    Single,
+    /// Nightly, build-std, atomics, wasm-bindgen-rayon: needs
+    /// `crossOriginIsolated`.
+    Threads,
+}
+
+impl Flavor {
+    fn out_dir(self) -> &'static str {
+        match self {
+            Flavor::Single => "www/pkg",
+            Flavor::Threads => "www/pkg-threads",
+        }
+    }
+}
+
+fn run_in(dir: &Path, envs: &[(&str, &str)], program: &str, args: &[&str]) -> Result<(), String> {
+    let line = format!("{program} {}", args.join(" "));
+    eprintln!("\n==> {line}");
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .envs(envs.iter().copied())
+        .status()
+        .map_err(|e| format!("cannot start `{line}`: {e}"))?;
+    status.success().then_some(()).ok_or_else(|| format!("`{line}` failed ({status})"))
+}
+
+/// Builds one flavor into its `www/` folder: cargo (wasm-release profile),
+/// wasm-bindgen `--target web`, wasm-opt -O3, and the npm package.json.
+fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
+    let target = target_dir(root);
+    let wasm = match flavor {
+        Flavor::Single => {
+            let dir = target;
+            run_in(
+                root,
+                &[("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", SIMD_FLAGS)],
+                "cargo",
+                &["build", "-p", "lindiff-wasm", "--target", WASM_TARGET, "--profile", "wasm-release"],
+            )?;
+            dir.join(WASM_TARGET).join("wasm-release/lindiff_wasm.wasm")
+        }
+        Flavor::Threads => {
+            tools::ensure_nightly()?;
+            // Its own target dir: build-std artifacts differ from the stable ones.
+            let dir = target.join("wasm-threads");
+            let dir_s = dir.to_string_lossy().into_owned();
+            let toolchain = format!("+{}", tools::NIGHTLY);
+            run_in(
+                root,
+                &[
+                    ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", THREAD_FLAGS),
+                    ("CARGO_TARGET_DIR", &dir_s),
+                ],
+                "cargo",
+                &[
+                    &toolchain,
+                    "build",
+                    "-p",
+                    "lindiff-wasm",
+                    "--features",
+                    "threads",
+                    "--target",
+                    WASM_TARGET,
+                    "--profile",
+                    "wasm-release",
+                    "-Z",
+                    "build-std=panic_abort,std",
+                ],
+            )?;
+            dir.join(WASM_TARGET).join("wasm-release/lindiff_wasm.wasm")
+        }
+    };
+    let out = root.join(flavor.out_dir());
+    let _ = std::fs::remove_dir_all(&out);
+    let wasm_s = wasm.to_string_lossy().into_owned();
+    let out_s = out.to_string_lossy().into_owned();
+    run("wasm-bindgen", &["--target", "web", "--out-dir", &out_s, &wasm_s])?;
+    let bg = out.join("lindiff_wasm_bg.wasm").to_string_lossy().into_owned();
+    let mut args = vec!["-O3"];
+    args.extend_from_slice(WASM_OPT_FEATURES);
+    if flavor == Flavor::Threads {
+        args.push("--enable-threads");
+    }
+    args.extend_from_slice(&[&bg, "-o", &bg]);
+    run(&npm_bin.join("wasm-opt").to_string_lossy(), &args)?;
+    write_package_json(root, &out)
+}
+
+/// The npm package.json, as `wasm-pack build --mode no-install --target web`
+/// writes it (wasm-pack is not needed: wasm-bindgen made the rest).
+fn write_package_json(root: &Path, out: &Path) -> Result<(), String> {
+    let manifest = std::fs::read_to_string(root.join("wasm/Cargo.toml")).map_err(|e| e.to_string())?;
+    let field = |name: &str| {
+        manifest
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} = \""))?.strip_suffix('"').map(str::to_owned))
+    };
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| e.to_string())?;
+    let ws = |name: &str| {
+        workspace
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} = \""))?.strip_suffix('"').map(str::to_owned))
+    };
+    let json = format!(
+        "{{\n  \"name\": \"lindiff-wasm\",\n  \"type\": \"module\",\n  \"description\": {:?},\n  \"version\": {:?},\n  \
+         \"license\": {:?},\n  \"repository\": {{\n    \"type\": \"git\",\n    \"url\": {:?}\n  }},\n  \"files\": [\n    \
+         \"lindiff_wasm_bg.wasm\",\n    \"lindiff_wasm.js\",\n    \"lindiff_wasm.d.ts\"{}\n  ],\n  \"main\": \"lindiff_wasm.js\",\n  \
+         \"types\": \"lindiff_wasm.d.ts\",\n  \"sideEffects\": [\n    \"./snippets/*\"\n  ]\n}}\n",
+        field("description").unwrap_or_default(),
+        ws("version").unwrap_or_default(),
+        ws("license").unwrap_or_default(),
+        ws("repository").unwrap_or_default(),
+        // The threaded build's worker helpers (wasm-bindgen-rayon) live in snippets/.
+        if out.join("snippets").is_dir() { ",\n    \"snippets/\"" } else { "" },
+    );
+    std::fs::write(out.join("package.json"), json).map_err(|e| e.to_string())
+}
+
+/// Whether the threaded flavor is built: always by `demo`; by the browser
+/// test only with `LINDIFF_BROWSER_THREADS=1` (nightly build-std costs CI
+/// minutes).
+fn threads_wanted(demo: bool) -> bool {
+    demo || std::env::var("LINDIFF_BROWSER_THREADS").is_ok_and(|v| v == "1")
+}
+
+fn build_all(root: &Path, demo: bool) -> Result<PathBuf, String> {
+    tools::ensure_wasm_bindgen(root)?;
+    let npm_bin = tools::ensure_npm_tools(root)?;
+    build(root, Flavor::Single, &npm_bin)?;
+    if threads_wanted(demo) {
+        if let Err(e) = build(root, Flavor::Threads, &npm_bin) {
+            if !demo {
+                return Err(e);
+            }
+            eprintln!("xtask demo: the threaded build failed ({e}); the page runs single-threaded");
+            let _ = std::fs::remove_dir_all(root.join(Flavor::Threads.out_dir()));
+        }
+    } else {
+        let _ = std::fs::remove_dir_all(root.join(Flavor::Threads.out_dir()));
+    }
+    // Tells the page which builds exist (so it never requests a missing one).
+    let threads = root.join(Flavor::Threads.out_dir()).join("lindiff_wasm.js").exists();
+    std::fs::write(
+        root.join("www/builds.json"),
+        format!(
+            "{{\"single\": \"pkg\", \"threads\": {}}}\n",
+            if threads { "\"pkg-threads\"" } else { "null" }
+        ),
+    )
+    .map_err(|e| format!("cannot write www/builds.json: {e}"))?;
+    Ok(npm_bin)
+}
+
+/// `cargo xtask demo`: build, serve, print the URL, serve until stopped.
+pub fn demo() -> Result<(), String> {
+    let root = root();
+    build_all(&root, true)?;
+    let addr = std::env::var("LINDIFF_DEMO_ADDR").unwrap_or_else(|_| "127.0.0.1:8000".into());
+    let server = Server::start(root.join("www"), &addr)?;
+    println!("\nlindiff demo: {}  (Ctrl-C stops it)", server.url());
+    server.wait();
+    Ok(())
+}
+
+/// The wasm-bindgen tests of the JS API under node.
+pub fn node_tests() -> Result<(), String> {
+    let root = root();
+    tools::ensure_wasm_bindgen(&root)?;
+    tools::ensure_node()?;
+    run_in(
+        &root,
+        &[
+            ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", SIMD_FLAGS),
+            ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", "wasm-bindgen-test-runner"),
+        ],
+        "cargo",
+        &["test", "-p", "lindiff-wasm", "--target", WASM_TARGET, "--test", "node"],
+    )
+}
+
+/// `cargo xtask browser`: the page in Chromium against the native fixture.
+pub fn browser() -> Result<(), String> {
+    let root = root();
+    build_all(&root, false)?;
+    let chromium = tools::ensure_chromium()?;
+    let out = target_dir(&root).join("browser");
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let fixture = out.join("fixture.json");
+    let fixture_s = fixture.to_string_lossy().into_owned();
+    let native = ["run", "--release", "--quiet", "-p", "lindiff-wasm", "--example", "native_side", "--"];
+    run("cargo", &[&native[..], &["fixture", &fixture_s]].concat())?;
+    let bench = Command::new("cargo")
+        .args([&native[..], &["bench", "256"]].concat())
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("cannot run the native bench: {e}"))?;
+    let native_ms = String::from_utf8_lossy(&bench.stdout).trim().to_owned();
+    if !bench.status.success() || native_ms.parse::<f64>().is_err() {
+        return Err(format!("native bench failed: {}", String::from_utf8_lossy(&bench.stderr)));
+    }
+    let server = Server::start(root.join("www"), "127.0.0.1:0")?;
+    let url = server.url();
+    let result = run_in(
+        &root,
+        &[],
+        "node",
+        &[
+            "www/test/browser.mjs",
+            "--url",
+            &url,
+            "--fixture",
+            &fixture_s,
+            "--out",
+            &out.to_string_lossy(),
+            "--chromium",
+            &chromium.to_string_lossy(),
+            "--native-svd-ms",
+            &native_ms,
+        ],
+    );
+    server.stop();
+    result
+}
+
+/// From `cargo xtask test`: node tests, then the browser test.
+pub fn test() -> Result<(), String> {
+    node_tests()?;
+    browser()
+}

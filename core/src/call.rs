@@ -120,15 +120,33 @@ pub fn run_into<'m, P: Provider>(
     let metas = infer(op, &descs)?;
     // Buffers are checked before the provider is asked anything.
     check_buffers::<P::Memory>(op, &metas, inputs, outputs)?;
-    let prepared = Prepared {
-        op: op.clone(),
-        descs: heapless::Vec::new(),
-        outputs: metas,
-        workspace: provider.workspace(op, &descs)?,
-    };
+    let req = provider.workspace(op, &descs)?;
     // SAFETY: `infer` and `check_buffers` ran on exactly these inputs and
     // outputs, and the workspace requirement is the provider's own.
-    unsafe { run_checked(provider, &prepared, inputs, outputs, workspace) }
+    unsafe { run_checked(provider, op, &metas, req, inputs, outputs, workspace) }
+}
+
+/// [`run_into`] for a caller that has already run [`infer`] and the
+/// provider's `workspace` on exactly these inputs (the direct face, which
+/// needs the output metas to allocate the outputs, and keeps no plan):
+/// checks the buffers, then runs.
+///
+/// # Safety
+/// `metas` must be `infer(op, …)` and `req` the provider's `workspace(op, …)`
+/// for the layouts of `inputs`.
+pub(crate) unsafe fn run_inferred<'m, P: Provider>(
+    provider: &P,
+    op: &Op,
+    metas: &Outputs,
+    req: WorkspaceReq,
+    inputs: &[Input<'_, P::Memory>],
+    outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
+    workspace: &mut <P::Memory as Memory>::Buffer<'m>,
+) -> Result<()> {
+    check_buffers::<P::Memory>(op, metas, inputs, outputs)?;
+    // SAFETY: the caller vouches for `metas` and `req`; the buffers were
+    // just checked against them.
+    unsafe { run_checked(provider, op, metas, req, inputs, outputs, workspace) }
 }
 
 /// [`run_into`] with the plan already made: checks that `inputs` are laid out
@@ -160,7 +178,7 @@ pub fn run_prepared<'m, P: Provider>(
     check_buffers::<P::Memory>(op, &prepared.outputs, inputs, outputs)?;
     // SAFETY: the plan was made by `prepare` for these layouts (checked
     // above), and the buffers were just checked against it.
-    unsafe { run_checked(provider, prepared, inputs, outputs, workspace) }
+    unsafe { run_checked(provider, op, &prepared.outputs, prepared.workspace, inputs, outputs, workspace) }
 }
 
 /// Checks each input's data against its view (size, alignment) and the
@@ -202,18 +220,18 @@ fn check_buffers<M: Memory>(
 /// Checks the workspace size and runs the provider.
 ///
 /// # Safety
-/// `prepared` must describe `inputs` (from `infer` and the provider's
+/// `metas` and `req` must describe `inputs` (from `infer` and the provider's
 /// `workspace` on their layouts) and the inputs and outputs must have passed
-/// [`check_buffers`] against it.
+/// [`check_buffers`] against `metas`.
 unsafe fn run_checked<'m, P: Provider>(
     provider: &P,
-    prepared: &Prepared,
+    op: &Op,
+    metas: &Outputs,
+    req: WorkspaceReq,
     inputs: &[Input<'_, P::Memory>],
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
-    let op = &prepared.op;
-    let req = prepared.workspace;
     let got = P::Memory::usable_bytes(workspace, req.align());
     if got < req.bytes() {
         return Err(Error::Buffer {
@@ -225,7 +243,7 @@ unsafe fn run_checked<'m, P: Provider>(
         });
     }
     let mut slots = heapless::Vec::<Option<Output<'_, 'm, P::Memory>>, MAX_OUTPUTS>::new();
-    for (meta, buffer) in prepared.outputs.iter().zip(outputs.iter_mut()) {
+    for (meta, buffer) in metas.iter().zip(outputs.iter_mut()) {
         let slot = match (meta, buffer) {
             (Some(meta), Some(buffer)) => Some(Output { meta, buffer: &mut **buffer }),
             _ => None,

@@ -150,15 +150,31 @@ impl<'a> BatchPlan<'a> {
                     // SAFETY: kernels store only initialised values (whole
                     // elements) through the output views built from this.
                     let bytes = unsafe { out.buffer.as_uninit_bytes_mut() };
-                    let desc = TensorDesc::contiguous(meta.clone()).ok_or(Error::Overflow {
-                        op,
-                        arg,
-                        shape: meta.shape.clone(),
-                    })?;
-                    let (rows, cols, rs, cs) = core_layout(&desc, batch_rank);
+                    // The contiguous column-major layout, computed in place
+                    // (no `TensorDesc`: this runs on every call).
+                    let dims = meta.shape.dims();
+                    let core = dims.len() - batch_rank;
+                    let (rows, cols) = match core {
+                        0 => (1, 1),
+                        1 => (dims[0], 1),
+                        _ => (dims[0], dims[1]),
+                    };
+                    // Strides as `TensorDesc::contiguous` computes them.
                     let mut batch_strides = [0usize; MAX_RANK];
-                    let first_batch = desc.strides.len() - batch_rank;
-                    batch_strides[..batch_rank].copy_from_slice(&desc.strides[first_batch..]);
+                    let mut stride = 1usize;
+                    for (k, &d) in dims.iter().enumerate() {
+                        if k >= core {
+                            batch_strides[k - core] = stride;
+                        }
+                        if k + 1 < dims.len() {
+                            stride = stride.checked_mul(d.max(1)).ok_or_else(|| Error::Overflow {
+                                op,
+                                arg,
+                                shape: meta.shape.clone(),
+                            })?;
+                        }
+                    }
+                    let (rs, cs) = (1, rows.max(1) as isize);
                     Some(ArgPlan {
                         base: bytes.as_mut_ptr().cast(),
                         dtype: meta.dtype,

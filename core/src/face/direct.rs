@@ -363,9 +363,8 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                 got: inputs.len(),
             })?;
         }
-        let prepared = call::prepare(&self.provider, &op, &descs)?;
-        let metas = prepared.outputs().clone();
-        let req = prepared.workspace();
+        let metas = call::infer(&op, &descs)?;
+        let req = self.provider.workspace(&op, &descs)?;
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
@@ -402,7 +401,9 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             }
             // SAFETY: the workspace block was just taken free, as above.
             let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(workspace_bytes) });
-            call::run_prepared(&self.provider, &prepared, &ins, &mut refs, &mut ws)?;
+            // SAFETY: `metas` and `req` were made just above from these
+            // inputs' layouts.
+            unsafe { call::run_inferred(&self.provider, &op, &metas, req, &ins, &mut refs, &mut ws)? };
             drop(refs);
             for (b, slot) in buffers.iter().zip(&blocks) {
                 if let (Some(b), Some(_)) = (b, slot) {

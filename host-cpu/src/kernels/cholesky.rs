@@ -1,16 +1,17 @@
 //! Cholesky kernel: `Cholesky` (`a = l lᴴ`), over faer's `cholesky_in_place`.
 //!
-//! * Only the lower triangle of `a` is read, and the imaginary part of its
-//!   diagonal is ignored: the lower triangle is copied into the output `l`
-//!   with a real diagonal and zeros strictly above it, and factored there in
-//!   place. faer reads only the lower triangle, but does not clear an
-//!   imaginary diagonal itself, and its SIMD kernel (column-major input)
-//!   *writes* the strict upper triangle of each column block (checked: a
-//!   nonzero `l[0,1]` for n = 2, contrary to docs/dev/faer-0.24-scratch-apis.md
-//!   §10), so the strict upper triangle is zeroed again afterwards.
-//! * The lower triangle is checked for NaN/∞ first (the diagonal's real part
-//!   only) → `NonFinite("a")`; a pivot that is not > 0 →
-//!   `NotPositiveDefinite("a")`.
+//! * Only the lower triangle of `a` is used, and the imaginary part of its
+//!   diagonal is ignored: `a` is copied into the output `l` with a real
+//!   diagonal and factored there in place (faer computes from the lower
+//!   triangle only; `tests/tests/cholesky.rs` puts a NaN above the diagonal).
+//!   faer does not clear an imaginary diagonal itself, and its SIMD kernel
+//!   (column-major input) *writes* the strict upper triangle of each column
+//!   block (checked: a nonzero `l[0,1]` for n = 2, contrary to
+//!   docs/dev/faer-0.24-scratch-apis.md §10), so the strict upper triangle is
+//!   zeroed afterwards.
+//! * NaN/∞ in the lower triangle (the diagonal's real part only) →
+//!   `NonFinite("a")`, checked when the factorization shows one (see `run`);
+//!   a pivot that is not > 0 → `NotPositiveDefinite("a")`.
 //! * `l` has zeros strictly above the diagonal and a real positive diagonal
 //!   (faer takes the square root of the pivot's real part; any rounding-level
 //!   imaginary part is cleared afterwards).
@@ -18,7 +19,8 @@
 //! Scratch: faer's (one n×1 temporary); no copy, as `l` itself is the
 //! working matrix.
 
-use super::eigh::{check_finite_lower, copy_lower_real_diagonal};
+use super::columns::{copy_mat, zero_col};
+use super::eigh::check_finite_lower;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -37,14 +39,26 @@ impl<T: Field> Kernel<T> for Cholesky {
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
         let n = a.nrows();
-        check_finite_lower(a)?;
         let mut l = item.out_mat::<T>(0);
-        // The whole of `l` is initialised before faer sees it: zeros above
-        // the diagonal, the lower triangle of `a` on and below it.
-        zero_strict_upper(l.rb_mut());
-        copy_lower_real_diagonal(a, l.rb_mut());
-        cholesky_in_place(l.rb_mut(), Default::default(), par, stack, Default::default())
-            .map_err(|_| Failure::NotPositiveDefinite("a"))?;
+        // `l` starts as a copy of all of `a` (one memcpy: faster than the
+        // triangle alone at small n); faer reads only its lower triangle, the
+        // upper one is cleared below.
+        copy_mat(a, l.rb_mut());
+        if <T as Scalar>::IS_COMPLEX {
+            for k in 0..n {
+                l[(k, k)] = T::from_real(Scalar::re(l[(k, k)]));
+            }
+        }
+        // `a` is scanned for NaN/∞ only when the factorization fails or its
+        // diagonal is not finite (the scan would cost as much as a small
+        // factorization): every entry of row i of the lower triangle enters
+        // l[i, i]² = a[i, i] − Σ_k |l[i, k]|², so a NaN or ∞ there makes that
+        // pivot NaN, −∞ (rejected) or +∞ (a non-finite diagonal).
+        let factored = cholesky_in_place(l.rb_mut(), Default::default(), par, stack, Default::default());
+        if factored.is_err() || !(0..n).all(|k| Scalar::is_finite(l[(k, k)])) {
+            check_finite_lower(a)?;
+        }
+        factored.map_err(|_| Failure::NotPositiveDefinite("a"))?;
         // faer's SIMD kernel writes rounding garbage into the strict upper
         // triangle of each column block; the output has zeros there.
         zero_strict_upper(l.rb_mut());
@@ -57,10 +71,9 @@ impl<T: Field> Kernel<T> for Cholesky {
 
 /// Sets the entries of `l` strictly above the diagonal to zero.
 fn zero_strict_upper<T: Field>(mut l: MatMut<'_, T>) {
+    let m = l.nrows();
     for j in 0..l.ncols() {
-        for i in 0..j.min(l.nrows()) {
-            l[(i, j)] = T::zero();
-        }
+        zero_col(l.rb_mut().col_mut(j).subrows_mut(0, j.min(m)));
     }
 }
 

@@ -22,6 +22,8 @@
 //! Scratch: the eigenvalues as `T` (n×1), for complex `T` an n×n copy of the
 //! lower triangle, and faer's own scratch.
 
+use super::columns::copy_col;
+use super::finite::col_finite;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -37,14 +39,10 @@ use lindiff_core::{LinalgOp, RealScalar, Scalar};
 /// entry; on the diagonal only the real part counts (the imaginary part is
 /// ignored by the Hermitian kernels).
 pub(super) fn check_finite_lower<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
+    let n = a.nrows();
     for j in 0..a.ncols() {
-        if !Scalar::re(a[(j, j)]).is_finite_real() {
+        if !Scalar::re(a[(j, j)]).is_finite_real() || !col_finite(a.col(j).subrows(j + 1, n - j - 1)) {
             return Err(Failure::NonFinite("a"));
-        }
-        for i in j + 1..a.nrows() {
-            if !Scalar::is_finite(a[(i, j)]) {
-                return Err(Failure::NonFinite("a"));
-            }
         }
     }
     Ok(())
@@ -58,10 +56,11 @@ fn has_complex_diagonal<T: Field>(a: MatRef<'_, T>) -> bool {
 /// Writes the lower triangle of `a` into `dst` with the diagonal's imaginary
 /// part cleared (the strict upper triangle of `dst` is not touched).
 pub(super) fn copy_lower_real_diagonal<T: Field>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
+    let n = a.nrows();
     for j in 0..a.ncols() {
-        dst[(j, j)] = T::from_real(Scalar::re(a[(j, j)]));
-        for i in j + 1..a.nrows() {
-            dst[(i, j)] = a[(i, j)];
+        copy_col(a.col(j).subrows(j, n - j), dst.rb_mut().col_mut(j).subrows_mut(j, n - j));
+        if <T as Scalar>::IS_COMPLEX {
+            dst[(j, j)] = T::from_real(Scalar::re(a[(j, j)]));
         }
     }
 }
@@ -127,9 +126,7 @@ fn compute<T: Field>(
         self_adjoint_evd(src, diag, None, par, stack, Default::default())
             .map_err(|_| Failure::NonConvergence)?;
     }
-    for i in 0..n {
-        item.set::<<T as Scalar>::Real>(0, i, Scalar::re(s[(i, 0)]));
-    }
+    super::svd::store_values(item, 0, s.rb());
     Ok(())
 }
 

@@ -16,6 +16,7 @@
 //! permutation of `0..n` (an entry out of range or repeated) selects rows
 //! with a singular 0/1 matrix and is reported as `Singular("perm")`.
 
+use super::columns::copy_mat;
 use super::finite::{all_finite, check_finite};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -57,6 +58,11 @@ pub(super) fn carve_perms(
     (fwd, inv, stack)
 }
 
+/// `true` when every diagonal entry of the packed factor `lu` is finite.
+pub(super) fn diagonal_finite<T: Field>(lu: MatRef<'_, T>) -> bool {
+    (0..lu.nrows().min(lu.ncols())).all(|k| Scalar::is_finite(lu[(k, k)]))
+}
+
 /// `true` when some diagonal entry of the packed factor `lu` is exactly zero.
 pub(super) fn has_zero_pivot<T: Field>(lu: MatRef<'_, T>) -> bool {
     (0..lu.nrows().min(lu.ncols())).any(|k| lu[(k, k)] == T::zero())
@@ -91,16 +97,12 @@ pub(super) fn factor<T: Field>(
     par: Par,
     stack: &mut MemStack,
 ) -> usize {
-    lu.copy_from(a);
+    copy_mat(a, lu.rb_mut());
     let (info, _) = lu_in_place(lu.rb_mut(), &mut *fwd, &mut *inv, par, stack, Default::default());
     // faer scales a zero (or subnormal) pivot column by 1/0. In a square
     // factorization every such column feeds a later pivot, so a finite
     // diagonal proves a finite result; rectangular ones are scanned whole.
-    let finite = if lu.nrows() == lu.ncols() {
-        (0..lu.nrows()).all(|k| Scalar::is_finite(lu[(k, k)]))
-    } else {
-        all_finite(lu.rb())
-    };
+    let finite = if lu.nrows() == lu.ncols() { diagonal_finite(lu.rb()) } else { all_finite(lu.rb()) };
     if finite {
         return info.transposition_count;
     }
@@ -187,8 +189,9 @@ pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>) {
 
 /// Writes a permutation into the i64 vector output `out`.
 pub(super) fn write_perm(item: &mut Item<'_>, out: usize, perm: &[usize]) {
+    let mut dst = item.out_mat::<i64>(out);
     for (i, &p) in perm.iter().enumerate() {
-        item.set::<i64>(out, i, p as i64);
+        dst[(i, 0)] = p as i64;
     }
 }
 
@@ -273,20 +276,32 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
-        check_finite(a, "a")?;
-        check_finite(b, "b")?;
         let n = a.nrows();
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
         {
             // Factor straight into the `lu` output, then solve into `x`.
             let (mut x, mut lu) = item.out_pair::<T, T>(0, 1);
             factor(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack);
+            // The inputs are scanned for NaN/∞ only when a result shows one
+            // (the scans would cost as much as the small solves): a
+            // non-finite entry of `a` always reaches the diagonal of `U` (it
+            // is chosen as a pivot, or its row turns non-finite through the
+            // trailing updates and every row is a pivot row once), and one of
+            // `b` reaches `x`. A finite `a` gives finite factors (see
+            // `factor`), so `x` can only overflow.
+            if !diagonal_finite(lu.rb()) {
+                check_finite(a, "a")?;
+            }
             if has_zero_pivot(lu.rb()) {
+                check_finite(b, "b")?;
                 return Err(Failure::Singular("a"));
             }
-            x.copy_from(b);
+            copy_mat(b, x.rb_mut());
             let perm = PermRef::new_checked(&fwd, &inv, n);
-            solve_in_place_with_conj(lu.rb(), lu.rb(), perm, Conj::No, x, par, stack);
+            solve_in_place_with_conj(lu.rb(), lu.rb(), perm, Conj::No, x.rb_mut(), par, stack);
+            if !all_finite(x.rb()) {
+                check_finite(b, "b")?;
+            }
         }
         write_perm(item, 2, &fwd);
         Ok(())

@@ -9,6 +9,7 @@
 
 mod adjugate;
 mod cholesky;
+pub(crate) mod columns;
 mod det;
 mod eig;
 mod eigh;

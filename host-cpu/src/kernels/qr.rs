@@ -15,6 +15,7 @@
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
+use super::columns::{copy_col, copy_mat, zero_col};
 use super::finite::check_finite;
 use super::householder::phase;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -28,7 +29,7 @@ use faer::linalg::qr::{col_pivoting, no_pivoting};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{Conj, MatMut, MatRef, Par};
+use faer::{unzip, zip, ColMut, ColRef, Conj, MatMut, MatRef, Par};
 use lindiff_core::op::{Qr, QrMode, RankRevealingQr};
 use lindiff_core::{LinalgOp, RealScalar, Scalar};
 
@@ -43,6 +44,7 @@ fn block_size<T: Field>(m: usize, n: usize) -> usize {
 fn form_q<T: Field>(
     qr: MatRef<'_, T>,
     coeff: MatRef<'_, T>,
+    phases: ColRef<'_, T>,
     mut q: MatMut<'_, T>,
     par: Par,
     stack: &mut MemStack,
@@ -64,36 +66,39 @@ fn form_q<T: Field>(
         stack,
     );
     for j in 0..k {
-        let c = phase(qr[(j, j)]);
-        for i in 0..q.nrows() {
-            q[(i, j)] *= c;
+        let c = Scalar::conj(phases[j]);
+        if c != T::one() {
+            zip!(q.rb_mut().col_mut(j)).for_each(|unzip!(x)| *x *= c);
         }
     }
 }
 
-/// Writes R (`r.nrows()` rows: k, or m ≥ k for a complete QR) from the upper
-/// trapezoid of `qr`, each row k scaled by conj(phase(R[k,k])) so that the
-/// diagonal is real and ≥ 0.
-fn form_r<T: Field>(qr: MatRef<'_, T>, mut r: MatMut<'_, T>) {
-    let k = qr.nrows().min(qr.ncols()).min(r.nrows());
-    // Column-major passes only (R can be large): park each row's phase
-    // factor on R's diagonal, scale the rows' entries column by column, then
-    // write the real diagonal |r_ii|.
-    for i in 0..k {
-        r[(i, i)] = Scalar::conj(phase(qr[(i, i)]));
+/// The phases conj(d)/|d| of R's diagonal entries d (1 for d = 0): row i of
+/// R is multiplied by `phases[i]`, column i of Q by its conjugate.
+fn row_phases<T: Field>(qr: MatRef<'_, T>, mut phases: ColMut<'_, T>) {
+    for i in 0..phases.nrows() {
+        phases[i] = Scalar::conj(phase(qr[(i, i)]));
     }
+}
+
+fn form_r<T: Field>(qr: MatRef<'_, T>, phases: ColRef<'_, T>, mut r: MatMut<'_, T>) {
+    let rows = r.nrows();
+    let k = phases.nrows().min(rows);
+    // Column by column (R can be large): the scaled rows above the diagonal,
+    // the real diagonal |r_jj|, zeros below.
     for j in 0..r.ncols() {
-        for i in 0..r.nrows() {
-            if i > j {
-                r[(i, j)] = T::zero();
-            } else if i < j {
-                let c = if i < k { r[(i, i)] } else { T::one() };
-                r[(i, j)] = qr[(i, j)] * c;
-            }
+        let top = j.min(rows);
+        let scaled = top.min(k);
+        let (src, mut dst) = (qr.col(j), r.rb_mut().col_mut(j));
+        zip!(dst.rb_mut().subrows_mut(0, scaled), src.subrows(0, scaled), phases.subrows(0, scaled))
+            .for_each(|unzip!(d, s, c)| *d = *s * *c);
+        copy_col(src.subrows(scaled, top - scaled), dst.rb_mut().subrows_mut(scaled, top - scaled));
+        if j < rows {
+            // j < k here: R has k = min(m, n) rows, or m ≥ n = k rows.
+            dst[j] = T::from_real(Scalar::abs(src[j]));
+            let below = rows - j - 1;
+            zero_col(dst.subrows_mut(j + 1, below));
         }
-    }
-    for i in 0..k {
-        r[(i, i)] = T::from_real(Scalar::abs(qr[(i, i)]));
     }
 }
 
@@ -109,6 +114,7 @@ impl<T: Field> Kernel<T> for Qr {
         StackReq::all_of(&[
             temp_mat_scratch::<T>(m, n),  // packed QR
             temp_mat_scratch::<T>(bs, k), // block Householder factors
+            temp_mat_scratch::<T>(k, 1),  // row phases of R
             StackReq::any_of(&[
                 no_pivoting::factor::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
                 apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qcols),
@@ -127,13 +133,16 @@ impl<T: Field> Kernel<T> for Qr {
         // diagonal block of `coeff`, which is all the apply reads.
         let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
-        let (mut qr, mut coeff) = (qr.as_mat_mut(), coeff.as_mat_mut());
-        qr.copy_from(a);
+        // SAFETY: every phase is written by `row_phases` before it is read.
+        let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
+        let (mut qr, mut coeff, mut phases) = (qr.as_mat_mut(), coeff.as_mat_mut(), phases.as_mat_mut());
+        copy_mat(a, qr.rb_mut());
         if k > 0 {
             no_pivoting::factor::qr_in_place(qr.rb_mut(), coeff.rb_mut(), par, stack, Default::default());
         }
-        form_q(qr.rb(), coeff.rb(), item.out_mat::<T>(0), par, stack);
-        form_r(qr.rb(), item.out_mat::<T>(1));
+        row_phases(qr.rb(), phases.rb_mut().col_mut(0));
+        form_q(qr.rb(), coeff.rb(), phases.rb().col(0), item.out_mat::<T>(0), par, stack);
+        form_r(qr.rb(), phases.rb().col(0), item.out_mat::<T>(1));
         Ok(())
     }
 }
@@ -146,6 +155,7 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
         StackReq::all_of(&[
             temp_mat_scratch::<T>(m, n),
             temp_mat_scratch::<T>(bs, k),
+            temp_mat_scratch::<T>(k, 1),           // row phases of R
             StackReq::new_aligned::<usize>(n, 64), // col_perm
             StackReq::new_aligned::<usize>(n, 64), // col_perm_inv
             StackReq::any_of(&[
@@ -181,7 +191,9 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
         // faer writes the part of `coeff` it later reads.
         let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
-        let (mut qr, mut coeff) = (qr.as_mat_mut(), coeff.as_mat_mut());
+        // SAFETY: every phase is written by `row_phases` before it is read.
+        let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
+        let (mut qr, mut coeff, mut phases) = (qr.as_mat_mut(), coeff.as_mat_mut(), phases.as_mat_mut());
         let (mut fwd, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
         let (mut inv, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
         qr.copy_from(a);
@@ -194,8 +206,9 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
             stack,
             Default::default(),
         );
-        form_q(qr.rb(), coeff.rb(), item.out_mat::<T>(0), par, stack);
-        form_r(qr.rb(), item.out_mat::<T>(1));
+        row_phases(qr.rb(), phases.rb_mut().col_mut(0));
+        form_q(qr.rb(), coeff.rb(), phases.rb().col(0), item.out_mat::<T>(0), par, stack);
+        form_r(qr.rb(), phases.rb().col(0), item.out_mat::<T>(1));
         // faer: A[:, fwd[j]] = (Q R)[:, j], which is our `a[:, perm] = q r`.
         for (j, &p) in fwd.iter().enumerate() {
             item.set::<i64>(2, j, p as i64);

@@ -2,6 +2,7 @@
 //! with the output conventions (Vᴴ, real descending values, canonical
 //! phases) and the divide-and-conquer accuracy guard.
 
+use super::columns::copy_mat;
 use super::finite::all_finite;
 use super::gauge::canonicalize_pairs;
 use super::recombine::{kept_by_truncation, set_rank};
@@ -179,19 +180,20 @@ fn store<T: Field>(
     s: MatRef<'_, T>,
     v: Option<MatMut<'_, T>>,
 ) {
-    for i in 0..s.nrows() {
-        item.set::<<T as Scalar>::Real>(si, i, Scalar::re(s[(i, 0)]));
-    }
+    store_values(item, si, s);
     if let Some(u) = u.filter(|_| item.has_output(ui)) {
-        item.out_mat::<T>(ui).copy_from(u.rb());
+        copy_mat(u.rb(), item.out_mat::<T>(ui));
     }
     if let Some(v) = v.filter(|_| item.has_output(vi)) {
-        let mut vh = item.out_mat::<T>(vi);
-        for j in 0..v.nrows() {
-            for i in 0..v.ncols() {
-                vh[(i, j)] = Scalar::conj(v[(j, i)]);
-            }
-        }
+        item.out_mat::<T>(vi).copy_from(v.rb().adjoint());
+    }
+}
+
+/// Writes the real parts of the column `s` into the real vector output `out`.
+pub(super) fn store_values<T: Field>(item: &mut Item<'_>, out: usize, s: MatRef<'_, T>) {
+    let mut dst = item.out_mat::<<T as Scalar>::Real>(out);
+    for i in 0..s.nrows() {
+        dst[(i, 0)] = Scalar::re(s[(i, 0)]);
     }
 }
 
@@ -230,11 +232,7 @@ impl<T: Field> Kernel<T> for SvdVals {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        compute(a, &self.0, Shape::Values, par, stack, |_, s, _| {
-            for i in 0..s.nrows() {
-                item.set::<<T as Scalar>::Real>(0, i, Scalar::re(s[(i, 0)]));
-            }
-        })
+        compute(a, &self.0, Shape::Values, par, stack, |_, s, _| store_values(item, 0, s))
     }
 }
 

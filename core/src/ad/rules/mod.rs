@@ -59,11 +59,100 @@ impl<P> Primals<'_, P> {
     }
 }
 
+/// The op family a [`LinalgOp`]'s rules belong to: lindiff-core's cargo
+/// feature that builds them (`op-svd`, …, the same names as lindiff-cpu's
+/// kernel families), whether it is on, and the reason a derivative of its
+/// ops is unsupported when it is off.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Family {
+    /// The cargo feature.
+    pub feature: &'static str,
+    /// Whether the feature is on in this build.
+    pub built: bool,
+    /// Why the family's derivatives are unsupported when it is off.
+    pub why: &'static str,
+}
+
+/// [`Family::why`] of the family built by `$feature`.
+macro_rules! left_out_why {
+    ($feature:literal) => {
+        concat!("its derivative rules are not in this build (lindiff-core's `", $feature, "` feature)")
+    };
+}
+
+/// The [`Family`] built by `$feature`.
+macro_rules! family_of {
+    ($feature:literal) => {
+        Some(Family { feature: $feature, built: cfg!(feature = $feature), why: left_out_why!($feature) })
+    };
+}
+
+/// The family of `l`'s rules; `None` for the gauge checks, which have no
+/// rule. Every variant is named, so a new op does not compile without one.
+pub(crate) fn family(l: &LinalgOp) -> Option<Family> {
+    match l {
+        LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) | LinalgOp::SvdTruncated(_) => {
+            family_of!("op-svd")
+        }
+        LinalgOp::Qr(_)
+        | LinalgOp::RankRevealingQr(_)
+        | LinalgOp::HouseholderQrFactor(_)
+        | LinalgOp::HouseholderQrAppend(_)
+        | LinalgOp::HouseholderQrQ(_)
+        | LinalgOp::HouseholderQrR(_)
+        | LinalgOp::HouseholderQrApply(_) => family_of!("op-qr"),
+        LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => family_of!("op-eigh"),
+        LinalgOp::Eig(_) | LinalgOp::EigVals(_) => family_of!("op-eig"),
+        LinalgOp::Cholesky(_) => family_of!("op-cholesky"),
+        LinalgOp::Lu(_)
+        | LinalgOp::LuFactor(_)
+        | LinalgOp::LuFactorSolve(_)
+        | LinalgOp::LuSolvePrepared(_) => {
+            family_of!("op-lu")
+        }
+        LinalgOp::FullPivLu(_)
+        | LinalgOp::FullPivLuFactor(_)
+        | LinalgOp::FullPivLuSolve(_)
+        | LinalgOp::FullPivLuSolvePrepared(_) => family_of!("op-full-piv-lu"),
+        LinalgOp::TriangularSolve(_) => family_of!("op-triangular-solve"),
+        LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => family_of!("op-det"),
+        LinalgOp::LowRankApprox(_) | LinalgOp::Polar(_) | LinalgOp::Pinv(_) | LinalgOp::Lstsq(_) => {
+            family_of!("op-recombine")
+        }
+        LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => None,
+    }
+}
+
+/// `$rule` when lindiff-core's cargo feature `$feature` (the family of the
+/// linalg op `$l`) is on; otherwise every output of `$op` is undefined with
+/// [`Error::Unsupported`] naming the op and the feature. The literal `cfg!`
+/// keeps the rule compiled and type-checked in every build but unreachable
+/// where the family is off, so the linker drops it; debug builds check that
+/// it names [`family`]'s feature.
+macro_rules! gated {
+    ($feature:literal, $op:expr, $l:expr, $rule:expr) => {{
+        debug_assert_eq!(family($l).map(|f| f.feature), Some($feature));
+        if cfg!(feature = $feature) {
+            $rule
+        } else {
+            Ok(left_out($op, left_out_why!($feature)))
+        }
+    }};
+}
+
+/// Every output of `op` undefined because the rules of its family are not
+/// in this build (`why` says which feature builds them).
+fn left_out<T>(op: &Op, why: &'static str) -> Tangents<T> {
+    all_undefined(op, |_| Error::Unsupported { op: op.name(), provider: "lindiff-core", why })
+}
+
 /// Output tangents of `op` given its primals and input tangents.
 ///
 /// All-zero input tangents give all-zero output tangents without running the
 /// rule. An op without a rule gives [`Tangent::Undefined`] outputs (an error
-/// only when a derivative depends on them), never zeros.
+/// only when a derivative depends on them), never zeros; so does an op whose
+/// family's cargo feature (`op-svd`, `op-lu`, …) is off, with
+/// [`Error::Unsupported`] naming the op and the feature.
 ///
 /// # Errors
 /// The errors of the ops the rule records.
@@ -80,32 +169,50 @@ pub fn jvp<C: Cx + ?Sized>(
     match op {
         Op::Prim(p) => prim::jvp(cx, op, p, primals, tangents),
         Op::Linalg(l) => match l {
-            LinalgOp::Cholesky(_) => cholesky::jvp(cx, op, primals, tangents),
+            LinalgOp::Cholesky(_) => gated!("op-cholesky", op, l, cholesky::jvp(cx, op, primals, tangents)),
             LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
-                svd::jvp(cx, op, l, primals, tangents)
+                gated!("op-svd", op, l, svd::jvp(cx, op, l, primals, tangents))
             }
-            LinalgOp::SvdTruncated(_) => svd_truncated::jvp(cx, op, primals, tangents),
-            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => qr::jvp(cx, op, l, primals, tangents),
+            LinalgOp::SvdTruncated(_) => {
+                gated!("op-svd", op, l, svd_truncated::jvp(cx, op, primals, tangents))
+            }
+            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => {
+                gated!("op-eigh", op, l, eigh::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => {
+                gated!("op-eig", op, l, eig::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => {
+                gated!("op-qr", op, l, qr::jvp(cx, op, l, primals, tangents))
+            }
             LinalgOp::HouseholderQrFactor(_)
             | LinalgOp::HouseholderQrAppend(_)
             | LinalgOp::HouseholderQrQ(_)
             | LinalgOp::HouseholderQrR(_)
-            | LinalgOp::HouseholderQrApply(_) => householder::jvp(cx, op, l, primals, tangents),
+            | LinalgOp::HouseholderQrApply(_) => {
+                gated!("op-qr", op, l, householder::jvp(cx, op, l, primals, tangents))
+            }
             LinalgOp::Lu(_)
             | LinalgOp::LuFactor(_)
             | LinalgOp::LuFactorSolve(_)
-            | LinalgOp::LuSolvePrepared(_) => lu::jvp(cx, op, l, primals, tangents),
+            | LinalgOp::LuSolvePrepared(_) => gated!("op-lu", op, l, lu::jvp(cx, op, l, primals, tangents)),
             LinalgOp::FullPivLu(_)
             | LinalgOp::FullPivLuFactor(_)
             | LinalgOp::FullPivLuSolve(_)
-            | LinalgOp::FullPivLuSolvePrepared(_) => full_piv_lu::jvp(cx, op, l, primals, tangents),
-            LinalgOp::TriangularSolve(_) => triangular_solve::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => {
-                det::jvp(cx, op, l, primals, tangents)
+            | LinalgOp::FullPivLuSolvePrepared(_) => {
+                gated!("op-full-piv-lu", op, l, full_piv_lu::jvp(cx, op, l, primals, tangents))
             }
-            _ => recombine::jvp(cx, op, l, primals, tangents),
+            LinalgOp::TriangularSolve(_) => {
+                gated!("op-triangular-solve", op, l, triangular_solve::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => {
+                gated!("op-det", op, l, det::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::LowRankApprox(_) | LinalgOp::Polar(_) | LinalgOp::Pinv(_) | LinalgOp::Lstsq(_) => {
+                gated!("op-recombine", op, l, recombine::jvp(cx, op, l, primals, tangents))
+            }
+            // The gauge checks of reverse mode have no rule.
+            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => Ok(unsupported(op)),
         },
     }
 }
@@ -130,3 +237,6 @@ pub(crate) fn integer_output<T>(op: &Op, output: &'static str) -> Tangent<T> {
 pub(crate) fn tangents<T, const N: usize>(outs: [Tangent<T>; N]) -> Tangents<T> {
     outs.into_iter().collect()
 }
+
+#[cfg(test)]
+mod family_tests;

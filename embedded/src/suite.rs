@@ -21,6 +21,7 @@
 
 use crate::dense::{self, max_abs_diff, Mat};
 use crate::programs::{self, meta};
+use crate::sci::Sci;
 use core::fmt;
 use core::mem::MaybeUninit;
 use lindiff_core::ir::Program;
@@ -78,7 +79,7 @@ impl<S: Sink> Report<'_, S> {
         let err = max_abs_diff(got, want) / scale;
         let ok = got.len() == want.len() && err <= self.tol;
         let verdict = self.count(ok);
-        self.sink.line(format_args!("  {verdict} {name:<40} rel err {err:.2e}"));
+        self.sink.line(format_args!("  {verdict} {name:<40} rel err {}", Sci { value: err, decimals: 2 }));
     }
 
     /// A yes/no check, reported on one line.
@@ -132,8 +133,9 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         let n = self.n;
         let tol = self.report.tol;
         self.report.sink.line(format_args!(
-            "lindiff embedded: {}, n = {n}, tolerance {tol:.1e} relative to the largest expected entry",
-            T::DTYPE
+            "lindiff embedded: {}, n = {n}, tolerance {} relative to the largest expected entry",
+            T::DTYPE,
+            Sci { value: tol, decimals: 1 }
         ));
         self.measured("svd", Self::svd)?;
         self.measured("solve", Self::solve)?;

@@ -187,7 +187,7 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
             want_s[0] += T::one();
         }
         let Suite { arena, report, a: mat_a, .. } = self;
-        execute(arena, report, "svd", &program, &[(mat_a.as_slice(), &[n, n])], |rep, got| {
+        execute(arena, report, "svd", &program, &[(mat_a.as_slice(), &[n, n])], &mut |rep, got| {
             rep.compare("svd: singular values", got[1], &want_s[..n]);
             rep.compare("svd: U = Q D", got[0], want_u.as_slice());
             rep.compare("svd: Vh = (R D)^T", got[2], want_vh.as_slice());
@@ -204,7 +204,7 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         let program = programs::solve::<T>(n)?;
         let Suite { arena, report, a: mat_a, .. } = self;
         let params = [(mat_a.as_slice(), &[n, n][..]), (&rhs[..n], &[n, 1][..])];
-        execute(arena, report, "solve", &program, &params, |rep, got| {
+        execute(arena, report, "solve", &program, &params, &mut |rep, got| {
             rep.compare("solve: x = x*", got[0], &x_true[..n]);
         })
     }
@@ -216,7 +216,7 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         let spd = l_true.mul(&l_true.transpose());
         let program = programs::cholesky::<T>(n)?;
         let Suite { arena, report, .. } = self;
-        execute(arena, report, "cholesky", &program, &[(spd.as_slice(), &[n, n])], |rep, got| {
+        execute(arena, report, "cholesky", &program, &[(spd.as_slice(), &[n, n])], &mut |rep, got| {
             rep.compare("cholesky: L = L*", got[0], l_true.as_slice());
         })
     }
@@ -245,10 +245,17 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         let want_loss = [T::from_usize(n * (n + 1) / 2)];
         let want_g = self.q.mul(&self.r.transpose());
         let Suite { arena, report, a: mat_a, .. } = self;
-        execute(arena, report, "grad nuclear norm", &program, &[(mat_a.as_slice(), &[n, n])], |rep, got| {
-            rep.compare("grad sum(s): loss = n(n+1)/2", got[0], &want_loss);
-            rep.compare("grad sum(s): dA = Q R^T", got[1], want_g.as_slice());
-        })
+        execute(
+            arena,
+            report,
+            "grad nuclear norm",
+            &program,
+            &[(mat_a.as_slice(), &[n, n])],
+            &mut |rep, got| {
+                rep.compare("grad sum(s): loss = n(n+1)/2", got[0], &want_loss);
+                rep.compare("grad sum(s): dA = Q R^T", got[1], want_g.as_slice());
+            },
+        )
     }
 
     /// L = ‖U_k U_kᵀ A‖² = Σ_{i<k} s_i², ∂L/∂A = 2 Q_k diag(s_k) R_kᵀ.
@@ -264,7 +271,7 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         }
         let want_g = self.q.scale_cols(&two_s).mul(&self.r.transpose());
         let Suite { arena, report, a: mat_a, .. } = self;
-        execute(arena, report, "grad projector", &program, &[(mat_a.as_slice(), &[n, n])], |rep, got| {
+        execute(arena, report, "grad projector", &program, &[(mat_a.as_slice(), &[n, n])], &mut |rep, got| {
             rep.compare("grad |P_k A|^2: loss = sum s_i^2, i<k", got[0], &[want_loss]);
             rep.compare("grad |P_k A|^2: dA = 2 Q_k S_k R_k^T", got[1], want_g.as_slice());
         })
@@ -296,7 +303,7 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         let a_t = self.a.transpose();
         let Suite { arena, report, a: mat_a, .. } = self;
         let params = [(mat_a.as_slice(), &[n, n][..]), (&rhs[..n], &[n, 1][..]), (&c[..n], &[n, 1][..])];
-        execute(arena, report, "grad solve", &program, &params, |rep, got| {
+        execute(arena, report, "grad solve", &program, &params, &mut |rep, got| {
             rep.compare("grad <c, A^-1 b>: loss = <c, x*>", got[0], &[want_loss]);
             rep.compare("grad <c, A^-1 b>: db = Q S^-1 R^T c", got[2], &want_gb[..n]);
             let mut back = [T::zero(); MAX_N];
@@ -309,14 +316,16 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
 
 /// Compiles `program` for the CPU provider, runs it on an arena over
 /// `bytes` with `params` (column-major data and dims), and hands the
-/// results to `check` while they still borrow the arena.
+/// results to `check` while they still borrow the arena. One instance per
+/// program capacity (`check` is dynamic), not one per check: flash.
+#[inline(never)]
 fn execute<T: RealScalar, S: Sink, const I: usize, const V: usize>(
     bytes: &mut [MaybeUninit<u8>],
     report: &mut Report<'_, S>,
     name: &str,
     program: &Program<I, V>,
     params: &[(&[T], &[usize])],
-    check: impl FnOnce(&mut Report<'_, S>, &[&[T]]),
+    check: &mut dyn FnMut(&mut Report<'_, S>, &[&[T]]),
 ) -> Result<(), Error> {
     let cpu = Cpu::new();
     let mut descs = heapless::Vec::<TensorDesc, 4>::new();

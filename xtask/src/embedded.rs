@@ -203,10 +203,11 @@ fn build_and_run(dir: &Path, target_dir: &Path, config: &Config) -> Result<Strin
     ))
 }
 
-/// lindiff-core with only some op families' derivative rules (its `op-*`
-/// features): the firmware's set under clippy (a dependency's lints are
-/// capped in the firmware build), and the test that differentiating an op
-/// of a family left out is `Error::Unsupported`, never a zero or a panic.
+/// lindiff-core with only the firmware's op families (its `op-*`
+/// features): clippy (a dependency's lints are capped in the firmware
+/// build), and the test that the families built differentiate (with the
+/// ops their rules record) while an op of a family left out is
+/// `Error::Unsupported`, never a zero or a panic.
 fn core_families(root: &Path) -> Step {
     let steps: [&[&str]; 2] = [
         &[
@@ -226,7 +227,7 @@ fn core_families(root: &Path) -> Step {
             "lindiff-core",
             "--no-default-features",
             "--features",
-            "op-svd",
+            "op-svd,op-lu,op-cholesky",
             "--lib",
             "family_tests",
         ],

@@ -134,11 +134,9 @@ impl core::fmt::Display for Support {
 /// ```
 pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS> {
     let supports = match op {
-        Op::Linalg(l) => match super::rules::family(l) {
+        Op::Linalg(l) => match l.family() {
             // lindiff-core's feature of the op's family is off: no rules.
-            Some(f) if !f.built => {
-                op.output_names().iter().map(|_| Support::Unsupported { why: f.why }).collect()
-            }
+            f if !f.built => op.output_names().iter().map(|_| Support::Unsupported { why: f.why }).collect(),
             _ => linalg(l),
         },
         Op::Prim(p) => {

@@ -59,83 +59,22 @@ impl<P> Primals<'_, P> {
     }
 }
 
-/// The op family a [`LinalgOp`]'s rules belong to: lindiff-core's cargo
-/// feature that builds them (`op-svd`, …, the same names as lindiff-cpu's
-/// kernel families), whether it is on, and the reason a derivative of its
-/// ops is unsupported when it is off.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Family {
-    /// The cargo feature.
-    pub feature: &'static str,
-    /// Whether the feature is on in this build.
-    pub built: bool,
-    /// Why the family's derivatives are unsupported when it is off.
-    pub why: &'static str,
-}
-
-/// [`Family::why`] of the family built by `$feature`.
-macro_rules! left_out_why {
-    ($feature:literal) => {
-        concat!("its derivative rules are not in this build (lindiff-core's `", $feature, "` feature)")
-    };
-}
-
-/// The [`Family`] built by `$feature`.
-macro_rules! family_of {
-    ($feature:literal) => {
-        Some(Family { feature: $feature, built: cfg!(feature = $feature), why: left_out_why!($feature) })
-    };
-}
-
-/// The family of `l`'s rules; `None` for the gauge checks, which have no
-/// rule. Every variant is named, so a new op does not compile without one.
-pub(crate) fn family(l: &LinalgOp) -> Option<Family> {
-    match l {
-        LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) | LinalgOp::SvdTruncated(_) => {
-            family_of!("op-svd")
-        }
-        LinalgOp::Qr(_)
-        | LinalgOp::RankRevealingQr(_)
-        | LinalgOp::HouseholderQrFactor(_)
-        | LinalgOp::HouseholderQrAppend(_)
-        | LinalgOp::HouseholderQrQ(_)
-        | LinalgOp::HouseholderQrR(_)
-        | LinalgOp::HouseholderQrApply(_) => family_of!("op-qr"),
-        LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => family_of!("op-eigh"),
-        LinalgOp::Eig(_) | LinalgOp::EigVals(_) => family_of!("op-eig"),
-        LinalgOp::Cholesky(_) => family_of!("op-cholesky"),
-        LinalgOp::Lu(_)
-        | LinalgOp::LuFactor(_)
-        | LinalgOp::LuFactorSolve(_)
-        | LinalgOp::LuSolvePrepared(_) => {
-            family_of!("op-lu")
-        }
-        LinalgOp::FullPivLu(_)
-        | LinalgOp::FullPivLuFactor(_)
-        | LinalgOp::FullPivLuSolve(_)
-        | LinalgOp::FullPivLuSolvePrepared(_) => family_of!("op-full-piv-lu"),
-        LinalgOp::TriangularSolve(_) => family_of!("op-triangular-solve"),
-        LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => family_of!("op-det"),
-        LinalgOp::LowRankApprox(_) | LinalgOp::Polar(_) | LinalgOp::Pinv(_) | LinalgOp::Lstsq(_) => {
-            family_of!("op-recombine")
-        }
-        LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => None,
-    }
-}
-
-/// `$rule` when lindiff-core's cargo feature `$feature` (the family of the
-/// linalg op `$l`) is on; otherwise every output of `$op` is undefined with
-/// [`Error::Unsupported`] naming the op and the feature. The literal `cfg!`
-/// keeps the rule compiled and type-checked in every build but unreachable
-/// where the family is off, so the linker drops it; debug builds check that
-/// it names [`family`]'s feature.
+/// `$rule` when lindiff-core's cargo feature `$feature` (the [`Family`] of
+/// the linalg op `$l`) is on; otherwise every output of `$op` is undefined
+/// with [`Error::Unsupported`] naming the op and the feature (a program
+/// cannot hold such an op — its shapes are unsupported too — but a rule is
+/// never assumed). The literal `cfg!` keeps the rule compiled and
+/// type-checked in every build but unreachable where the family is off, so
+/// the linker drops it; debug builds check that it names `$l`'s family.
+///
+/// [`Family`]: crate::op::Family
 macro_rules! gated {
     ($feature:literal, $op:expr, $l:expr, $rule:expr) => {{
-        debug_assert_eq!(family($l).map(|f| f.feature), Some($feature));
+        debug_assert_eq!($l.family().feature, $feature);
         if cfg!(feature = $feature) {
             $rule
         } else {
-            Ok(left_out($op, left_out_why!($feature)))
+            Ok(left_out($op, $l.family().why))
         }
     }};
 }

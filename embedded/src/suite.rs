@@ -318,6 +318,9 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
     }
 }
 
+/// What a check does with a program's results (views into the arena).
+type Check<'c, S, T> = dyn for<'r> FnMut(&mut Report<'r, S>, &[&[T]]) + 'c;
+
 /// Compiles `program` for the CPU provider, runs it on an arena over
 /// `bytes` with `params` (column-major data and dims), and hands the
 /// results to `check` while they still borrow the arena. One instance per
@@ -329,7 +332,7 @@ fn execute<T: RealScalar, S: Sink, const I: usize, const V: usize>(
     name: &str,
     program: &Program<I, V>,
     params: &[(&[T], &[usize])],
-    check: &mut dyn FnMut(&mut Report<'_, S>, &[&[T]]),
+    check: &mut Check<'_, S, T>,
 ) -> Result<(), Error> {
     let cpu = Cpu::new();
     let mut descs = heapless::Vec::<TensorDesc, 4>::new();

@@ -4,6 +4,8 @@
 //! expectation (`break-expectation`) and a problem size whose SVD makes
 //! faer allocate (the always-failing allocator must stop it). Prints flash
 //! and static RAM (from the ELF section headers), arena and stack figures.
+//! Also lints and tests lindiff-core with only the firmware's op families
+//! (`op-*` features), the configuration the firmware links.
 //!
 //! Installs what it needs when missing: the rustup targets, and
 //! `qemu-system-arm` with apt-get. The firmware builds in

@@ -25,6 +25,7 @@
 
 mod dense;
 mod programs;
+mod sci;
 mod stack;
 mod suite;
 

@@ -58,7 +58,8 @@ pub fn cholesky<T: RealScalar>(n: usize) -> Result<Forward, Error> {
     b.finish(&[&l])
 }
 
-/// `a ↦ eigh(a)`: an op whose kernels this firmware leaves out.
+/// `a ↦ eigh(a)`: an op whose family this firmware leaves out (tracing it
+/// is `Error::Unsupported`).
 #[inline(never)]
 pub fn eigh<T: RealScalar>(n: usize) -> Result<Forward, Error> {
     let mut b = Builder::new();

@@ -4,6 +4,8 @@
 //! expectation (`break-expectation`) and a problem size whose SVD makes
 //! faer allocate (the always-failing allocator must stop it). Prints flash
 //! and static RAM (from the ELF section headers), arena and stack figures.
+//! Also lints and tests lindiff-core with only the firmware's op families
+//! (`op-*` features), the configuration the firmware links.
 //!
 //! Installs what it needs when missing: the rustup targets, and
 //! `qemu-system-arm` with apt-get. The firmware builds in
@@ -127,6 +129,7 @@ pub fn run() -> Step {
         ];
         cargo(&dir, &target_dir, None, &args)?;
     }
+    core_families(&root)?;
     let mut rows = Vec::new();
     for config in CONFIGS {
         rows.push(build_and_run(&dir, &target_dir, config)?);
@@ -200,6 +203,48 @@ fn build_and_run(dir: &Path, target_dir: &Path, config: &Config) -> Result<Strin
         figure("arena:"),
         figure("stack:")
     ))
+}
+
+/// lindiff-core with only the firmware's op families (its `op-*`
+/// features): clippy (a dependency's lints are capped in the firmware
+/// build), and the test that the families built differentiate (with the
+/// ops their rules record) while an op of a family left out is
+/// `Error::Unsupported`, never a zero or a panic.
+fn core_families(root: &Path) -> Step {
+    let steps: [&[&str]; 2] = [
+        &[
+            "clippy",
+            "-p",
+            "lindiff-core",
+            "--no-default-features",
+            "--features",
+            "op-svd,op-lu,op-cholesky",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[
+            "test",
+            "-p",
+            "lindiff-core",
+            "--no-default-features",
+            "--features",
+            "op-svd,op-lu,op-cholesky",
+            "--lib",
+            "family_tests",
+        ],
+    ];
+    for args in steps {
+        let line = format!("cargo {}", args.join(" "));
+        eprintln!("\n==> {line}");
+        let status = Command::new("cargo")
+            .current_dir(root)
+            .args(args)
+            .status()
+            .map_err(|e| format!("cannot start `{line}`: {e}"))?;
+        status.success().then_some(()).ok_or_else(|| format!("`{line}` failed ({status})"))?;
+    }
+    Ok(())
 }
 
 /// Runs cargo in the firmware's folder (so its `.cargo/config.toml`

@@ -104,6 +104,9 @@ impl core::fmt::Display for Support {
 /// in [`Op::output_names`]. Depends on the op's options where the rules do;
 /// conditions on input shapes or values are stated in the caveats.
 ///
+/// An op whose family's cargo feature (`op-svd`, `op-lu`, …) is off in
+/// this build has every output [`Support::Unsupported`].
+///
 /// A gradient (or tangent) that depends on an output not marked
 /// [`Support::Supported`] is an error naming op and output, never a zero;
 /// so is a supported output under the shape condition its caveat names
@@ -131,7 +134,11 @@ impl core::fmt::Display for Support {
 /// ```
 pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS> {
     let supports = match op {
-        Op::Linalg(l) => linalg(l),
+        Op::Linalg(l) => match l.family() {
+            // lindiff-core's feature of the op's family is off: no rules.
+            f if !f.built => op.output_names().iter().map(|_| Support::Unsupported { why: f.why }).collect(),
+            _ => linalg(l),
+        },
         Op::Prim(p) => {
             let mut one = heapless::Vec::new();
             let _ = one.push(prim(p)); // every primitive has one output

@@ -19,6 +19,8 @@
 //!   vectors `perm` with `(P A)[i, :] = A[perm[i], :]` (and, for column
 //!   permutations, `(A Q)[:, j] = A[:, perm[j]]`).
 
+#[macro_use]
+mod family;
 pub mod check;
 mod cholesky;
 mod det;
@@ -37,6 +39,7 @@ pub use cholesky::Cholesky;
 pub use det::{Adjugate, Det, Slogdet};
 pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
+pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
 pub use gauge_check::{EighGaugeCheck, GaugeOf, SvdGaugeCheck};
 pub use householder::{
@@ -284,6 +287,12 @@ impl LinalgOp {
         dispatch!(self, op => outputs_of(op))
     }
 
+    /// The op's family: lindiff-core's cargo feature that builds it and
+    /// whether it is on (see [`Family`]).
+    pub fn family(&self) -> Family {
+        dispatch_family!(self, _op, fam => fam, else fam)
+    }
+
     /// Number of inputs.
     pub fn input_count(&self) -> usize {
         self.input_names().len()
@@ -297,8 +306,10 @@ impl LinalgOp {
     /// Output dtypes and shapes for these inputs.
     ///
     /// # Errors
-    /// [`Error::Arity`] for a wrong input count; otherwise the op's typed
-    /// shape/dtype error, naming op, argument and shape.
+    /// [`Error::Arity`] for a wrong input count; [`Error::Unsupported`]
+    /// naming the op and the feature when its [`Family`] is not in this
+    /// build; otherwise the op's typed shape/dtype error, naming op,
+    /// argument and shape.
     ///
     /// ```
     /// use lindiff_core::{DType, LinalgOp, Shape, TensorMeta, op::Det};
@@ -310,7 +321,11 @@ impl LinalgOp {
         if inputs.len() != self.input_count() {
             return Err(Error::Arity { op: self.name(), expected: self.input_count(), got: inputs.len() });
         }
-        dispatch!(self, op => op.infer(inputs))
+        dispatch_family!(self, op, fam => op.infer(inputs), else Err(Error::Unsupported {
+            op: self.name(),
+            provider: "lindiff-core",
+            why: fam.why,
+        }))
     }
 
     /// A cheaper op when only the outputs in `live` are used, if one exists.
@@ -319,6 +334,6 @@ impl LinalgOp {
     /// (e.g. `Svd` with only `s` live becomes `SvdVals`, whose values may
     /// differ from `Svd`'s in the last bit). Fused solves are never pruned.
     pub fn prune(&self, live: Live) -> Option<LinalgOp> {
-        dispatch!(self, op => op.prune(live))
+        dispatch_family!(self, op, _fam => op.prune(live), else None)
     }
 }

@@ -296,8 +296,9 @@ impl<T: Field> Kernel<T> for EighGaugeCheck {
 /// The kernel of `op` if it belongs to this family.
 pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
     match op {
-        LinalgOp::SvdGaugeCheck(k) => Some(k),
-        LinalgOp::EighGaugeCheck(k) => Some(k),
+        // Each check belongs to its decomposition's family (`op-*`).
+        LinalgOp::SvdGaugeCheck(k) if cfg!(feature = "op-svd") => Some(k),
+        LinalgOp::EighGaugeCheck(k) if cfg!(feature = "op-eigh") => Some(k),
         _ => None,
     }
 }

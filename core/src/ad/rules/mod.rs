@@ -59,11 +59,39 @@ impl<P> Primals<'_, P> {
     }
 }
 
+/// `$rule` when lindiff-core's cargo feature `$feature` (the [`Family`] of
+/// the linalg op `$l`) is on; otherwise every output of `$op` is undefined
+/// with [`Error::Unsupported`] naming the op and the feature (a program
+/// cannot hold such an op — its shapes are unsupported too — but a rule is
+/// never assumed). The literal `cfg!` keeps the rule compiled and
+/// type-checked in every build but unreachable where the family is off, so
+/// the linker drops it; debug builds check that it names `$l`'s family.
+///
+/// [`Family`]: crate::op::Family
+macro_rules! gated {
+    ($feature:literal, $op:expr, $l:expr, $rule:expr) => {{
+        debug_assert_eq!($l.family().feature, $feature);
+        if cfg!(feature = $feature) {
+            $rule
+        } else {
+            Ok(left_out($op, $l.family().why))
+        }
+    }};
+}
+
+/// Every output of `op` undefined because the rules of its family are not
+/// in this build (`why` says which feature builds them).
+fn left_out<T>(op: &Op, why: &'static str) -> Tangents<T> {
+    all_undefined(op, |_| Error::Unsupported { op: op.name(), provider: "lindiff-core", why })
+}
+
 /// Output tangents of `op` given its primals and input tangents.
 ///
 /// All-zero input tangents give all-zero output tangents without running the
 /// rule. An op without a rule gives [`Tangent::Undefined`] outputs (an error
-/// only when a derivative depends on them), never zeros.
+/// only when a derivative depends on them), never zeros; so does an op whose
+/// family's cargo feature (`op-svd`, `op-lu`, …) is off, with
+/// [`Error::Unsupported`] naming the op and the feature.
 ///
 /// # Errors
 /// The errors of the ops the rule records.
@@ -80,32 +108,50 @@ pub fn jvp<C: Cx + ?Sized>(
     match op {
         Op::Prim(p) => prim::jvp(cx, op, p, primals, tangents),
         Op::Linalg(l) => match l {
-            LinalgOp::Cholesky(_) => cholesky::jvp(cx, op, primals, tangents),
+            LinalgOp::Cholesky(_) => gated!("op-cholesky", op, l, cholesky::jvp(cx, op, primals, tangents)),
             LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
-                svd::jvp(cx, op, l, primals, tangents)
+                gated!("op-svd", op, l, svd::jvp(cx, op, l, primals, tangents))
             }
-            LinalgOp::SvdTruncated(_) => svd_truncated::jvp(cx, op, primals, tangents),
-            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => qr::jvp(cx, op, l, primals, tangents),
+            LinalgOp::SvdTruncated(_) => {
+                gated!("op-svd", op, l, svd_truncated::jvp(cx, op, primals, tangents))
+            }
+            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => {
+                gated!("op-eigh", op, l, eigh::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => {
+                gated!("op-eig", op, l, eig::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => {
+                gated!("op-qr", op, l, qr::jvp(cx, op, l, primals, tangents))
+            }
             LinalgOp::HouseholderQrFactor(_)
             | LinalgOp::HouseholderQrAppend(_)
             | LinalgOp::HouseholderQrQ(_)
             | LinalgOp::HouseholderQrR(_)
-            | LinalgOp::HouseholderQrApply(_) => householder::jvp(cx, op, l, primals, tangents),
+            | LinalgOp::HouseholderQrApply(_) => {
+                gated!("op-qr", op, l, householder::jvp(cx, op, l, primals, tangents))
+            }
             LinalgOp::Lu(_)
             | LinalgOp::LuFactor(_)
             | LinalgOp::LuFactorSolve(_)
-            | LinalgOp::LuSolvePrepared(_) => lu::jvp(cx, op, l, primals, tangents),
+            | LinalgOp::LuSolvePrepared(_) => gated!("op-lu", op, l, lu::jvp(cx, op, l, primals, tangents)),
             LinalgOp::FullPivLu(_)
             | LinalgOp::FullPivLuFactor(_)
             | LinalgOp::FullPivLuSolve(_)
-            | LinalgOp::FullPivLuSolvePrepared(_) => full_piv_lu::jvp(cx, op, l, primals, tangents),
-            LinalgOp::TriangularSolve(_) => triangular_solve::jvp(cx, op, l, primals, tangents),
-            LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => {
-                det::jvp(cx, op, l, primals, tangents)
+            | LinalgOp::FullPivLuSolvePrepared(_) => {
+                gated!("op-full-piv-lu", op, l, full_piv_lu::jvp(cx, op, l, primals, tangents))
             }
-            _ => recombine::jvp(cx, op, l, primals, tangents),
+            LinalgOp::TriangularSolve(_) => {
+                gated!("op-triangular-solve", op, l, triangular_solve::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => {
+                gated!("op-det", op, l, det::jvp(cx, op, l, primals, tangents))
+            }
+            LinalgOp::LowRankApprox(_) | LinalgOp::Polar(_) | LinalgOp::Pinv(_) | LinalgOp::Lstsq(_) => {
+                gated!("op-recombine", op, l, recombine::jvp(cx, op, l, primals, tangents))
+            }
+            // The gauge checks of reverse mode have no rule.
+            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => Ok(unsupported(op)),
         },
     }
 }
@@ -130,3 +176,6 @@ pub(crate) fn integer_output<T>(op: &Op, output: &'static str) -> Tangent<T> {
 pub(crate) fn tangents<T, const N: usize>(outs: [Tangent<T>; N]) -> Tangents<T> {
     outs.into_iter().collect()
 }
+
+#[cfg(test)]
+mod family_tests;

@@ -44,6 +44,12 @@ use crate::shape::Shape;
 use crate::tensor::TensorMeta;
 use crate::Linalg;
 
+/// Whether the rules (and so the checks) of a family are in this build
+/// (lindiff-core's `op-*` features): a family that is off has no rule to
+/// check for, and its check is not linked.
+const SVD: bool = cfg!(feature = "op-svd");
+const EIGH: bool = cfg!(feature = "op-eigh");
+
 /// Output cotangents of an op, in its output order.
 pub(super) type Cts<T> = heapless::Vec<Tangent<T>, MAX_OUTPUTS>;
 
@@ -67,16 +73,16 @@ pub(super) fn check<F: Face>(
     let out = |i: usize| primals.outputs.get(i).cloned().flatten();
     let a = primals.input(0);
     match l {
-        LinalgOp::Svd(Svd(o)) if o.derivative_eps.is_none() => {
+        LinalgOp::Svd(Svd(o)) if SVD && o.derivative_eps.is_none() => {
             let checked = svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
             Ok(Some(checked.into_iter().collect()))
         }
-        LinalgOp::SvdVals(SvdVals(o)) if o.derivative_eps.is_none() => {
+        LinalgOp::SvdVals(SvdVals(o)) if SVD && o.derivative_eps.is_none() => {
             let [_, gs, _] =
                 svd(face, GaugeOf::Svd, a, [None, out(0), None], [Tangent::Zero, ct(0), Tangent::Zero])?;
             Ok(Some([gs].into_iter().collect()))
         }
-        LinalgOp::SvdFull(SvdFull(o)) if o.derivative_eps.is_none() => {
+        LinalgOp::SvdFull(SvdFull(o)) if SVD && o.derivative_eps.is_none() => {
             let (m, n) = rows_cols(face, a);
             let k = m.min(n);
             let (completion_u, completion_vh) = (m > k, n > k);
@@ -94,7 +100,7 @@ pub(super) fn check<F: Face>(
             let checked = svd(face, GaugeOf::Svd, a, [u, out(1), vh], [ct(0), ct(1), ct(2)])?;
             Ok(Some(checked.into_iter().collect()))
         }
-        LinalgOp::SvdTruncated(_) => {
+        LinalgOp::SvdTruncated(_) if SVD => {
             // The rule is the thin rule on the whole thin SVD with the
             // discarded cotangents masked off: check exactly that, so a cut
             // through a tied group is reported and cotangents on discarded
@@ -116,7 +122,7 @@ pub(super) fn check<F: Face>(
             let [gu, gs, gvh] = svd(face, GaugeOf::SvdTruncated, a, factors, masked)?;
             Ok(Some([gu, gs, gvh, ct(3)].into_iter().collect()))
         }
-        LinalgOp::LowRankApprox(_) => {
+        LinalgOp::LowRankApprox(_) if cfg!(feature = "op-recombine") => {
             // a_p = U diag(κ∘s) Vᴴ (κ the kept mask): its cotangent G is
             // the SVD cotangent gU = G V diag(κ∘s), gVᴴ = diag(κ∘s) Uᴴ G.
             // gs = κ∘Re diag(Uᴴ G V) is left out on purpose: the check would
@@ -142,11 +148,11 @@ pub(super) fn check<F: Face>(
             svd(face, GaugeOf::LowRankApprox, a, factors, cts)?;
             Ok(None)
         }
-        LinalgOp::Eigh(Eigh(o)) if o.derivative_eps.is_none() => {
+        LinalgOp::Eigh(Eigh(o)) if EIGH && o.derivative_eps.is_none() => {
             let checked = eigh(face, a, [out(0), out(1)], [ct(0), ct(1)])?;
             Ok(Some(checked.into_iter().collect()))
         }
-        LinalgOp::EighVals(EighVals(o)) if o.derivative_eps.is_none() => {
+        LinalgOp::EighVals(EighVals(o)) if EIGH && o.derivative_eps.is_none() => {
             let [gw, _] = eigh(face, a, [out(0), None], [ct(0), Tangent::Zero])?;
             Ok(Some([gw].into_iter().collect()))
         }

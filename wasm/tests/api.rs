@@ -47,9 +47,9 @@ fn losses(m: usize, n: usize) -> Vec<Loss> {
     vec![
         Loss::nuclear(),
         Loss::weighted_values(vec![1.5, -0.5, 0.25][..m.min(n)].to_vec()),
-        Loss::projector(2, weight(m, 7)),
+        Loss::projector(2, &weight(m, 7)),
         Loss::truncation_error(1),
-        Loss::projector_sum(2, weight(m, 8), weight(n, 9)),
+        Loss::projector_sum(2, &weight(m, 8), &weight(n, 9)),
     ]
 }
 
@@ -77,14 +77,14 @@ fn every_loss_agrees_with_finite_differences() {
 fn the_eps_option_changes_only_vector_rules() {
     let a = with_spectrum(4, 3, &[3.0, 2.0, 1.0]);
     let options = GradientOptions::new().with_derivative_eps(1e-6).unwrap();
-    let loss = Loss::projector(2, weight(4, 7));
+    let loss = Loss::projector(2, &weight(4, 7));
     assert!(fd_error(&a, &loss, &options) <= 1e-7);
     assert!(GradientOptions::new().with_derivative_eps(-1.0).is_err());
 }
 
 #[test]
 fn projector_over_a_whole_tie_and_a_zero_is_exact() {
-    let loss = Loss::projector(2, weight(4, 7));
+    let loss = Loss::projector(2, &weight(4, 7));
     for s in [[2.0, 2.0, 1.0], [2.0, 1.0, 0.0], [2.0, 1.9999999999999993, 1.0000000000000007]] {
         let a = with_spectrum(4, 3, &s);
         let e = fd_error(&a, &loss, &GradientOptions::new());
@@ -108,7 +108,7 @@ fn reported(result: Result<lindiff_wasm::Gradient, ApiError>) -> (&'static str, 
 fn splitting_a_tie_or_a_kink_is_reported() {
     let tie = with_spectrum(4, 3, &[2.0, 2.0, 1.0]);
     let (op, output, why) =
-        reported(gradient(&tie, &Loss::projector(1, weight(4, 7)), &GradientOptions::new()));
+        reported(gradient(&tie, &Loss::projector(1, &weight(4, 7)), &GradientOptions::new()));
     assert_eq!((op, output), ("svd", "u"));
     assert!(why.contains("tied"), "{why}");
     let zero = with_spectrum(4, 3, &[2.0, 1.0, 0.0]);
@@ -121,9 +121,9 @@ fn splitting_a_tie_or_a_kink_is_reported() {
 #[test]
 fn bad_parameters_name_the_argument() {
     let a = with_spectrum(4, 3, &[3.0, 2.0, 1.0]);
-    let e = gradient(&a, &Loss::projector(4, weight(4, 7)), &GradientOptions::new()).unwrap_err();
+    let e = gradient(&a, &Loss::projector(4, &weight(4, 7)), &GradientOptions::new()).unwrap_err();
     assert_eq!(e.to_string(), "Loss: argument `k`: must be in 1..=3 for a 4×3 matrix, got 4");
-    let e = gradient(&a, &Loss::projector(1, weight(3, 7)), &GradientOptions::new()).unwrap_err();
+    let e = gradient(&a, &Loss::projector(1, &weight(3, 7)), &GradientOptions::new()).unwrap_err();
     assert_eq!(e.to_string(), "Loss: argument `w`: must be 4×4 for a 4×3 matrix, got 3×3");
     let e = gradient(&a, &Loss::weighted_values(vec![1.0]), &GradientOptions::new()).unwrap_err();
     assert_eq!(e.kind(), "InvalidArgument");
@@ -131,7 +131,7 @@ fn bad_parameters_name_the_argument() {
 
 #[test]
 fn a_batch_agrees_with_single_calls_and_reports_per_matrix() {
-    let loss = Loss::projector(1, weight(4, 7));
+    let loss = Loss::projector(1, &weight(4, 7));
     let spectra = [[3.0, 2.0, 1.0], [2.0, 2.0, 1.0], [5.0, 1.0, 0.5]];
     let ms: Vec<Matrix> = spectra.iter().map(|s| with_spectrum(4, 3, s)).collect();
     let items = gradient_batch(&ms, &loss, &GradientOptions::new()).unwrap();
@@ -142,7 +142,7 @@ fn a_batch_agrees_with_single_calls_and_reports_per_matrix() {
         let item = items[i].result().as_ref().unwrap();
         assert!(item.grad_ref().max_abs_diff(single.grad_ref()) <= 1e-13);
     }
-    let smooth = Loss::projector(2, weight(4, 7));
+    let smooth = Loss::projector(2, &weight(4, 7));
     let items = gradient_batch(&ms, &smooth, &GradientOptions::new()).unwrap();
     for (x, item) in ms.iter().zip(&items) {
         let single = gradient(x, &smooth, &GradientOptions::new()).unwrap();

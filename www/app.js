@@ -37,6 +37,7 @@ const S = {
 
 async function load() {
   const builds = await (await fetch('builds.json')).json();
+  S.builds = builds;
   if (builds.threads && self.crossOriginIsolated) {
     try {
       const mod = await import(`./${builds.threads}/lindiff_wasm.js`);
@@ -137,12 +138,21 @@ function lindiffGradient(a, loss) {
 }
 const plainError = (e) => ({ kind: e.kind, op: e.op, output: e.output, argument: e.argument, why: e.why, message: e.message });
 
-/** The reference rule at the factors U, s, V (row-major). */
-function referenceAt(s) {
-  const L = lossSpec();
-  const { u, v } = S.factors;
-  const ct = cotangents(L, { m: S.m, n: S.n, u, s, v });
-  return referenceGradient({ m: S.m, n: S.n, u, s, v, ...ct, eps: 1e-12 });
+/**
+ * The reference rule for the matrix `a` (row-major), as the reference
+ * would run it: at the SVD of `a` as computed (here by lindiff's wasm SVD),
+ * so rounding inside a (near-)tied group meets its F ≈ 1/(s_j² − s_i²).
+ */
+function referenceAt(a, f = null) {
+  const kk = k();
+  if (!f) {
+    const d = wasm.svd(mat(a, S.m, S.n));
+    f = { u: d.u.toRowMajor(), s: d.s, vh: d.vh.toRowMajor() };
+    d.free();
+  }
+  const v = transpose(f.vh, kk, S.n);
+  const factors = { m: S.m, n: S.n, u: f.u, s: f.s, v, a };
+  return referenceGradient({ ...factors, ...cotangents(lossSpec(), factors), eps: 1e-12 });
 }
 
 // ---- recompute --------------------------------------------------------------
@@ -165,7 +175,7 @@ function recompute() {
   const fd = wasm.finiteDifference(mat(a, S.m, S.n), loss, makeOptions());
   const tFd = performance.now() - t;
   const fdGrad = fd.grad.toRowMajor();
-  const ref = referenceAt(s);
+  const ref = referenceAt(a, { u, s: f.s, vh });
   S.last = {
     a,
     s: f.s,
@@ -212,9 +222,16 @@ function render() {
     st.className = 'status nd';
     st.textContent = L.error.message;
   } else {
-    st.className = S.eps === null ? 'status ok' : 'status eps';
+    // ‖A − A_k‖² goes through low_rank_approx, which takes no SVD options:
+    // ε does not reach it (wasm/src/loss/truncation_error.rs).
+    const epsApplies = S.eps !== null && S.loss !== 'truncation';
+    st.className = epsApplies ? 'status eps' : 'status ok';
     st.textContent =
-      (S.eps === null ? 'Differentiable: lindiff’s exact gradient' : `Reference broadening ε = ${S.eps}: lindiff follows the Lorentzian rule (no gauge check)`) +
+      (S.eps === null
+        ? 'Differentiable: lindiff’s exact gradient'
+        : epsApplies
+          ? `Reference broadening ε = ${S.eps}: lindiff follows the Lorentzian rule (no gauge check)`
+          : `ε = ${S.eps} is ignored for this loss (low_rank_approx has its own exact rule and takes no SVD options): lindiff’s exact gradient`) +
       ` — loss = ${L.value.toPrecision(12)}, max |∇ − FD| = ${L.maxDiff.toExponential(2)}`;
     heatmap($('hm-grad'), L.grad, S.m, S.n, { title: 'lindiff ∇ (reverse mode)', scale });
   }
@@ -234,6 +251,9 @@ function render() {
 
 // ---- the sweep ----------------------------------------------------------------
 
+/** max |a − b| with NaN for a missing side (reported, or NaN inside). */
+const errorOf = (a, b) => (a && b ? maxAbsDiff(a, b) : NaN);
+
 function sweep() {
   const kk = k();
   const gaps = [];
@@ -249,19 +269,26 @@ function sweep() {
   });
   const mats = spectra.map((s) => compose(S.factors.u, s, S.factors.vh, S.m, kk, S.n));
   const loss = makeLoss();
+  const options = makeOptions();
+  const stacked = new Float64Array(mats.length * S.m * S.n);
+  mats.forEach((a, i) => stacked.set(a, i * S.m * S.n));
   const t = performance.now();
-  const items = wasm.gradientBatch(mats.map((a) => mat(a, S.m, S.n)), loss, makeOptions());
+  const items = wasm.gradientBatch(stacked, S.m, S.n, wasm.Layout.RowMajor, loss, options);
   const tBatch = performance.now() - t;
   const points = gaps.map((gap, i) => {
-    const item = items[i];
-    const g = item.gradient;
-    const fd = wasm.finiteDifference(mat(mats[i], S.m, S.n), loss, makeOptions());
+    const g = items[i].gradient;
+    const grad = g ? g.grad.toRowMajor() : null;
+    const fd = wasm.finiteDifference(mat(mats[i], S.m, S.n), loss, options).grad.toRowMajor();
+    const ref = referenceAt(mats[i]);
     return {
       gap,
-      lindiff: g ? norm(g.grad.toRowMajor()) : NaN,
       reported: !g,
-      fd: norm(fd.grad.toRowMajor()),
-      reference: norm(referenceAt(spectra[i])),
+      lindiff: grad ? norm(grad) : NaN,
+      fd: norm(fd),
+      reference: norm(ref),
+      lindiffVsFd: errorOf(grad, fd),
+      referenceVsFd: errorOf(ref, fd),
+      referenceVsLindiff: errorOf(ref, grad),
     };
   });
   loss.free();
@@ -274,8 +301,9 @@ function drawPlot() {
   const points = S.sweepPoints;
   if (!points.length) return;
   const current = S.sweep === 'tie' ? (S.tie === STEPS ? null : tieGap(S.tie)) : S.zero === STEPS ? null : zeroValue(S.zero);
-  gapPlot($('plot'), points, { current, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}` });
-  legend($('legend'), ['○ on the axis: lindiff reported “not differentiable”', '× NaN (reference)']);
+  const h = 1e-6 * norm(S.base); // the FD step: below it FD cannot resolve a kink
+  gapPlot($('plot'), points, { current, fdStep: h, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}` });
+  legend($('legend'), ['○ on the axis: lindiff reported “not differentiable” (no error to plot)', '× NaN (reference)', '0 error drawn at 1e-17', '┆ grey: the FD step h']);
   const T = S.sweepTiming;
   $('t-sweep').textContent = `${T.count} gradients in one batched call ${T.batch.toFixed(1)} ms (${S.threads} thread${S.threads > 1 ? 's' : ''}); with FD and the reference ${T.total.toFixed(1)} ms`;
 }
@@ -403,6 +431,48 @@ function bench(n, reps) {
   return best;
 }
 
+/**
+ * The threaded build's promise, checked: a batch's results do not depend
+ * on how it is split. The same 48 gradients (P₂, random 6×5 matrices) with
+ * the pool's n threads, with 1 thread, and in the single-threaded build;
+ * counts the entries that differ in any bit. Null without threads.
+ */
+async function threadCheck(count = 48) {
+  if (S.threads <= 1) return null;
+  const single = await import(`./${S.builds.single}/lindiff_wasm.js`);
+  await single.default();
+  const [m, n] = [6, 5];
+  const data = new Float64Array(count * m * n);
+  for (let i = 0; i < count; i++) data.set(xorshiftMatrix(m, n, 100 + i), i * m * n);
+  const w = xorshiftMatrix(m, m, 99);
+  const run = (mod, threads) => {
+    if (threads) mod.setThreads(threads);
+    const W = new mod.Matrix(w, m, m, mod.Layout.RowMajor);
+    const loss = mod.Loss.projector(2, W);
+    const t = performance.now();
+    const items = mod.gradientBatch(data, m, n, mod.Layout.RowMajor, loss, new mod.GradientOptions());
+    const ms = performance.now() - t;
+    const out = new Float64Array(count * (m * n + 1));
+    items.forEach((it, i) => {
+      out[i * (m * n + 1)] = it.gradient.value;
+      out.set(it.gradient.grad.toRowMajor(), i * (m * n + 1) + 1);
+    });
+    return { out, ms };
+  };
+  const bits = (a, b) => a.reduce((c, x, i) => c + (Object.is(x, b[i]) ? 0 : 1), 0);
+  const threaded = run(wasm, S.threads);
+  const one = run(wasm, 1);
+  wasm.setThreads(S.threads);
+  const plain = run(single, 0);
+  return {
+    threads: S.threads,
+    entries: threaded.out.length,
+    differVsOneThread: bits(threaded.out, one.out),
+    differVsSingleBuild: bits(threaded.out, plain.out),
+    ms: { threaded: threaded.ms, oneThread: one.ms, singleBuild: plain.ms },
+  };
+}
+
 window.demo = {
   state: S,
   ready: (async () => {
@@ -416,4 +486,5 @@ window.demo = {
     newMatrix(m, n, a, w);
   },
   bench,
+  threadCheck,
 };

@@ -1,21 +1,26 @@
-// The gap plot: ‖∇‖_F against a gap (log–log) for lindiff, finite
-// differences and the reference's rule; the exact 0 gets its own column on
-// the left; NaN and "not differentiable" get markers instead of points.
+// The gap plot: the error of each gradient against the gap (log–log) —
+// lindiff vs central finite differences, the reference's rule vs finite
+// differences and vs lindiff — so the reference's error near a tie (SPEC §6:
+// ~1e-6 for P₂) shows beside ours. The exact 0 gap gets its own column on
+// the left; NaN and "not differentiable" get markers instead of points; an
+// error of exactly 0 is drawn at the floor 1e-17.
 
 import { short } from './heatmap.js';
 
 // Drawn in this order, so lindiff's curve lies on top where they agree.
 const SERIES = [
-  { key: 'reference', label: 'reference rule, ε = 1e-12 (SPEC §6 formula, computed in this page)', color: '#c0392b' },
-  { key: 'fd', label: 'central finite differences (wasm)', color: '#6a5acd', dash: [4, 3] },
-  { key: 'lindiff', label: 'lindiff (exact rule, wasm)', color: '#1b7f3b', width: 3 },
+  { key: 'referenceVsLindiff', label: 'max |reference − lindiff|', color: '#e67e22', dash: [4, 3] },
+  { key: 'referenceVsFd', label: 'max |reference − FD| (reference rule, ε = 1e-12, SPEC §6 formula computed in this page)', color: '#c0392b' },
+  { key: 'lindiffVsFd', label: 'max |lindiff − FD| (exact rule, wasm)', color: '#1b7f3b', width: 3 },
 ];
+const FLOOR = 1e-17;
+const shown = (v) => (v === 0 ? FLOOR : v);
 
 /**
  * Draws `points` ({gap, lindiff, fd, reference, reported}) on `canvas`;
  * `current` marks the slider's gap; `xlabel` names the gap.
  */
-export function gapPlot(canvas, points, { current = null, xlabel = 'gap' } = {}) {
+export function gapPlot(canvas, points, { current = null, fdStep = null, xlabel = 'gap' } = {}) {
   const dpr = window.devicePixelRatio || 1;
   const W = canvas.clientWidth || 640;
   const H = canvas.clientHeight || 300;
@@ -30,7 +35,7 @@ export function gapPlot(canvas, points, { current = null, xlabel = 'gap' } = {})
   const xmin = Math.log10(Math.min(...positive));
   const xmax = Math.log10(Math.max(...positive));
   const ys = [];
-  for (const p of points) for (const s of SERIES) if (Number.isFinite(p[s.key]) && p[s.key] > 0) ys.push(Math.log10(p[s.key]));
+  for (const p of points) for (const s of SERIES) if (Number.isFinite(p[s.key])) ys.push(Math.log10(shown(p[s.key])));
   const ymin = Math.floor(Math.min(...ys, -1));
   const ymax = Math.ceil(Math.max(...ys, 1)) + 1;
   const x0 = pad.l + zeroCol;
@@ -61,13 +66,23 @@ export function gapPlot(canvas, points, { current = null, xlabel = 'gap' } = {})
   g.save();
   g.translate(12, pad.t + 60);
   g.rotate(-Math.PI / 2);
-  g.fillText('‖∇‖_F', -20, 0);
+  g.fillText('max |error|', -30, 0);
   g.restore();
   g.strokeStyle = '#9aa1b5';
   g.beginPath();
   g.moveTo(x0 - 4, pad.t);
   g.lineTo(x0 - 4, H - pad.b);
   g.stroke();
+  if (fdStep !== null && fdStep > 10 ** xmin && fdStep < 10 ** xmax) {
+    g.strokeStyle = '#b8bcc8';
+    g.setLineDash([1, 4]);
+    g.beginPath();
+    g.moveTo(X(fdStep), pad.t);
+    g.lineTo(X(fdStep), H - pad.b);
+    g.stroke();
+    g.setLineDash([]);
+    g.fillText('FD step', X(fdStep) + 3, pad.t + 10);
+  }
   if (current !== null) {
     g.strokeStyle = '#f0a500';
     g.setLineDash([2, 3]);
@@ -87,9 +102,9 @@ export function gapPlot(canvas, points, { current = null, xlabel = 'gap' } = {})
     let pen = false;
     for (const p of points.filter((q) => q.gap > 0)) {
       const v = p[s.key];
-      if (Number.isFinite(v) && v > 0) {
-        if (pen) g.lineTo(X(p.gap), Y(v));
-        else g.moveTo(X(p.gap), Y(v));
+      if (Number.isFinite(v)) {
+        if (pen) g.lineTo(X(p.gap), Y(shown(v)));
+        else g.moveTo(X(p.gap), Y(shown(v)));
         pen = true;
       } else pen = false;
     }
@@ -99,14 +114,14 @@ export function gapPlot(canvas, points, { current = null, xlabel = 'gap' } = {})
     for (const p of points) {
       const v = p[s.key];
       const x = X(p.gap);
-      if (Number.isFinite(v) && v > 0) {
+      if (Number.isFinite(v)) {
         g.beginPath();
-        g.arc(x, Y(v), p.gap === 0 ? 4 : 2.2, 0, 2 * Math.PI);
+        g.arc(x, Y(shown(v)), p.gap === 0 ? 4 : 2.2, 0, 2 * Math.PI);
         g.fill();
-      } else if (Number.isNaN(v) && s.key === 'reference') {
+      } else if (Number.isNaN(p.reference) && s.key === 'referenceVsFd') {
         g.fillText('NaN', x - 10, pad.t - 6);
         g.fillText('×', x - 3, pad.t + 6);
-      } else if (s.key === 'lindiff' && p.reported) {
+      } else if (s.key === 'lindiffVsFd' && p.reported) {
         g.beginPath();
         g.arc(x, H - pad.b - 6, 4, 0, 2 * Math.PI);
         g.stroke();

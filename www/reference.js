@@ -14,9 +14,10 @@ import { matmul, transpose } from './linalg.js';
 
 /**
  * Ā for the cotangents (Ū, s̄, V̄) of a loss at the factors U (m×k), s (k),
- * V (n×k); all row-major. `ubar`, `vbar` may be null (zero).
+ * V (n×k); all row-major. `ubar`, `vbar` may be null (zero); `explicit`
+ * (m×n, optional) is added: the loss's direct dependence on A.
  */
-export function referenceGradient({ m, n, u, s, v, ubar, sbar, vbar, eps = 1e-12 }) {
+export function referenceGradient({ m, n, u, s, v, ubar, sbar, vbar, explicit = null, eps = 1e-12 }) {
   const k = s.length;
   const zeroK = () => new Float64Array(k * k);
   const utub = ubar ? matmul(transpose(u, m, k), ubar, k, m, k) : zeroK();
@@ -49,7 +50,7 @@ export function referenceGradient({ m, n, u, s, v, ubar, sbar, vbar, eps = 1e-12
     for (let j = 0; j < n; j++) for (let l = 0; l < k; l++) r[j * k + l] = (vbar[j * k + l] - vvb[j * k + l]) * sinv[l];
     g = add(g, matmul(u, transpose(r, n, k), m, k, n));
   }
-  return g;
+  return explicit ? add(g, explicit) : g;
 }
 
 function add(a, b) {
@@ -57,14 +58,22 @@ function add(a, b) {
 }
 
 /**
- * The cotangents of a page loss at the factors (row-major U m×k, s, V n×k),
- * or null where the loss is not a function of (U, s, V) the rule takes.
+ * The cotangents of a page loss at the factors (row-major U m×k, s, V n×k)
+ * of A (row-major m×n), or null where the loss is not a function of
+ * (U, s, V) the rule takes. `explicit` is the part of ∇ that does not go
+ * through the SVD (added to the rule's Ā).
  *   P_k = ⟨W, U_kU_kᵀ⟩:     Ū[:, :k] = (W + Wᵀ) U_k
  *   ⟨W_U,·⟩ + ⟨W_V, V_kV_kᵀ⟩: and V̄[:, :k] = (W_V + W_Vᵀ) V_k
- *   Σ s: s̄ = 1;  Σ cᵢsᵢ: s̄ = c;  ‖A − A_k‖² = Σ_{i>k} sᵢ²: s̄ᵢ = 2sᵢ (i > k).
+ *   Σ s: s̄ = 1;  Σ cᵢsᵢ: s̄ = c
+ *   ‖A − A_k‖², A_k = U_k S_k V_kᵀ reconstructed from the factors (how a
+ *   user writes it with the reference): with E = A − A_k and R̄ = −2E the
+ *   cotangent of A_k, Ū = R̄ V_k S_k, V̄ = R̄ᵀ U_k S_k, s̄ᵢ = uᵢᵀ R̄ vᵢ (i ≤ k),
+ *   and 2E directly. In exact arithmetic Ū = V̄ = 0, but their rounding
+ *   meets F ≈ 1/(s_j² − s_i²) inside a tied kept group.
  */
-export function cotangents(loss, { m, n, u, s, v }) {
+export function cotangents(loss, { m, n, u, s, v, a }) {
   const k = s.length;
+  const kept = (l) => l < loss.k;
   const sym = (w, r) => Float64Array.from(w, (x, e) => x + w[(e % r) * r + Math.floor(e / r)]);
   const side = (w, x, r) => {
     const full = matmul(sym(w, r), x, r, r, k);
@@ -76,8 +85,22 @@ export function cotangents(loss, { m, n, u, s, v }) {
       return { sbar: new Float64Array(k).fill(1) };
     case 'weighted':
       return { sbar: Float64Array.from(loss.c) };
-    case 'truncation':
-      return { sbar: Float64Array.from(s, (x, i) => (i >= loss.k ? 2 * x : 0)) };
+    case 'truncation': {
+      const us = Float64Array.from(u, (x, e) => (kept(e % k) ? x * s[e % k] : 0)); // U_k S_k (m×k, rest 0)
+      const ak = matmul(us, transpose(v, n, k), m, k, n);
+      const rbar = Float64Array.from(a, (x, e) => -2 * (x - ak[e]));
+      const vs = Float64Array.from(v, (x, e) => (kept(e % k) ? x * s[e % k] : 0)); // V_k S_k
+      const ubar = matmul(rbar, vs, m, n, k);
+      const vbar = matmul(transpose(rbar, m, n), us, n, m, k);
+      const rv = matmul(rbar, v, m, n, k);
+      const sbar = Float64Array.from(s, (_, l) => {
+        if (!kept(l)) return 0;
+        let t = 0;
+        for (let i = 0; i < m; i++) t += u[i * k + l] * rv[i * k + l];
+        return t;
+      });
+      return { ubar, sbar, vbar, explicit: Float64Array.from(rbar, (x) => -x) };
+    }
     case 'projector':
       return { ubar: side(loss.w, u, m) };
     case 'projectorSum':

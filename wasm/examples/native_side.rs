@@ -46,8 +46,7 @@ fn fixture(path: &str) -> Result<(), String> {
     let a = xorshift(4, 3, 0x5eed);
     let w = xorshift(4, 4, 0xbee);
     let f = svd(&a).map_err(|e| e.to_string())?;
-    let p2 =
-        gradient(&a, &Loss::projector(2, w.clone()), &GradientOptions::new()).map_err(|e| e.to_string())?;
+    let p2 = gradient(&a, &Loss::projector(2, &w), &GradientOptions::new()).map_err(|e| e.to_string())?;
     let nuc = gradient(&a, &Loss::nuclear(), &GradientOptions::new()).map_err(|e| e.to_string())?;
     let mut out = String::from("{\n");
     let _ = writeln!(out, "  \"rows\": {}, \"cols\": {},", a.rows(), a.cols());

@@ -68,9 +68,9 @@ fn eager(
 /// // A tie s₁ = s₂ = 2: P₁ splits it (reported), P₂ does not (exact).
 /// let a = Matrix::new(vec![2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0], 3, 3, Layout::RowMajor)?;
 /// let w = Matrix::new((0..9).map(f64::from).collect(), 3, 3, Layout::RowMajor)?;
-/// let e = gradient(&a, &Loss::projector(1, w.clone()), &GradientOptions::new()).unwrap_err();
+/// let e = gradient(&a, &Loss::projector(1, &w), &GradientOptions::new()).unwrap_err();
 /// assert_eq!(e.not_differentiable().map(|(op, out, _)| (op, out)), Some(("svd", "u")));
-/// assert!(gradient(&a, &Loss::projector(2, w), &GradientOptions::new()).is_ok());
+/// assert!(gradient(&a, &Loss::projector(2, &w), &GradientOptions::new()).is_ok());
 /// # Ok::<(), lindiff_wasm::ApiError>(())
 /// ```
 ///

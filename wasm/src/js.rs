@@ -4,7 +4,8 @@
 
 use crate::error::ApiError;
 use crate::{
-    decomp, finite_difference, grad, BatchItem, Eigh, Gradient, GradientOptions, Loss, Matrix, Qr, Svd,
+    decomp, finite_difference, grad, BatchItem, Eigh, Gradient, GradientOptions, Layout, Loss, Matrix, Qr,
+    Svd,
 };
 use wasm_bindgen::prelude::*;
 
@@ -112,41 +113,53 @@ pub fn js_det(a: &Matrix) -> Result<f64, JsValue> {
     decomp::det(a).map_err(to_js)
 }
 
-/// The loss and its reverse-mode gradient (JS `gradient(a, loss, options?)`).
+// Ownership: every exported function borrows its `Matrix`, `Loss` and
+// `GradientOptions` arguments (`&T`), so JS objects stay usable after a
+// call. wasm-bindgen *moves* a by-value struct argument (`T`,
+// `Option<T>`) out of its JS object, which silently empties it; and it has
+// no `Option<&T>`, so the options are a required argument.
+
+/// The loss and its reverse-mode gradient (JS `gradient(a, loss, options)`;
+/// `new GradientOptions()` for the defaults). Borrows all three.
 ///
 /// # Errors
 /// Throws a `LindiffError`; `kind = "NotDifferentiable"` (with `op`,
 /// `output`, `why`) where the loss has no derivative at `a`.
 #[wasm_bindgen(js_name = gradient)]
-pub fn js_gradient(a: &Matrix, loss: &Loss, options: Option<GradientOptions>) -> Result<Gradient, JsValue> {
-    grad::gradient(a, loss, &options.unwrap_or_default()).map_err(to_js)
+pub fn js_gradient(a: &Matrix, loss: &Loss, options: &GradientOptions) -> Result<Gradient, JsValue> {
+    grad::gradient(a, loss, options).map_err(to_js)
 }
 
-/// Central finite differences of the loss (JS `finiteDifference(a, loss, options?)`).
+/// Central finite differences of the loss (JS `finiteDifference(a, loss,
+/// options)`). Borrows all three.
 ///
 /// # Errors
 /// Throws a `LindiffError` (bad loss parameters).
 #[wasm_bindgen(js_name = finiteDifference)]
-pub fn js_finite_difference(
-    a: &Matrix,
-    loss: &Loss,
-    options: Option<GradientOptions>,
-) -> Result<Gradient, JsValue> {
-    finite_difference::finite_difference(a, loss, &options.unwrap_or_default()).map_err(to_js)
+pub fn js_finite_difference(a: &Matrix, loss: &Loss, options: &GradientOptions) -> Result<Gradient, JsValue> {
+    finite_difference::finite_difference(a, loss, options).map_err(to_js)
 }
 
 /// Gradients for a batch of equally-sized matrices, one item each (JS
-/// `gradientBatch(matrices, loss, options?)`).
+/// `gradientBatch(data, rows, cols, layout, loss, options)`): `data` holds
+/// `count = data.length / (rows·cols)` matrices one after another, each
+/// listed in `layout`. The array is copied in, so nothing of the caller's
+/// is consumed.
 ///
 /// # Errors
-/// Throws a `LindiffError` for an empty or mixed-shape batch.
+/// Throws a `LindiffError` (`InvalidArgument`) for an empty batch or a
+/// length that is not a multiple of rows·cols.
 #[wasm_bindgen(js_name = gradientBatch)]
 pub fn js_gradient_batch(
-    matrices: Vec<Matrix>,
+    data: Vec<f64>,
+    rows: usize,
+    cols: usize,
+    layout: Layout,
     loss: &Loss,
-    options: Option<GradientOptions>,
+    options: &GradientOptions,
 ) -> Result<Vec<BatchItem>, JsValue> {
-    grad::gradient_batch(&matrices, loss, &options.unwrap_or_default()).map_err(to_js)
+    let matrices = Matrix::stacked(&data, rows, cols, layout).map_err(to_js)?;
+    grad::gradient_batch(&matrices, loss, options).map_err(to_js)
 }
 
 /// Sets the team width of batch calls (JS `setThreads(n)`; after

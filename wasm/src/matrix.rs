@@ -54,6 +54,37 @@ impl Matrix {
         Ok(Matrix { rows, cols, col_major })
     }
 
+    /// The `count = data.len() / (rows·cols)` matrices listed one after
+    /// another in `data`, each in `layout` (the JS batch format).
+    ///
+    /// ```
+    /// use lindiff_wasm::{Layout, Matrix};
+    /// let two = Matrix::stacked(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], 2, 2, Layout::RowMajor)?;
+    /// assert_eq!((two.len(), two[1].get(1, 0)), (2, 7.0));
+    /// # Ok::<(), lindiff_wasm::ApiError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ApiError::Argument`] for an empty `data`, a zero-sized shape or a
+    /// length that is not a multiple of `rows·cols`.
+    pub fn stacked(data: &[f64], rows: usize, cols: usize, layout: Layout) -> Result<Vec<Matrix>, ApiError> {
+        let size = rows.checked_mul(cols).filter(|&s| s > 0).ok_or_else(|| {
+            ApiError::argument("gradientBatch", "shape", format!("{rows}×{cols} is not a batchable shape"))
+        })?;
+        if data.is_empty() || !data.len().is_multiple_of(size) {
+            return Err(ApiError::argument(
+                "gradientBatch",
+                "data",
+                format!(
+                    "must hold a positive whole number of {rows}×{cols} matrices ({size} entries each), got {} \
+                     entries",
+                    data.len()
+                ),
+            ));
+        }
+        data.chunks_exact(size).map(|x| Matrix::new(x.to_vec(), rows, cols, layout)).collect()
+    }
+
     /// A matrix over column-major `data` (its length must be `rows·cols`).
     pub(crate) fn from_col_major(rows: usize, cols: usize, data: Vec<f64>) -> Matrix {
         debug_assert_eq!(data.len(), rows * cols);

@@ -81,8 +81,13 @@ try {
   check('crossOriginIsolated', await page.evaluate(() => self.crossOriginIsolated));
   const builds = await page.evaluate(async () => (await fetch('builds.json')).json());
   const threads = await page.evaluate(() => window.demo.state.threads);
-  if (builds.threads) check('threaded build: batch work on worker threads', threads > 1, `${threads} threads`);
-  else console.log('(no threaded build: the page runs single-threaded; LINDIFF_BROWSER_THREADS=1 builds it)');
+  if (builds.threads) {
+    check('threaded build: batch work on worker threads', threads > 1, `${threads} threads`);
+    // The library's promise: a batch's results do not depend on the split.
+    const tc = await page.evaluate(() => window.demo.threadCheck());
+    check(`threaded batch = one thread, bit for bit (${tc?.entries} numbers)`, tc?.differVsOneThread === 0, JSON.stringify(tc));
+    check('threaded batch = the single-threaded build, bit for bit', tc?.differVsSingleBuild === 0, `${tc?.differVsSingleBuild} differ`);
+  } else console.log('(no threaded build: the page runs single-threaded)');
   await shot('01-start');
 
   // The fixed matrix: values the native library wrote to the fixture.
@@ -96,7 +101,9 @@ try {
   check('V₂V₂ᵀ = native', maxDiff(L.pv, fixture.pv2) <= tol, `max diff ${maxDiff(L.pv, fixture.pv2).toExponential(2)}`);
   check('P₂ value = native', Math.abs(L.value - fixture.p2_value[0]) <= tol);
   check('∇P₂ = native', maxDiff(L.grad, fixture.p2_grad) <= tol, `max diff ${maxDiff(L.grad, fixture.p2_grad).toExponential(2)}`);
-  check('∇P₂ matches FD', L.maxDiff <= 1e-8 * Math.max(1, infNorm(L.grad)), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
+  // AD-RULES.md: ‖g − g_fd‖∞ ≤ 1e-8·max(1, ‖g‖∞) (measured ~5e-10).
+  const fdTol = (g) => 1e-8 * Math.max(1, infNorm(g));
+  check('∇P₂ matches FD', L.maxDiff <= fdTol(L.grad), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
   check('the page\'s reference rule = lindiff away from ties', L.referenceVsLindiff <= 1e-9, `${L.referenceVsLindiff.toExponential(2)}`);
   await shot('02-fixture-P2');
   await page.selectOption('#loss', 'nuclear');
@@ -111,10 +118,20 @@ try {
   L = await last();
   check('tie: s₁ = s₂ up to rounding', Math.abs(L.s[0] - L.s[1]) <= 1e-14 * L.s[0], `s = ${L.s}`);
   check('tie, P₂: gradient finite', L.error === null && allFinite(L.grad), L.error?.message ?? '');
-  check('tie, P₂: gradient matches FD', L.maxDiff <= 1e-7 * Math.max(1, infNorm(L.grad)), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
+  check('tie, P₂: gradient matches FD', L.maxDiff <= fdTol(L.grad), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
   await shot('03-tie-P2');
   const sweep = await page.evaluate(() => window.demo.state.sweepPoints);
   check('tie sweep, P₂: lindiff finite at every gap', sweep.every((p) => Number.isFinite(p.lindiff)));
+  const worst = (pts, key) => Math.max(...pts.map((p) => p[key]).filter(Number.isFinite));
+  // At the exact tie (masked: exact) and at gaps ≥ 1e-6 lindiff meets the FD
+  // tolerance; in between, a gap just above the tie tolerance δ meets
+  // rounding in the coupling term (AD-RULES.md "Tolerance trade-off"): logged.
+  const farOrTied = sweep.filter((p) => p.gap === 0 || p.gap >= 1e-6);
+  check('tie sweep, P₂: lindiff matches FD at the tie and at gaps ≥ 1e-6', farOrTied.every((p) => p.lindiffVsFd <= 1e-8 * Math.max(1, p.lindiff)),
+    `worst ${worst(farOrTied, 'lindiffVsFd').toExponential(2)}; in between (near-tie rounding) worst ${worst(sweep, 'lindiffVsFd').toExponential(2)}`);
+  const atTie = sweep.find((p) => p.gap === 0);
+  check('tie sweep, P₂: at the tie the reference errs (SPEC §6: ~1e-6), lindiff does not', atTie.referenceVsFd > 1e-8 && atTie.referenceVsFd > 10 * atTie.lindiffVsFd,
+    `|reference − FD| ${atTie.referenceVsFd.toExponential(2)}, |lindiff − FD| ${atTie.lindiffVsFd.toExponential(2)}`);
   await setK(1);
   L = await last();
   const sweep1 = await page.evaluate(() => window.demo.state.sweepPoints);
@@ -135,8 +152,7 @@ try {
   L = await last();
   check('zero: smallest value ≈ 0', L.s[L.s.length - 1] <= 1e-14 * L.s[0], `s = ${L.s}`);
   check('zero, P₂: gradient finite', L.error === null && allFinite(L.grad), L.error?.message ?? '');
-  check('zero, P₂: gradient matches FD', L.maxDiff <= 1e-7 * Math.max(1, infNorm(L.grad)), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
-  check('zero, P₂: the reference rule gives NaN (tall A)', L.reference.some(Number.isNaN));
+  check('zero, P₂: gradient matches FD', L.maxDiff <= fdTol(L.grad), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
   await page.check('input[name=sweep][value=zero]');
   await shot('05-zero-P2');
   await page.selectOption('#loss', 'nuclear');
@@ -145,7 +161,40 @@ try {
   check('zero, Σs: "not differentiable" shown', /not differentiable here/i.test(await status()));
   await shot('06-zero-nuclear-not-differentiable');
 
+  // ‖A − A₂‖² with the tie inside the kept group: lindiff exact; the
+  // reference, differentiating the reconstruction, is not.
+  await page.evaluate((fx) => window.demo.load({ m: fx.rows, n: fx.cols, a: fx.a, w: fx.w }), fixture);
+  await page.check('input[name=sweep][value=tie]');
+  await page.selectOption('#loss', 'truncation');
+  await setK(2);
+  await page.fill('#tie', '0');
+  const trunc = await page.evaluate(() => window.demo.state.sweepPoints);
+  const truncNear = trunc.filter((p) => p.gap < 1e-8);
+  const answered = trunc.filter((p) => !p.reported);
+  // (Reported points: the library's low_rank_approx gauge check flags this
+  // differentiable loss at the tie of a rotated matrix — a known gap, see
+  // www/test/api.mjs.)
+  check('tie sweep, ‖A − A₂‖²: lindiff = FD wherever it answers', answered.length > 0 && answered.every((p) => p.lindiffVsFd <= 1e-8 * Math.max(1, p.lindiff)),
+    `worst ${worst(answered, 'lindiffVsFd').toExponential(2)}; reported at gaps [${trunc.filter((p) => p.reported).map((p) => p.gap.toExponential(0))}] (known gap)`);
+  check('tie sweep, ‖A − A₂‖²: the reference (reconstruction cotangents) fails near the kept tie', worst(truncNear, 'referenceVsFd') > 1e-8,
+    `worst |reference − FD| below a 1e-8 gap ${worst(truncNear, 'referenceVsFd').toExponential(2)}, lindiff where it answers ${worst(truncNear, 'lindiffVsFd').toExponential(2)}`);
+  await shot('07-truncation-tie');
+  await press('#reset-spectrum');
+  await page.check('#eps-on');
+  check('truncation with ε: the status says ε is ignored', /ignored for this loss/.test(await status()), (await status()).split('\n')[0]);
+  await page.uncheck('#eps-on');
+  // The SPEC §6 example (4×3, diag 2, 1, 0): the computed zero is exact, and
+  // the reference's 1/s projection term turns it into NaN; lindiff is exact.
+  await press('#example');
+  await page.selectOption('#loss', 'projector');
+  await setK(2);
+  L = await last();
+  check('SPEC §6 example, P₂: the reference rule gives NaN (tall A, s₃ = 0)', L.reference.some(Number.isNaN));
+  check('SPEC §6 example, P₂: lindiff finite and = FD', L.error === null && allFinite(L.grad) && L.maxDiff <= fdTol(L.grad),
+    `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
+
   // The ε option reaches the library: with it, P₁ at the tie is a number.
+  await page.evaluate((fx) => window.demo.load({ m: fx.rows, n: fx.cols, a: fx.a, w: fx.w }), fixture);
   await press('#reset-spectrum');
   await page.selectOption('#loss', 'projector');
   await setK(1);

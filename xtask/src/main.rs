@@ -33,9 +33,10 @@ fn main() -> ExitCode {
         Some("embedded") => embedded::run(),
         Some("demo") => web::demo(),
         Some("browser") => web::browser(),
+        Some("node") => web::node_tests(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)"
             );
             return ExitCode::from(2);
         }
@@ -84,21 +85,20 @@ fn ensure_openblas() -> Step {
     if installed {
         return Ok(());
     }
-    let root = capture("id", &["-u"]).trim() == "0";
-    let sudo = !root && Command::new("sudo").arg("-n").arg("true").status().is_ok_and(|s| s.success());
-    let apt = |args: &[&str]| -> Step {
-        if root {
-            run("apt-get", args)
-        } else if sudo {
-            let mut all = vec!["apt-get"];
-            all.extend_from_slice(args);
-            run("sudo", &all)
-        } else {
-            Err("libopenblas-dev is missing and neither root nor sudo is available: install it".into())
-        }
-    };
-    apt(&["update"])?;
-    apt(&["install", "-y", "libopenblas-dev"])
+    apt_get(&["update"], "libopenblas-dev")?;
+    apt_get(&["install", "-y", "libopenblas-dev"], "libopenblas-dev")
+}
+
+/// `apt-get ARGS` as root, through `sudo -n` otherwise; `what` names the
+/// missing packages for the error when neither is available.
+fn apt_get(args: &[&str], what: &str) -> Step {
+    if capture("id", &["-u"]).trim() == "0" {
+        return run("apt-get", args);
+    }
+    if Command::new("sudo").arg("-n").arg("true").status().is_ok_and(|s| s.success()) {
+        return run("sudo", &[&["apt-get"], args].concat());
+    }
+    Err(format!("{what} is missing and neither root nor sudo is available: install it"))
 }
 
 /// Adds the rustup targets and components the checks need, if missing, and

@@ -8,8 +8,10 @@
 //!   fixture, Chromium (Debian's, driven by playwright-core) loads the page
 //!   from this server and must reproduce it; also the 256×256 SVD
 //!   Chromium/native ratio. Screenshots land in `<target>/browser/`.
-//! * `web::test()` (from `cargo xtask test`): the wasm-bindgen tests under
-//!   node, then the browser test.
+//! * `cargo xtask node` — the wasm-bindgen tests under node and
+//!   `www/test/api.mjs` on the built package.
+//! * `web::test()` (from `cargo xtask test`): both builds once, the node
+//!   checks, then the browser test (threaded batch vs single-threaded).
 
 mod server;
 mod tools;
@@ -137,7 +139,30 @@ fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
     }
     args.extend_from_slice(&[&bg, "-o", &bg]);
     run(&npm_bin.join("wasm-opt").to_string_lossy(), &args)?;
-    write_package_json(root, &out)
+    write_package_json(root, &out)?;
+    copy_docs(root, &out)
+}
+
+/// README and LICENSE files next to the package, as wasm-pack copies them
+/// (from the crate, else the workspace root: lindiff keeps them there).
+fn copy_docs(root: &Path, out: &Path) -> Result<(), String> {
+    for dir in [root.join("wasm"), root.to_path_buf()] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n == "README.md" || n.starts_with("LICENSE"))
+            .collect();
+        names.sort();
+        if names.is_empty() {
+            continue;
+        }
+        for name in names {
+            std::fs::copy(dir.join(&name), out.join(&name))
+                .map_err(|e| format!("cannot copy {name} into {}: {e}", out.display()))?;
+        }
+        return Ok(());
+    }
+    Ok(())
 }
 
 /// The npm package.json, as `wasm-pack build --mode no-install --target web`
@@ -170,20 +195,32 @@ fn write_package_json(root: &Path, out: &Path) -> Result<(), String> {
     std::fs::write(out.join("package.json"), json).map_err(|e| e.to_string())
 }
 
-/// Whether the threaded flavor is built: always by `demo`; by the browser
-/// test only with `LINDIFF_BROWSER_THREADS=1` (nightly build-std costs CI
-/// minutes).
-fn threads_wanted(demo: bool) -> bool {
-    demo || std::env::var("LINDIFF_BROWSER_THREADS").is_ok_and(|v| v == "1")
+/// Which builds a task needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Builds {
+    /// `www/pkg` only (the node checks).
+    Single,
+    /// Both; the page falls back to single-threaded if the threaded build
+    /// fails (`demo`).
+    TryThreads,
+    /// Both, the threaded one required (the browser test: it compares the
+    /// threaded batch with the single-threaded one). A cold CI machine pays
+    /// ~6 min for it (nightly + rust-src 58 s, build-std build 295 s on the
+    /// busy 2-core machine, 2026-12-01); `LINDIFF_BROWSER_THREADS=0` skips it.
+    Threads,
 }
 
-fn build_all(root: &Path, demo: bool) -> Result<PathBuf, String> {
+fn build_all(root: &Path, builds: Builds) -> Result<PathBuf, String> {
     tools::ensure_wasm_bindgen(root)?;
     let npm_bin = tools::ensure_npm_tools(root)?;
     build(root, Flavor::Single, &npm_bin)?;
-    if threads_wanted(demo) {
+    let skip = builds == Builds::Threads && std::env::var("LINDIFF_BROWSER_THREADS").is_ok_and(|v| v == "0");
+    if skip {
+        eprintln!("xtask: LINDIFF_BROWSER_THREADS=0: the threaded build and its checks are skipped");
+    }
+    if builds != Builds::Single && !skip {
         if let Err(e) = build(root, Flavor::Threads, &npm_bin) {
-            if !demo {
+            if builds == Builds::Threads {
                 return Err(e);
             }
             eprintln!("xtask demo: the threaded build failed ({e}); the page runs single-threaded");
@@ -208,7 +245,7 @@ fn build_all(root: &Path, demo: bool) -> Result<PathBuf, String> {
 /// `cargo xtask demo`: build, serve, print the URL, serve until stopped.
 pub fn demo() -> Result<(), String> {
     let root = root();
-    build_all(&root, true)?;
+    build_all(&root, Builds::TryThreads)?;
     let addr = std::env::var("LINDIFF_DEMO_ADDR").unwrap_or_else(|_| "127.0.0.1:8000".into());
     let server = Server::start(root.join("www"), &addr)?;
     println!("\nlindiff demo: {}  (Ctrl-C stops it)", server.url());
@@ -216,28 +253,41 @@ pub fn demo() -> Result<(), String> {
     Ok(())
 }
 
-/// The wasm-bindgen tests of the JS API under node.
+/// The wasm-bindgen tests of the JS API under node (Rust side of the
+/// boundary), then `www/test/api.mjs` on the built package (the JS glue:
+/// the README's example, reused objects, closed forms at ties and zeros).
 pub fn node_tests() -> Result<(), String> {
     let root = root();
-    tools::ensure_wasm_bindgen(&root)?;
+    build_all(&root, Builds::Single)?;
+    node_checks(&root)
+}
+
+/// The node checks on an already built `www/pkg`.
+fn node_checks(root: &Path) -> Result<(), String> {
     tools::ensure_node()?;
     run_in(
-        &root,
+        root,
         &[
             ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", SIMD_FLAGS),
             ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", "wasm-bindgen-test-runner"),
         ],
         "cargo",
         &["test", "-p", "lindiff-wasm", "--target", WASM_TARGET, "--test", "node"],
-    )
+    )?;
+    run_in(root, &[], "node", &["www/test/api.mjs"])
 }
 
 /// `cargo xtask browser`: the page in Chromium against the native fixture.
 pub fn browser() -> Result<(), String> {
     let root = root();
-    build_all(&root, false)?;
+    build_all(&root, Builds::Threads)?;
+    browser_checks(&root)
+}
+
+/// The browser test on the already built packages.
+fn browser_checks(root: &Path) -> Result<(), String> {
     let chromium = tools::ensure_chromium()?;
-    let out = target_dir(&root).join("browser");
+    let out = target_dir(root).join("browser");
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let fixture = out.join("fixture.json");
     let fixture_s = fixture.to_string_lossy().into_owned();
@@ -245,7 +295,7 @@ pub fn browser() -> Result<(), String> {
     run("cargo", &[&native[..], &["fixture", &fixture_s]].concat())?;
     let bench = Command::new("cargo")
         .args([&native[..], &["bench", "256"]].concat())
-        .current_dir(&root)
+        .current_dir(root)
         .output()
         .map_err(|e| format!("cannot run the native bench: {e}"))?;
     let native_ms = String::from_utf8_lossy(&bench.stdout).trim().to_owned();
@@ -255,7 +305,7 @@ pub fn browser() -> Result<(), String> {
     let server = Server::start(root.join("www"), "127.0.0.1:0")?;
     let url = server.url();
     let result = run_in(
-        &root,
+        root,
         &[],
         "node",
         &[
@@ -276,8 +326,10 @@ pub fn browser() -> Result<(), String> {
     result
 }
 
-/// From `cargo xtask test`: node tests, then the browser test.
+/// From `cargo xtask test`: one build, the node checks, the browser test.
 pub fn test() -> Result<(), String> {
-    node_tests()?;
-    browser()
+    let root = root();
+    build_all(&root, Builds::Threads)?;
+    node_checks(&root)?;
+    browser_checks(&root)
 }

@@ -36,7 +36,7 @@ enum Kind {
 /// ```
 /// use lindiff_wasm::{Layout, Loss, Matrix};
 /// let w = Matrix::new(vec![1.0, 0.5, 0.5, 2.0], 2, 2, Layout::RowMajor)?;
-/// let p1 = Loss::projector(1, w);
+/// let p1 = Loss::projector(1, &w);
 /// assert_eq!(p1.name(), "projector P_1 = ⟨W, U_1U_1ᵀ⟩");
 /// # Ok::<(), lindiff_wasm::ApiError>(())
 /// ```
@@ -62,8 +62,9 @@ impl Loss {
 
     /// P_k = ⟨W, U_k U_kᵀ⟩ (W m×m): the projector onto the top-k left
     /// singular subspace, weighted. Differentiable unless k splits a tie.
-    pub fn projector(k: usize, w: Matrix) -> Loss {
-        Loss { kind: Kind::Projector { k, w } }
+    /// Borrows `w` (a copy is kept).
+    pub fn projector(k: usize, w: &Matrix) -> Loss {
+        Loss { kind: Kind::Projector { k, w: w.clone() } }
     }
 
     /// ‖A − A_k‖²_F with A_k the rank-k approximation (`low_rank_approx`).
@@ -72,10 +73,11 @@ impl Loss {
         Loss { kind: Kind::TruncationError { k } }
     }
 
-    /// ⟨W_U, U_k U_kᵀ⟩ + ⟨W_V, V_k V_kᵀ⟩ (W_U m×m, W_V n×n).
+    /// ⟨W_U, U_k U_kᵀ⟩ + ⟨W_V, V_k V_kᵀ⟩ (W_U m×m, W_V n×n). Borrows both
+    /// weights (copies are kept).
     #[wasm_bindgen(js_name = projectorSum)]
-    pub fn projector_sum(k: usize, wu: Matrix, wv: Matrix) -> Loss {
-        Loss { kind: Kind::ProjectorSum { k, wu, wv } }
+    pub fn projector_sum(k: usize, wu: &Matrix, wv: &Matrix) -> Loss {
+        Loss { kind: Kind::ProjectorSum { k, wu: wu.clone(), wv: wv.clone() } }
     }
 
     /// A readable name (for labels).

@@ -4,7 +4,7 @@
 //! playwright-core (in `www/test/node_modules`), Debian's chromium, and the
 //! dated nightly with rust-src for the threaded build.
 
-use super::super::{capture, run};
+use super::super::{apt_get, capture, run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -32,11 +32,13 @@ pub fn ensure_wasm_bindgen(root: &Path) -> Result<(), String> {
     run("cargo", &["install", "wasm-bindgen-cli", "--version", &version])
 }
 
+/// Debian packages through the xtask's apt helper (root, or `sudo -n`).
 fn apt_install(packages: &[&str]) -> Result<(), String> {
-    run("apt-get", &["update"])?;
+    let what = packages.join(", ");
+    apt_get(&["update"], &what)?;
     let mut args = vec!["install", "-y", "--no-install-recommends"];
     args.extend_from_slice(packages);
-    run("apt-get", &args)
+    apt_get(&args, &what)
 }
 
 /// node and npm (Debian's, when missing).

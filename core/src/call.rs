@@ -134,6 +134,7 @@ pub fn run_into<'m, P: Provider>(
 /// # Safety
 /// `metas` must be `infer(op, …)` and `req` the provider's `workspace(op, …)`
 /// for the layouts of `inputs`.
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn run_inferred<'m, P: Provider>(
     provider: &P,
     op: &Op,

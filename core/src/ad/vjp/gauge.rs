@@ -38,7 +38,7 @@ use crate::op::{
     Eigh, EighGaugeCheck, EighVals, GaugeOf, LinalgOp, MatOp, Svd, SvdFull, SvdGaugeCheck, SvdVals,
     MAX_OUTPUTS,
 };
-use crate::prim::BinaryOp;
+use crate::prim::{BinaryOp, ReduceOp, UnaryOp};
 use crate::provider::Op;
 use crate::shape::Shape;
 use crate::tensor::TensorMeta;
@@ -127,7 +127,11 @@ pub(super) fn check<F: Face>(
             // the SVD cotangent gU = G V diag(κ∘s), gVᴴ = diag(κ∘s) Uᴴ G.
             // gs = κ∘Re diag(Uᴴ G V) is left out on purpose: the check would
             // read it as unequal inside a kept tie, or as a kink at a kept
-            // zero, where a_p is differentiable. A cut through a tied group
+            // zero, where a_p is differentiable. Its slot carries the scale
+            // instead (`scale_carrier`): when G is orthogonal to the kept
+            // vectors (G = −2 (A − A_p) for ‖A − A_p‖²), gU and gVᴴ are
+            // rounding noise, and measured against their own size they
+            // would read as a violation. A cut through a tied group
             // makes a_U + a_V nonzero on the pair across it. (A cut inside
             // a group of zero values has d = κ∘s = 0 on both sides and is
             // not seen: a documented gap.) The check's outputs are not needed
@@ -143,8 +147,9 @@ pub(super) fn check<F: Face>(
             let gu = face.scale_cols(&gv, &ks)?;
             let ug = face.matmul_with(&full.u, MatOp::Adjoint, &g, MatOp::Identity)?;
             let gvh = face.scale_rows(&ug, &ks)?;
+            let gs = scale_carrier(face, &g, &ks)?;
             let factors = [Some(full.u), Some(full.s), Some(full.vh)];
-            let cts = [Tangent::Value(gu), Tangent::Zero, Tangent::Value(gvh)];
+            let cts = [Tangent::Value(gu), Tangent::Value(gs), Tangent::Value(gvh)];
             svd(face, GaugeOf::LowRankApprox, a, factors, cts)?;
             Ok(None)
         }
@@ -158,6 +163,28 @@ pub(super) fn check<F: Face>(
         }
         _ => Ok(None),
     }
+}
+
+/// max|G| · κ∘s for each batch item: the size gU and gVᴴ of a low-rank
+/// approximation would have if G were not orthogonal to the kept vectors,
+/// as a cotangent of the singular values that the check never flags (equal
+/// inside a kept tie, zero at a zero value, unequal only across a cut
+/// through a tie, which gU and gVᴴ report anyway), so the check's
+/// tolerance scales with G rather than with rounding noise.
+fn scale_carrier<F: Face>(face: &mut F, g: &F::Tensor, ks: &F::Tensor) -> Result<F::Tensor> {
+    let ks_dims = face.meta(ks).shape.clone();
+    let (k, batch) = (ks_dims.dims()[0], &ks_dims.dims()[1..]);
+    let abs = face.unary(UnaryOp::Abs, g)?;
+    let g_max = face.reduce(ReduceOp::Max, &abs, 2)?;
+    let column = Shape::from_parts(&[k, 1], batch);
+    let row = Shape::from_parts(&[1], batch);
+    let (Ok(column), Ok(row)) = (column, row) else {
+        return Err(Error::TooManyDims { op: "gauge_check", arg: "s", rank: ks_dims.rank() + 1 });
+    };
+    let ks_column = face.reshape(ks, column.dims())?;
+    let g_max_row = face.reshape(&g_max, row.dims())?;
+    let scaled = face.scale_cols(&ks_column, &g_max_row)?;
+    face.reshape(&scaled, ks_dims.dims())
 }
 
 /// Rows and columns of a matrix (0 for a missing dim; the op's own shape

@@ -5,15 +5,75 @@
 //! alternating lindiff and faer so that machine noise hits both alike. The
 //! faer side does the same work with the same parameters (thin factors,
 //! default params, `Par::Seq`, preallocated outputs and scratch); the lindiff
-//! side goes through the direct face (checks, pool, conventions, SVD guard).
+//! side goes through the direct face (checks, pool, conventions, SVD guard)
+//! and, in the rows marked "(plan)", through a call planned once
+//! (`call::prepare` + `call::run_prepared` over caller buffers: the same
+//! checks, conventions and guard, without the pool and the per-call plan).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky, evd, householder, lu, qr, svd};
 use faer::{Col, Conj, Mat, MatRef, Par};
-use lindiff_core::{BatchPolicy, Exec, Linalg};
+use lindiff_core::call::{self, Prepared};
+use lindiff_core::op::{Cholesky, Eigh, LuFactorSolve, Qr, Svd};
+use lindiff_core::{
+    BatchPolicy, Exec, Host, HostBuffer, HostData, Input, Linalg, LinalgOp, Op, Shape, TensorDesc, TensorMeta,
+};
 use lindiff_cpu::{Cpu, Direct, Tensor};
 use std::hint::black_box;
+use std::mem::MaybeUninit;
 use std::time::Instant;
+
+/// One op planned once (`call::prepare`) over caller-owned inputs, outputs
+/// and workspace, then run with `call::run_prepared`: lindiff's hot-loop
+/// use, the same setup as the faer side (preallocated everything). The
+/// direct face adds its pool and per-call planning on top.
+struct Planned {
+    cpu: Cpu,
+    plan: Prepared,
+    descs: Vec<TensorDesc>,
+    data: Vec<Vec<f64>>,
+    outs: Vec<Option<Vec<f64>>>,
+    workspace: Vec<MaybeUninit<u8>>,
+}
+
+impl Planned {
+    fn new(op: LinalgOp, inputs: &[(&[usize], &[f64])]) -> Planned {
+        let cpu = Cpu::new();
+        let descs: Vec<TensorDesc> = inputs
+            .iter()
+            .map(|(dims, _)| {
+                let meta = TensorMeta::new(lindiff_core::DType::F64, Shape::new(dims).unwrap());
+                TensorDesc::contiguous(meta).unwrap()
+            })
+            .collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let plan = call::prepare(&cpu, &Op::Linalg(op), &refs).unwrap();
+        // f64 and i64 outputs alike: 8-byte elements.
+        let outs =
+            plan.outputs().iter().map(|m| m.as_ref().map(|m| vec![0.0; m.bytes().unwrap() / 8])).collect();
+        let req = plan.workspace();
+        let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
+        let data = inputs.iter().map(|(_, d)| d.to_vec()).collect();
+        Planned { cpu, plan, descs, data, outs, workspace }
+    }
+
+    fn run(&mut self) {
+        let mut ins = heapless::Vec::<Input<'_, Host>, 6>::new();
+        for (desc, data) in self.descs.iter().zip(&self.data) {
+            let _ = ins.push(Input { desc, data: HostData::from_slice(data) });
+        }
+        let mut bufs = heapless::Vec::<Option<HostBuffer<'_>>, 4>::new();
+        for out in self.outs.iter_mut() {
+            let _ = bufs.push(out.as_mut().map(|o| HostBuffer::from_slice_mut(o)));
+        }
+        let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, 4>::new();
+        for b in bufs.iter_mut() {
+            let _ = refs.push(b.as_mut());
+        }
+        let mut ws = HostBuffer::from_uninit(&mut self.workspace);
+        call::run_prepared(&self.cpu, &self.plan, &ins, &mut refs, &mut ws).unwrap();
+    }
+}
 
 /// Uniform [-0.5, 0.5) entries from xorshift, as in the seed's timing runs.
 fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
@@ -58,7 +118,13 @@ fn reps_for(n: usize) -> (usize, usize) {
 }
 
 fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<10} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+    println!("{op:<16} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+}
+
+/// The prepared call of `op` against the same faer closure.
+fn planned_row(op: &str, n: usize, planned: &mut Planned, rounds: usize, reps: usize, theirs: impl FnMut()) {
+    let label = format!("{op} (plan)");
+    row(&label, n, side_by_side(rounds, reps, || planned.run(), theirs));
 }
 
 fn svd_faer(a: MatRef<'_, f64>, u: &mut Mat<f64>, v: &mut Mat<f64>, s: &mut Col<f64>, mem: &mut MemBuffer) {
@@ -76,7 +142,7 @@ fn svd_faer(a: MatRef<'_, f64>, u: &mut Mat<f64>, v: &mut Mat<f64>, s: &mut Col<
 
 fn main() {
     println!("lindiff-cpu vs direct faer (f64, serial, ms; ratio = lindiff / faer)");
-    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "faer", "ratio");
+    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "faer", "ratio");
     let mut la = Direct::new(Cpu::new());
     for n in [32usize, 128, 512] {
         let (rounds, reps) = reps_for(n);
@@ -95,16 +161,10 @@ fn main() {
             Default::default(),
         );
         let mut mem = MemBuffer::new(req);
-        row(
-            "svd",
-            n,
-            side_by_side(
-                rounds,
-                reps,
-                || drop(black_box(la.svd(&a).unwrap())),
-                || svd_faer(a_faer.as_ref(), &mut u, &mut v, &mut s, &mut mem),
-            ),
-        );
+        let mut faer_svd = || svd_faer(a_faer.as_ref(), &mut u, &mut v, &mut s, &mut mem);
+        row("svd", n, side_by_side(rounds, reps, || drop(black_box(la.svd(&a).unwrap())), &mut faer_svd));
+        let mut plan = Planned::new(LinalgOp::Svd(Svd::default()), &[(&[n, n], &data)]);
+        planned_row("svd", n, &mut plan, rounds, reps, &mut faer_svd);
 
         // QR: factor a copy, then form the thin Q.
         let bs = qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
@@ -112,37 +172,31 @@ fn main() {
         let req = qr::no_pivoting::factor::qr_in_place_scratch::<f64>(n, n, bs, Par::Seq, Default::default())
             .or(householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(n, bs, n));
         let mut mem = MemBuffer::new(req);
-        row(
-            "qr",
-            n,
-            side_by_side(
-                rounds,
-                reps,
-                || drop(black_box(la.qr(&a).unwrap())),
-                || {
-                    qr_m.copy_from(a_faer.as_ref());
-                    qr::no_pivoting::factor::qr_in_place(
-                        qr_m.as_mut(),
-                        coeff.as_mut(),
-                        Par::Seq,
-                        MemStack::new(&mut mem),
-                        Default::default(),
-                    );
-                    q.fill(0.0);
-                    for i in 0..n {
-                        q[(i, i)] = 1.0;
-                    }
-                    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                        qr_m.as_ref(),
-                        coeff.as_ref(),
-                        Conj::No,
-                        q.as_mut(),
-                        Par::Seq,
-                        MemStack::new(&mut mem),
-                    );
-                },
-            ),
-        );
+        let mut faer_qr = || {
+            qr_m.copy_from(a_faer.as_ref());
+            qr::no_pivoting::factor::qr_in_place(
+                qr_m.as_mut(),
+                coeff.as_mut(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            q.fill(0.0);
+            for i in 0..n {
+                q[(i, i)] = 1.0;
+            }
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                qr_m.as_ref(),
+                coeff.as_ref(),
+                Conj::No,
+                q.as_mut(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+            );
+        };
+        row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), &mut faer_qr));
+        let mut plan = Planned::new(LinalgOp::Qr(Qr::default()), &[(&[n, n], &data)]);
+        planned_row("qr", n, &mut plan, rounds, reps, &mut faer_qr);
 
         // eigh with vectors on a symmetric matrix.
         let sym_data: Vec<f64> = (0..n * n).map(|k| data[k] + data[(k % n) * n + k / n]).collect();
@@ -156,26 +210,24 @@ fn main() {
             Default::default(),
         );
         let mut mem = MemBuffer::new(req);
+        let mut faer_eigh = || {
+            evd::self_adjoint_evd(
+                sym_faer.as_ref(),
+                w.as_mut().as_diagonal_mut(),
+                Some(vecs.as_mut()),
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .unwrap();
+        };
         row(
             "eigh",
             n,
-            side_by_side(
-                rounds,
-                reps,
-                || drop(black_box(la.eigh(&sym).unwrap())),
-                || {
-                    evd::self_adjoint_evd(
-                        sym_faer.as_ref(),
-                        w.as_mut().as_diagonal_mut(),
-                        Some(vecs.as_mut()),
-                        Par::Seq,
-                        MemStack::new(&mut mem),
-                        Default::default(),
-                    )
-                    .unwrap();
-                },
-            ),
+            side_by_side(rounds, reps, || drop(black_box(la.eigh(&sym).unwrap())), &mut faer_eigh),
         );
+        let mut plan = Planned::new(LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &sym_data)]);
+        planned_row("eigh", n, &mut plan, rounds, reps, &mut faer_eigh);
 
         // Cholesky of A Aᵀ + n I.
         let spd_faer = &a_faer * a_faer.transpose() + Mat::<f64>::identity(n, n) * (n as f64);
@@ -184,26 +236,24 @@ fn main() {
         let mut l = Mat::zeros(n, n);
         let req = cholesky::llt::factor::cholesky_in_place_scratch::<f64>(n, Par::Seq, Default::default());
         let mut mem = MemBuffer::new(req);
+        let mut faer_cholesky = || {
+            l.copy_from(spd_faer.as_ref());
+            cholesky::llt::factor::cholesky_in_place(
+                l.as_mut(),
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .unwrap();
+        };
         row(
             "cholesky",
             n,
-            side_by_side(
-                rounds,
-                reps,
-                || drop(black_box(la.cholesky(&spd).unwrap())),
-                || {
-                    l.copy_from(spd_faer.as_ref());
-                    cholesky::llt::factor::cholesky_in_place(
-                        l.as_mut(),
-                        Default::default(),
-                        Par::Seq,
-                        MemStack::new(&mut mem),
-                        Default::default(),
-                    )
-                    .unwrap();
-                },
-            ),
+            side_by_side(rounds, reps, || drop(black_box(la.cholesky(&spd).unwrap())), &mut faer_cholesky),
         );
+        let mut plan = Planned::new(LinalgOp::Cholesky(Cholesky), &[(&[n, n], &spd_data)]);
+        planned_row("cholesky", n, &mut plan, rounds, reps, &mut faer_cholesky);
 
         // Solve A x = b with one right-hand side (partial-pivot LU).
         let b_data = matrix(n, 1, 11);
@@ -219,36 +269,35 @@ fn main() {
         )
         .or(lu::partial_pivoting::solve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq));
         let mut mem = MemBuffer::new(req);
+        let mut faer_solve = || {
+            lu_m.copy_from(a_faer.as_ref());
+            let (_, p) = lu::partial_pivoting::factor::lu_in_place(
+                lu_m.as_mut(),
+                &mut perm,
+                &mut perm_inv,
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            x.copy_from(b_faer.as_ref());
+            lu::partial_pivoting::solve::solve_in_place_with_conj(
+                lu_m.as_ref(),
+                lu_m.as_ref(),
+                p,
+                Conj::No,
+                x.as_mut(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+            );
+        };
         row(
             "solve",
             n,
-            side_by_side(
-                rounds,
-                reps,
-                || drop(black_box(la.solve(&a, &b).unwrap())),
-                || {
-                    lu_m.copy_from(a_faer.as_ref());
-                    let (_, p) = lu::partial_pivoting::factor::lu_in_place(
-                        lu_m.as_mut(),
-                        &mut perm,
-                        &mut perm_inv,
-                        Par::Seq,
-                        MemStack::new(&mut mem),
-                        Default::default(),
-                    );
-                    x.copy_from(b_faer.as_ref());
-                    lu::partial_pivoting::solve::solve_in_place_with_conj(
-                        lu_m.as_ref(),
-                        lu_m.as_ref(),
-                        p,
-                        Conj::No,
-                        x.as_mut(),
-                        Par::Seq,
-                        MemStack::new(&mut mem),
-                    );
-                },
-            ),
+            side_by_side(rounds, reps, || drop(black_box(la.solve(&a, &b).unwrap())), &mut faer_solve),
         );
+        let mut plan =
+            Planned::new(LinalgOp::LuFactorSolve(LuFactorSolve), &[(&[n, n], &data), (&[n, 1], &b_data)]);
+        planned_row("solve", n, &mut plan, rounds, reps, &mut faer_solve);
     }
 
     // A batch of 10 000 8×8 SVDs vs a plain loop of faer calls.

@@ -63,7 +63,7 @@ impl Drop for SolverObjects {
 /// What one provider owns on its device. Field order is drop order:
 /// library handles before the stream and context.
 pub(crate) struct Gpu {
-    pub(crate) objects: SolverObjects,
+    objects: SolverObjects,
     pub(crate) blas: CudaBlas,
     pub(crate) solver: DnHandle,
     pub(crate) module: Arc<CudaModule>,
@@ -189,7 +189,8 @@ impl Cuda {
 
     /// Exclusive use of the device for one call.
     pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Gpu>> {
-        let gpu = self.gpu.lock().map_err(|_| unavailable("a previous call panicked while holding the device"))?;
+        let gpu =
+            self.gpu.lock().map_err(|_| unavailable("a previous call panicked while holding the device"))?;
         // Raw driver and library calls use the thread's current context.
         gpu.ctx.bind_to_thread().map_err(driver)?;
         Ok(gpu)
@@ -213,7 +214,13 @@ impl Cuda {
     pub fn upload<T: Element>(&self, src: &[T], dst: &mut DeviceBuffer<'_>) -> Result<()> {
         let bytes = core::mem::size_of_val(src);
         if bytes > dst.len() {
-            return Err(Error::Buffer { op: "upload", arg: "dst", why: "too small", needed: bytes, got: dst.len() });
+            return Err(Error::Buffer {
+                op: "upload",
+                arg: "dst",
+                why: "too small",
+                needed: bytes,
+                got: dst.len(),
+            });
         }
         let gpu = self.lock()?;
         // SAFETY: `dst` owns at least `bytes` device bytes for its lifetime
@@ -235,7 +242,13 @@ impl Cuda {
     pub fn download<T: Element>(&self, src: DeviceData<'_>, dst: &mut [T]) -> Result<()> {
         let bytes = core::mem::size_of_val(dst);
         if bytes > src.len() {
-            return Err(Error::Buffer { op: "download", arg: "src", why: "too small", needed: bytes, got: src.len() });
+            return Err(Error::Buffer {
+                op: "download",
+                arg: "src",
+                why: "too small",
+                needed: bytes,
+                got: src.len(),
+            });
         }
         let gpu = self.lock()?;
         // SAFETY: `src` views at least `bytes` written device bytes; the

@@ -132,9 +132,9 @@ mod tests {
     fn alignment_and_usable_bytes_follow_the_address() {
         // SAFETY: the buffer is never dereferenced; only its address and
         // length are inspected.
-        let buf = unsafe { DeviceBuffer::from_raw(0x1000 + 8, 100) };
-        assert_eq!(Device::usable_bytes(&buf, 8), 100);
-        assert_eq!(Device::usable_bytes(&buf, 256), 100 - 248);
+        let buf = unsafe { DeviceBuffer::from_raw(0x1000 + 8, 300) };
+        assert_eq!(Device::usable_bytes(&buf, 8), 300);
+        assert_eq!(Device::usable_bytes(&buf, 256), 52, "248 bytes of padding up to 0x1100");
         assert!(Device::buffer_is_aligned(&buf, 8));
         assert!(!Device::buffer_is_aligned(&buf, 16));
         assert!(buf.data().is_none(), "an unwritten buffer has no data view");

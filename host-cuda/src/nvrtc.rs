@@ -88,7 +88,9 @@ pub(crate) fn ptx() -> Result<Ptx> {
         let opts = CompileOptions { options: vec!["--std=c++17".into()], ..Default::default() };
         compile_ptx_with_opts(SOURCE, opts).map_err(|e| format!("{e:?}"))
     });
-    compiled.clone().map_err(|_| unavailable("NVRTC could not compile the kernels (see lindiff_cuda::compile_log)"))
+    compiled
+        .clone()
+        .map_err(|_| unavailable("NVRTC could not compile the kernels (see lindiff_cuda::compile_log)"))
 }
 
 /// NVRTC's message when the kernels failed to compile in this process,
@@ -217,7 +219,8 @@ mod tests {
             // Macro-generated entry points: `map_##SUF` and the PER_DTYPE list.
             let (stem, suffix) = name.rsplit_once('_').unwrap_or((name, ""));
             let per_dtype = SOURCE.contains(&format!("__global__ void {stem}_##SUF("))
-                && (SOURCE.contains(&format!("PER_DTYPE({suffix},")) || SOURCE.contains(&format!("MAP({suffix},")));
+                && (SOURCE.contains(&format!("PER_DTYPE({suffix},"))
+                    || SOURCE.contains(&format!("MAP({suffix},")));
             let map = name.starts_with("map_")
                 && SOURCE.contains(&format!("MAP({}, ", &name[4..]))
                 && SOURCE.contains("__global__ void map_##SUF(");
@@ -238,6 +241,29 @@ mod tests {
         }
         assert_eq!(depth, 0, "unbalanced brackets in lindiff.cu");
         assert!(SOURCE.is_ascii(), "NVRTC gets plain ASCII");
+    }
+
+    /// Compiles the kernel source as host C++ (with stand-ins for the CUDA
+    /// built-ins): every template instantiated by an entry point must
+    /// type-check. Needs `g++` (`cargo xtask test` installs it).
+    #[test]
+    fn source_type_checks_as_cpp17() {
+        let dir = std::env::temp_dir().join(format!("lindiff-cuda-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("lindiff_check.cpp");
+        let prelude = include_str!("kernels/host_prelude.h");
+        std::fs::write(&file, format!("{prelude}\n{SOURCE}")).unwrap();
+        let out = std::process::Command::new("g++")
+            .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+            .arg(&file)
+            .output()
+            .expect("g++ is needed to check the kernel source (apt-get install -y g++)");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            out.status.success(),
+            "lindiff.cu does not type-check:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]

@@ -212,20 +212,27 @@ impl Cuda {
     /// # Errors
     /// [`Error::Buffer`] when `dst` is too small; a driver failure.
     pub fn upload<T: Element>(&self, src: &[T], dst: &mut DeviceBuffer<'_>) -> Result<()> {
-        let bytes = core::mem::size_of_val(src);
-        if bytes > dst.len() {
+        self.upload_bytes(lindiff_core::HostData::from_slice(src).bytes(), dst)
+    }
+
+    /// [`Cuda::upload`] of raw bytes (e.g. a tensor's whole storage).
+    ///
+    /// # Errors
+    /// As [`Cuda::upload`].
+    pub fn upload_bytes(&self, src: &[u8], dst: &mut DeviceBuffer<'_>) -> Result<()> {
+        if src.len() > dst.len() {
             return Err(Error::Buffer {
                 op: "upload",
                 arg: "dst",
                 why: "too small",
-                needed: bytes,
+                needed: src.len(),
                 got: dst.len(),
             });
         }
         let gpu = self.lock()?;
-        // SAFETY: `dst` owns at least `bytes` device bytes for its lifetime
-        // (checked above); the copy completes before `sync` returns, while
-        // `src` is still borrowed.
+        // SAFETY: `dst` owns at least `src.len()` device bytes for its
+        // lifetime (checked above); the copy completes before `sync`
+        // returns, while `src` is still borrowed.
         unsafe {
             cudarc::driver::result::memcpy_htod_async(dst.device_ptr(), src, gpu.stream.cu_stream())
                 .map_err(driver)?;
@@ -240,18 +247,29 @@ impl Cuda {
     /// # Errors
     /// [`Error::Buffer`] when `src` is shorter than `dst`; a driver failure.
     pub fn download<T: Element>(&self, src: DeviceData<'_>, dst: &mut [T]) -> Result<()> {
-        let bytes = core::mem::size_of_val(dst);
-        if bytes > src.len() {
+        let len = core::mem::size_of_val(dst);
+        // SAFETY: `T: Element` is plain data without padding, and every bit
+        // pattern is a valid `T`, so its storage may be written as bytes.
+        let bytes = unsafe { core::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<u8>(), len) };
+        self.download_bytes(src, bytes)
+    }
+
+    /// [`Cuda::download`] into raw bytes.
+    ///
+    /// # Errors
+    /// As [`Cuda::download`].
+    pub fn download_bytes(&self, src: DeviceData<'_>, dst: &mut [u8]) -> Result<()> {
+        if dst.len() > src.len() {
             return Err(Error::Buffer {
                 op: "download",
                 arg: "src",
                 why: "too small",
-                needed: bytes,
+                needed: dst.len(),
                 got: src.len(),
             });
         }
         let gpu = self.lock()?;
-        // SAFETY: `src` views at least `bytes` written device bytes; the
+        // SAFETY: `src` views at least `dst.len()` written device bytes; the
         // copy completes before `sync` returns, while `dst` is borrowed.
         unsafe {
             cudarc::driver::result::memcpy_dtoh_async(dst, src.device_ptr(), gpu.stream.cu_stream())

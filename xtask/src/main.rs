@@ -14,6 +14,7 @@
 //! * `demo` — builds the wasm package and serves the browser demo (`web.rs`).
 //! * `browser` — the demo in Chromium against native values; part of `test`.
 
+mod cuda;
 mod embedded;
 mod web;
 
@@ -33,9 +34,10 @@ fn main() -> ExitCode {
         Some("embedded") => embedded::run(),
         Some("demo") => web::demo(),
         Some("browser") => web::browser(),
+        Some("cuda-check") => cuda::check(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ and print the GPU run call"
             );
             return ExitCode::from(2);
         }
@@ -130,6 +132,7 @@ fn test() -> Step {
         Ok(())
     };
     timed("toolchain", &ensure_toolchain)?;
+    timed("cuda (no GPU)", &cuda::test)?;
     timed("rustfmt", &|| run("cargo", &["fmt", "--all", "--", "--check"]))?;
     timed("clippy", &|| run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     timed("tests", &|| run("cargo", &["test", "--workspace", "--no-fail-fast"]))?;

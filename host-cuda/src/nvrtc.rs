@@ -1,6 +1,6 @@
 //! The NVRTC kernels: `kernels/lindiff.cu` compiled once per process
-//! ([`ptx`], a `OnceLock`), loaded once per provider, and launched through
-//! [`launch`] with the [`Walk`]/[`View`] records the kernels read strided
+//! (`ptx()`, a `OnceLock`), loaded once per provider, and launched through
+//! the `launch!` macro with the [`Walk`]/[`View`] records the kernels read strided
 //! tensors by.
 
 use crate::error::{driver, unavailable};

@@ -71,6 +71,14 @@ pub const KERNELS: &[&str] = &[
     "lu_det_f64",
     "lu_det_c32",
     "lu_det_c64",
+    "nonfinite_flags_f32",
+    "nonfinite_flags_f64",
+    "nonfinite_flags_c32",
+    "nonfinite_flags_c64",
+    "eig_finish_f32",
+    "eig_finish_f64",
+    "eig_finish_c32",
+    "eig_finish_c64",
     "copy_i64",
     "ipiv_to_perm",
     "first_failure",
@@ -264,6 +272,31 @@ mod tests {
             "lindiff.cu does not type-check:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// Runs `kernels/host_tests.cpp`: the kernels' logic (eig's unpacking,
+    /// sorting and normalisation, the gauge checks, the recombinations'
+    /// rank and scaling) on hand-worked inputs, compiled as host C++ with
+    /// one thread walking every work item. Needs `g++`.
+    #[test]
+    fn kernel_logic_passes_the_host_checks() {
+        let dir = std::env::temp_dir().join(format!("lindiff-cuda-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (file, exe) = (dir.join("kernel_checks.cpp"), dir.join("kernel_checks"));
+        let prelude = include_str!("kernels/host_prelude.h");
+        let checks = include_str!("kernels/host_tests.cpp");
+        std::fs::write(&file, format!("{prelude}\n{SOURCE}\n{checks}")).unwrap();
+        let built = std::process::Command::new("g++")
+            .args(["-std=c++17", "-O1", "-Wall", "-Werror", "-o"])
+            .arg(&exe)
+            .arg(&file)
+            .output()
+            .expect("g++ is needed to check the kernel source (apt-get install -y g++)");
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let ran = std::process::Command::new(&exe).output().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let stdout = String::from_utf8_lossy(&ran.stdout);
+        assert!(ran.status.success() && stdout.contains("all kernel checks passed"), "{stdout}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 #define __global__
 struct lindiff_dim3 { unsigned x; };
 static lindiff_dim3 blockIdx, threadIdx, blockDim, gridDim;
-using std::exp; using std::fabs; using std::hypot; using std::log; using std::sqrt;
+using std::exp; using std::fabs; using std::hypot; using std::log; using std::sqrt; using std::isfinite;
 inline float sqrtf(float x) { return std::sqrt(x); }
 inline float expf(float x) { return std::exp(x); }
 inline float logf(float x) { return std::log(x); }

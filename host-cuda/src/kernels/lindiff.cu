@@ -374,6 +374,82 @@ __device__ void first_failure_impl(i64* out, const int* info, i64 batch) {
     }
 }
 
+// ---- finiteness ------------------------------------------------------------
+// flags[b] = 1 when item b (per_item contiguous entries, item stride
+// per_item) holds a NaN or an infinity, else 0: one thread per item.
+__device__ inline bool finite_of(float x) { return isfinite(x); }
+__device__ inline bool finite_of(double x) { return isfinite(x); }
+template <class R> __device__ inline bool finite_of(cx<R> x) { return finite_of(x.re) && finite_of(x.im); }
+template <class T> __device__ void nonfinite_flags_impl(int* flags, const T* x, i64 per_item, i64 batch) {
+    GRID_LOOP(b, batch) {
+        int bad = 0;
+        for (i64 e = 0; e < per_item; ++e) if (!finite_of(x[b * per_item + e])) { bad = 1; break; }
+        flags[b] = bad;
+    }
+}
+
+// ---- eig: cusolverDnXgeev's output in host-cpu's conventions -----------------
+// Real input: w holds [re(0..n) | im(0..n)] per item (item stride 2n) and
+// vr the LAPACK-packed real eigenvectors (a conjugate pair j, j+1 with
+// im_j > 0: v_j = vr_j + i vr_{j+1}, v_{j+1} = conj(v_j)). Complex input: w
+// and vr complex. Eigenvalue j goes to position rank(j) = #{i: w_i before
+// w_j} + #{i < j: w_i == w_j} (real part, then imaginary part, ascending);
+// its vector is scaled to unit 2-norm (host-cpu's normalize_column), then
+// its first largest-magnitude entry made real and positive.
+template <class R> __device__ inline cx<R> eig_value(const R* w, i64 n, i64 j) { return make<cx<R> >::of(w[j], w[n + j]); }
+template <class R> __device__ inline cx<R> eig_value(const cx<R>* w, i64, i64 j) { return w[j]; }
+template <class R> __device__ inline cx<R> eig_entry_real(const R* vr, const R* w, i64 n, i64 i, i64 j) {
+    R wi = w[n + j];
+    if (wi > R(0) && j + 1 < n) return make<cx<R> >::of(vr[i + j * n], vr[i + (j + 1) * n]);
+    if (wi < R(0) && j > 0) return make<cx<R> >::of(vr[i + (j - 1) * n], -vr[i + j * n]);
+    return make<cx<R> >::of(vr[i + j * n], R(0));
+}
+__device__ inline c32 eig_entry(const float* vr, const float* w, i64 n, i64 i, i64 j) { return eig_entry_real<float>(vr, w, n, i, j); }
+__device__ inline c64 eig_entry(const double* vr, const double* w, i64 n, i64 i, i64 j) { return eig_entry_real<double>(vr, w, n, i, j); }
+template <class R> __device__ inline cx<R> eig_entry(const cx<R>* vr, const cx<R>*, i64 n, i64 i, i64 j) { return vr[i + j * n]; }
+template <class R> __device__ inline bool eig_before(cx<R> x, cx<R> y) { return x.re < y.re || (x.re == y.re && x.im < y.im); }
+
+template <class T> __device__ void eig_finish_impl(cx<typename real_of<T>::type>* wo, cx<typename real_of<T>::type>* vo, const T* w, const T* vr, i64 n, i64 batch) {
+    typedef typename real_of<T>::type R;
+    typedef cx<R> C;
+    // w holds 2n reals per item for real T, n complex values for complex T:
+    // 2n R-sized slots either way.
+    GRID_LOOP(e, batch * n) {
+        i64 b = e / n, j = e % n;
+        const T* wb = w + b * (sizeof(T) == sizeof(R) ? 2 * n : n);
+        C x = eig_value(wb, n, j);
+        i64 rank = 0;
+        for (i64 i = 0; i < n; ++i) {
+            C y = eig_value(wb, n, i);
+            if (eig_before(y, x) || (i < j && y.re == x.re && y.im == x.im)) ++rank;
+        }
+        if (wo) wo[b * n + rank] = x;
+        if (!vo) continue;
+        const T* vb = vr + b * n * n;
+        R big = 0;
+        for (i64 i = 0; i < n; ++i) { R a = abs_of(eig_entry(vb, wb, n, i, j)); big = a > big ? a : big; }
+        R factor = R(1);
+        if (big != R(0)) {
+            R inv_big = R(1) / big, sum = 0;
+            for (i64 i = 0; i < n; ++i) sum += abs2_of(scale_by(eig_entry(vb, wb, n, i, j), inv_big));
+            factor = R(1) / (big * sqrt_of(sum));
+        }
+        R best = 0;
+        C pivot = zero<C>();
+        for (i64 i = 0; i < n; ++i) {
+            C v = big != R(0) ? scale_by(eig_entry(vb, wb, n, i, j), factor) : eig_entry(vb, wb, n, i, j);
+            R mag = abs_of(v);
+            if (mag > best) { best = mag; pivot = v; }
+        }
+        C c = best == R(0) ? one<C>() : scale_by(conj_of(pivot), R(1) / best);
+        C* out = vo + b * n * n + rank * n;
+        for (i64 i = 0; i < n; ++i) {
+            C v = big != R(0) ? scale_by(eig_entry(vb, wb, n, i, j), factor) : eig_entry(vb, wb, n, i, j);
+            out[i] = v * c;
+        }
+    }
+}
+
 // ---- extern "C" entry points, one per dtype ----------------------------------
 #define MAP(SUF, T, U) extern "C" __global__ void map_##SUF(int code, U* y, const T* x, Walk w, View v, double p0, i64 r0, i64 c0, i64 rows, i64 cols) { map_impl<T, U>(code, y, x, w, v, p0, r0, c0, rows, cols); }
 MAP(f32_f32, float, float)
@@ -396,7 +472,9 @@ extern "C" __global__ void pivot_phase_##SUF(T* y, const T* u, Walk cols, View v
 extern "C" __global__ void canonical_pairs_##SUF(T* u, i64 m, i64 ucols, i64 su, T* v, i64 n, i64 vcols, i64 sv, i64 k, i64 batch) { canonical_pairs_impl<T>(u, m, ucols, su, v, n, vcols, sv, k, batch); } \
 extern "C" __global__ void qr_sign_##SUF(T* q, i64 m, i64 qcols, i64 sq, T* r, i64 ldr, i64 n, i64 sr, i64 k, i64 batch) { qr_sign_impl<T>(q, m, qcols, sq, r, ldr, n, sr, k, batch); } \
 extern "C" __global__ void permute_rows_##SUF(int mode, T* y, const T* x, const i64* perm, i64 n, i64 r, i64 batch) { permute_rows_impl<T>(mode, y, x, perm, n, r, batch); } \
-extern "C" __global__ void lu_det_##SUF(int mode, T* d, R* logabs, const T* lu, const i64* ipiv, i64 n, i64 batch) { lu_det_impl<T>(mode, d, logabs, lu, ipiv, n, batch); }
+extern "C" __global__ void lu_det_##SUF(int mode, T* d, R* logabs, const T* lu, const i64* ipiv, i64 n, i64 batch) { lu_det_impl<T>(mode, d, logabs, lu, ipiv, n, batch); } \
+extern "C" __global__ void nonfinite_flags_##SUF(int* flags, const T* x, i64 per_item, i64 batch) { nonfinite_flags_impl<T>(flags, x, per_item, batch); } \
+extern "C" __global__ void eig_finish_##SUF(cx<R>* wo, cx<R>* vo, const T* w, const T* vr, i64 n, i64 batch) { eig_finish_impl<T>(wo, vo, w, vr, n, batch); }
 PER_DTYPE(f32, float, float)
 PER_DTYPE(f64, double, double)
 PER_DTYPE(c32, c32, float)

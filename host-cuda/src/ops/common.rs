@@ -166,3 +166,23 @@ pub(crate) fn int(op: &'static str, v: usize) -> Result<i32> {
 pub(crate) fn non_convergence(op: &'static str, batch_index: usize) -> Error {
     Error::NonConvergence { op, batch_index }
 }
+
+/// Flags (in `flags`, one i32 per item) the items of the contiguous batch
+/// at `x` (`per_item` elements of dtype suffix `suffix` each) holding NaN
+/// or ∞, and returns the lowest flagged index (`scratch`: one i64).
+pub(crate) fn first_nonfinite(
+    gpu: &Gpu,
+    suffix: &str,
+    x: u64,
+    per_item: usize,
+    batch: usize,
+    flags: u64,
+    scratch: u64,
+) -> Result<Option<usize>> {
+    if batch == 0 || per_item == 0 {
+        return Ok(None);
+    }
+    let kernel = format!("nonfinite_flags_{suffix}");
+    launch!(gpu, kernel, batch, [flags, x, per_item as i64, batch as i64])?;
+    first_failure(gpu, flags, batch, scratch)
+}

@@ -2,6 +2,7 @@
 //! crate docs), generic over the scalar through [`CudaScalar`].
 
 mod common;
+mod eig;
 mod eigh;
 mod lu;
 mod matmul;
@@ -54,9 +55,7 @@ pub fn runs(op: &Op) -> Runs {
             | LinalgOp::FullPivLuFactor(_)
             | LinalgOp::FullPivLuSolve(_)
             | LinalgOp::FullPivLuSolvePrepared(_) => Runs::Unsupported("cuSOLVER has no full-pivot LU"),
-            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => {
-                Runs::Unsupported("cusolverDnXgeev is not wired up yet (needs device sorting of eigenvalues)")
-            }
+            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => Runs::Library("Xgeev + eig_finish kernel"),
             LinalgOp::HouseholderQrFactor(_)
             | LinalgOp::HouseholderQrAppend(_)
             | LinalgOp::HouseholderQrQ(_)
@@ -113,6 +112,7 @@ fn workspace_typed<T: CudaScalar>(gpu: &Gpu, op: &Op, inputs: &[&TensorDesc]) ->
             }
             LinalgOp::Qr(q) => qr::workspace::<T>(gpu, q, inputs),
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::workspace::<T>(gpu, l, inputs),
+            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::workspace::<T>(gpu, l, inputs),
             LinalgOp::TriangularSolve(_) => triangular::workspace::<T>(inputs),
             _ => lu::workspace::<T>(gpu, l, inputs),
         },
@@ -147,6 +147,7 @@ fn run_typed<T: CudaScalar>(
             }
             LinalgOp::Qr(q) => qr::run::<T>(gpu, q, inputs, outputs, ws),
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::run::<T>(gpu, l, inputs, outputs, ws),
+            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::run::<T>(gpu, l, inputs, outputs, ws),
             LinalgOp::TriangularSolve(t) => triangular::run::<T>(gpu, t, inputs, outputs, ws),
             _ => lu::run::<T>(gpu, l, inputs, outputs, ws),
         },

@@ -186,3 +186,15 @@ pub(crate) fn first_nonfinite(
     launch!(gpu, kernel, batch, [flags, x, per_item as i64, batch as i64])?;
     first_failure(gpu, flags, batch, scratch)
 }
+
+/// Reads one `i32` of device memory at `at` (synchronises the stream).
+pub(crate) fn read_i32(gpu: &Gpu, at: u64) -> Result<i32> {
+    let mut v = [0i32; 1];
+    // SAFETY: `at` is an i32 of a workspace region written by an earlier
+    // launch on this stream; the copy completes before `sync` returns.
+    unsafe {
+        cudarc::driver::result::memcpy_dtoh_async(&mut v[..], at, gpu.stream.cu_stream()).map_err(driver)?;
+    }
+    gpu.sync()?;
+    Ok(v[0])
+}

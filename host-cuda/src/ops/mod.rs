@@ -4,6 +4,7 @@
 mod common;
 mod eig;
 mod eigh;
+mod gauge;
 mod lu;
 mod matmul;
 mod prims;
@@ -72,7 +73,7 @@ pub fn runs(op: &Op) -> Runs {
             }
             LinalgOp::Adjugate(_) => Runs::Unsupported("the adjugate is not written for the device yet"),
             LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => {
-                Runs::Unsupported("reverse-mode gauge checks are not written for the device yet")
+                Runs::Kernel("svd_gauge / eigh_gauge (one thread per batch item)")
             }
             _ => Runs::Unsupported("op not known to the CUDA provider"),
         },
@@ -113,6 +114,7 @@ fn workspace_typed<T: CudaScalar>(gpu: &Gpu, op: &Op, inputs: &[&TensorDesc]) ->
             LinalgOp::Qr(q) => qr::workspace::<T>(gpu, q, inputs),
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::workspace::<T>(gpu, l, inputs),
             LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::workspace::<T>(gpu, l, inputs),
+            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => gauge::workspace::<T>(l, inputs),
             LinalgOp::TriangularSolve(_) => triangular::workspace::<T>(inputs),
             _ => lu::workspace::<T>(gpu, l, inputs),
         },
@@ -148,6 +150,9 @@ fn run_typed<T: CudaScalar>(
             LinalgOp::Qr(q) => qr::run::<T>(gpu, q, inputs, outputs, ws),
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::run::<T>(gpu, l, inputs, outputs, ws),
             LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::run::<T>(gpu, l, inputs, outputs, ws),
+            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => {
+                gauge::run::<T>(gpu, l, inputs, outputs, ws)
+            }
             LinalgOp::TriangularSolve(t) => triangular::run::<T>(gpu, t, inputs, outputs, ws),
             _ => lu::run::<T>(gpu, l, inputs, outputs, ws),
         },

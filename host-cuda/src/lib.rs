@@ -39,10 +39,11 @@
 //! | every other primitive (`unary`, `binary`, `scale`, `adjoint`, `diag_part`, `diag_embed`, `tri_mask`, `scale_cols`, `scale_rows`, `sum`/`max`/`min`, `reshape`, `spread`, `slice`, `pad`, `fill`, `eye`, `pair_inv`, `pivot_phase`, `rank_mask`) | NVRTC kernels `map_*`, `zip_*`, `reduce_*`, `fill_*`, `eye_*`, `pair_inv_*`, `pivot_phase_*`, `rank_mask_*` |
 //! | `rank_revealing_qr` | Unsupported: cuSOLVER has no column-pivoted QR |
 //! | `full_piv_lu`, `full_piv_lu_factor`, `full_piv_lu_solve`, `full_piv_lu_solve_prepared` | Unsupported: cuSOLVER has no full-pivot LU |
-//! | `eig`, `eig_vals` | Unsupported for now (`Xgeev` not wired up) |
-//! | `householder_qr_*` (5 ops) | Unsupported (faer's reflector gauge) |
-//! | `svd_truncated`, `low_rank_approx`, `polar`, `pinv`, `lstsq`, `adjugate` | Unsupported for now (composites not written for the device) |
-//! | `svd_gauge_check`, `eigh_gauge_check` | Unsupported for now (so reverse mode through SVD/eigh is too) |
+//! | `eig`, `eig_vals` | `cusolverDnXgeev` per matrix (real types throughout for real input: LAPACK-packed vectors); `eig_finish` kernel unpacks pairs, normalises (unit 2-norm, canonical phase) and sorts by (re, im) on the device; `nonfinite_flags` kernel → `NonFinite("a")` / `NonConvergence` |
+//! | `svd_gauge_check`, `eigh_gauge_check` | NVRTC kernels `svd_gauge_*` / `eigh_gauge_*` (host-cpu's walk, one thread per batch item) → `NotDifferentiable` with host-cpu's messages; so reverse mode through SVD/eigh runs here |
+//! | `svd_truncated`, `low_rank_approx`, `polar`, `pinv`, `lstsq` | thin SVD (as `svd`) + `kept_rank` / `spectral_scale` kernels + cuBLAS strided-batched gemm (`ops/recombine.rs`) |
+//! | `adjugate` | Unsupported: needs det(U)·det(Vᴴ) phases (two more LU factorizations) and the rescaled cofactor products; not written for the device |
+//! | `householder_qr_*` (5 ops) | Unsupported: the compact reflectors are in faer's block-reflector gauge, which cuSOLVER's geqrf (LAPACK's) does not reproduce; not ported |
 //!
 //! [`ops::runs`] returns this table entry for any op.
 //!
@@ -119,6 +120,15 @@ mod tests {
         for op in [LinalgOp::FullPivLu(FullPivLu), LinalgOp::RankRevealingQr(RankRevealingQr::default())] {
             assert!(matches!(ops::runs(&Op::Linalg(op)), ops::Runs::Unsupported(_)));
         }
+        use lindiff_core::op::{Eig, EighGaugeCheck, Pinv};
+        for op in [LinalgOp::Eig(Eig), LinalgOp::Pinv(Pinv::default())] {
+            let name = op.name();
+            assert!(matches!(ops::runs(&Op::Linalg(op)), ops::Runs::Library(_)), "{name}");
+        }
+        assert!(matches!(
+            ops::runs(&Op::Linalg(LinalgOp::EighGaugeCheck(EighGaugeCheck))),
+            ops::Runs::Kernel(_)
+        ));
         use lindiff_core::op::SvdDriver;
         use ops::svd::{routine, Routine};
         assert_eq!(routine(SvdDriver::Auto, 8, 8), Routine::JacobiBatched);

@@ -101,6 +101,36 @@ static void svd_gauge() {
     check(code[0] == 14, "svd_gauge: d/ds at s = 0 is a kink");
 }
 
+// kept_rank on s = (4, 2, 1e-3) and (0, 0, 0): count 2 -> 2 and 2; count 9 ->
+// 3; tolerance atol 0.5, rtol 0.1 -> threshold max(0.5, 0.4) = 0.5 -> 2; an
+// all-zero spectrum keeps none (0 > 0 is false).
+static void kept_rank() {
+    double s[6] = {4, 2, 1e-3, 0, 0, 0};
+    i64 rank[2] = {-1, -1};
+    kept_rank_impl<double>(rank, s, 3, 2, 0, 2, 0, 0);
+    check(rank[0] == 2 && rank[1] == 2, "kept_rank: count");
+    kept_rank_impl<double>(rank, s, 3, 2, 0, 9, 0, 0);
+    check(rank[0] == 3, "kept_rank: count capped at k");
+    kept_rank_impl<double>(rank, s, 3, 2, 1, 0, 0.5, 0.1);
+    check(rank[0] == 2 && rank[1] == 0, "kept_rank: tolerance");
+}
+
+// spectral_scale on a 2x2 of ones, s = (2, 4), rank 1: columns -> (2, 0);
+// rows with 1/s -> first row 0.5, second 0; mask only -> first column 1.
+static void spectral_scale() {
+    double s[2] = {2, 4};
+    i64 rank[1] = {1};
+    double x[4] = {1, 1, 1, 1};
+    spectral_scale_impl<double>(0, 0, x, 2, 2, s, 2, rank, 1);
+    check(x[0] == 2 && x[1] == 2 && x[2] == 0 && x[3] == 0, "spectral_scale: columns times s");
+    double y[4] = {1, 1, 1, 1};
+    spectral_scale_impl<double>(1, 1, y, 2, 2, s, 2, rank, 1);
+    check(y[0] == 0.5 && y[1] == 0 && y[2] == 0.5 && y[3] == 0, "spectral_scale: rows over s");
+    double z[4] = {1, 1, 1, 1};
+    spectral_scale_impl<double>(0, 2, z, 2, 2, s, 2, rank, 1);
+    check(z[0] == 1 && z[1] == 1 && z[2] == 0 && z[3] == 0, "spectral_scale: mask only");
+}
+
 int main() {
     blockDim.x = 1;
     gridDim.x = 1;
@@ -110,6 +140,8 @@ int main() {
     nonfinite();
     eigh_gauge();
     svd_gauge();
+    kept_rank();
+    spectral_scale();
     if (failures == 0) std::printf("all kernel checks passed\n");
     return failures == 0 ? 0 : 1;
 }

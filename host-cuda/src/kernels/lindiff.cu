@@ -582,6 +582,36 @@ template <class T> __device__ void eigh_gauge_impl(int* code, const T* v_, const
     }
 }
 
+// ---- SVD recombinations (host-cpu's kernels/recombine.rs) -----------------
+// kept_rank: rank[b] for the descending values s (k per item, real type R):
+// mode 0 keeps min(count, k); mode 1 keeps the leading s_i > max(atol,
+// rtol * s_0), compared in double as host-cpu does.
+template <class R> __device__ void kept_rank_impl(i64* rank, const R* s, i64 k, i64 batch, int mode, i64 count, double atol, double rtol) {
+    GRID_LOOP(b, batch) {
+        const R* sb = s + b * k;
+        if (mode == 0) { rank[b] = count < k ? count : k; continue; }
+        double largest = k > 0 ? (double)sb[0] : 0.0;
+        double threshold = atol > rtol * largest ? atol : rtol * largest;
+        i64 p = 0;
+        while (p < k && (double)sb[p] > threshold) ++p;
+        rank[b] = p;
+    }
+}
+// spectral_scale: x (rows x cols per item) with its index along `axis`
+// (0: the column j, 1: the row i) below rank[b]: mode 0 times s_idx, mode 1
+// times 1/s_idx (host-cpu's scale by the reciprocal), mode 2 unchanged; at
+// or above rank[b]: zero.
+template <class T> __device__ void spectral_scale_impl(int axis, int mode, T* x, i64 rows, i64 cols, const typename real_of<T>::type* s, i64 k, const i64* rank, i64 batch) {
+    typedef typename real_of<T>::type R;
+    GRID_LOOP(e, batch * rows * cols) {
+        i64 b = e / (rows * cols), inner = e % (rows * cols), i = inner % rows, j = inner / rows;
+        i64 idx = axis == 0 ? j : i;
+        if (idx >= rank[b]) { x[e] = zero<T>(); continue; }
+        if (mode == 0) x[e] = scale_by(x[e], s[b * k + idx]);
+        else if (mode == 1) x[e] = scale_by(x[e], R(1) / s[b * k + idx]);
+    }
+}
+
 // ---- extern "C" entry points, one per dtype ----------------------------------
 #define MAP(SUF, T, U) extern "C" __global__ void map_##SUF(int code, U* y, const T* x, Walk w, View v, double p0, i64 r0, i64 c0, i64 rows, i64 cols) { map_impl<T, U>(code, y, x, w, v, p0, r0, c0, rows, cols); }
 MAP(f32_f32, float, float)
@@ -608,6 +638,8 @@ extern "C" __global__ void lu_det_##SUF(int mode, T* d, R* logabs, const T* lu, 
 extern "C" __global__ void nonfinite_flags_##SUF(int* flags, const T* x, i64 per_item, i64 batch) { nonfinite_flags_impl<T>(flags, x, per_item, batch); } \
 extern "C" __global__ void svd_gauge_##SUF(int* code, const T* u, const R* s, const T* vh, const T* gu, const R* gs, const T* gvh, T* c, i64 m, i64 n, i64 k, i64 batch) { svd_gauge_impl<T>(code, u, s, vh, gu, gs, gvh, c, m, n, k, batch); } \
 extern "C" __global__ void eigh_gauge_##SUF(int* code, const T* v, const R* w, const R* gw, const T* gv, i64 n, i64 batch) { eigh_gauge_impl<T>(code, v, w, gw, gv, n, batch); } \
+extern "C" __global__ void kept_rank_##SUF(i64* rank, const R* s, i64 k, i64 batch, int mode, i64 count, double atol, double rtol) { kept_rank_impl<R>(rank, s, k, batch, mode, count, atol, rtol); } \
+extern "C" __global__ void spectral_scale_##SUF(int axis, int mode, T* x, i64 rows, i64 cols, const R* s, i64 k, const i64* rank, i64 batch) { spectral_scale_impl<T>(axis, mode, x, rows, cols, s, k, rank, batch); } \
 extern "C" __global__ void eig_finish_##SUF(cx<R>* wo, cx<R>* vo, const T* w, const T* vr, i64 n, i64 batch) { eig_finish_impl<T>(wo, vo, w, vr, n, batch); }
 PER_DTYPE(f32, float, float)
 PER_DTYPE(f64, double, double)

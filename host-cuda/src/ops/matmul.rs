@@ -103,3 +103,68 @@ pub(crate) fn run<T: CudaScalar>(
         ))
     }
 }
+
+/// One strided-batched product `c = op(a) · op(b)` over contiguous
+/// column-major items (`c` is m×n with leading dim m), as the composite
+/// ops use it. `k == 0` writes zeros.
+pub(crate) struct Gemm {
+    /// How `a` enters.
+    pub ta: MatOp,
+    /// How `b` enters.
+    pub tb: MatOp,
+    /// Rows of `c`.
+    pub m: usize,
+    /// Columns of `c`.
+    pub n: usize,
+    /// The inner dimension.
+    pub k: usize,
+    /// `a`'s address, leading dim and item stride (elements).
+    pub a: (u64, usize, usize),
+    /// `b`'s address, leading dim and item stride (elements).
+    pub b: (u64, usize, usize),
+    /// `c`'s address.
+    pub c: u64,
+    /// Batch items.
+    pub batch: usize,
+}
+
+/// Runs a [`Gemm`] on cuBLAS.
+pub(crate) fn gemm<T: CudaScalar>(gpu: &Gpu, op: &'static str, g: &Gemm) -> Result<()> {
+    let (m, n, k) = (g.m, g.n, g.k);
+    if m == 0 || n == 0 || g.batch == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        return zero(gpu, g.c, m * n * g.batch * core::mem::size_of::<T>());
+    }
+    let (one, zero_v) = (T::ONE, T::ZERO);
+    // SAFETY: the caller's regions hold `batch` items of the stated shapes,
+    // leading dims and strides; alpha/beta are host values of T.
+    unsafe {
+        blas_status(blas::cublasGemmStridedBatchedEx(
+            gpu.blas(),
+            flag(g.ta),
+            flag(g.tb),
+            int(op, m)?,
+            int(op, n)?,
+            int(op, k)?,
+            (&one as *const T).cast(),
+            g.a.0 as *const _,
+            T::BLAS_TYPE,
+            int(op, g.a.1.max(1))?,
+            g.a.2 as i64,
+            g.b.0 as *const _,
+            T::BLAS_TYPE,
+            int(op, g.b.1.max(1))?,
+            g.b.2 as i64,
+            (&zero_v as *const T).cast(),
+            g.c as *mut _,
+            T::BLAS_TYPE,
+            int(op, m)?,
+            (m * n) as i64,
+            int(op, g.batch)?,
+            T::BLAS_COMPUTE,
+            blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+        ))
+    }
+}

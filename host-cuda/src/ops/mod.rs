@@ -9,6 +9,7 @@ mod lu;
 mod matmul;
 mod prims;
 mod qr;
+mod recombine;
 pub mod svd;
 mod triangular;
 
@@ -69,7 +70,7 @@ pub fn runs(op: &Op) -> Runs {
             | LinalgOp::Polar(_)
             | LinalgOp::Pinv(_)
             | LinalgOp::Lstsq(_) => {
-                Runs::Unsupported("SVD recombinations are not written for the device yet")
+                Runs::Library("thin SVD + kept_rank/spectral_scale kernels + cublas gemm")
             }
             LinalgOp::Adjugate(_) => Runs::Unsupported("the adjugate is not written for the device yet"),
             LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => {
@@ -115,6 +116,11 @@ fn workspace_typed<T: CudaScalar>(gpu: &Gpu, op: &Op, inputs: &[&TensorDesc]) ->
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::workspace::<T>(gpu, l, inputs),
             LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::workspace::<T>(gpu, l, inputs),
             LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => gauge::workspace::<T>(l, inputs),
+            LinalgOp::SvdTruncated(_)
+            | LinalgOp::LowRankApprox(_)
+            | LinalgOp::Polar(_)
+            | LinalgOp::Pinv(_)
+            | LinalgOp::Lstsq(_) => recombine::workspace::<T>(gpu, l, inputs),
             LinalgOp::TriangularSolve(_) => triangular::workspace::<T>(inputs),
             _ => lu::workspace::<T>(gpu, l, inputs),
         },
@@ -153,6 +159,11 @@ fn run_typed<T: CudaScalar>(
             LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => {
                 gauge::run::<T>(gpu, l, inputs, outputs, ws)
             }
+            LinalgOp::SvdTruncated(_)
+            | LinalgOp::LowRankApprox(_)
+            | LinalgOp::Polar(_)
+            | LinalgOp::Pinv(_)
+            | LinalgOp::Lstsq(_) => recombine::run::<T>(gpu, l, inputs, outputs, ws),
             LinalgOp::TriangularSolve(t) => triangular::run::<T>(gpu, t, inputs, outputs, ws),
             _ => lu::run::<T>(gpu, l, inputs, outputs, ws),
         },

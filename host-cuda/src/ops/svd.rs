@@ -257,10 +257,38 @@ pub(crate) fn run<T: CudaScalar>(
     outputs: &mut [Option<Output<'_, '_, Device>>],
     ws: &mut DeviceBuffer<'_>,
 ) -> Result<()> {
+    let dst = match op {
+        LinalgOp::SvdVals(_) => [None, output_ptr(outputs, 0), None],
+        _ => [output_ptr(outputs, 0), output_ptr(outputs, 1), output_ptr(outputs, 2)],
+    };
+    run_at::<T>(gpu, op, &inputs[0], workspace_base(ws), dst)
+}
+
+/// The op the composites (`ops/recombine.rs`) factor with: the thin
+/// SVD with default options, as host-cpu's recombine kernels use it.
+pub(crate) fn thin() -> LinalgOp {
+    LinalgOp::Svd(lindiff_core::op::Svd(SvdOptions::default()))
+}
+
+/// Workspace bytes of [`thin`] on `a` (the composites put it first).
+pub(crate) fn thin_bytes<T: CudaScalar>(gpu: &Gpu, a: &TensorDesc) -> Result<usize> {
+    let (sh, _) = shape(&thin(), a);
+    Ok(plan::<T>(gpu, &sh)?.0.req()?.bytes())
+}
+
+/// Runs `op` of the family on `input` with its workspace layout starting
+/// at `base`, writing U, s and Vᴴ (contiguous, the outputs' shapes) at the
+/// addresses of `dst` that are present.
+pub(crate) fn run_at<T: CudaScalar>(
+    gpu: &Gpu,
+    op: &LinalgOp,
+    input: &Input<'_, Device>,
+    base: u64,
+    dst: [Option<u64>; 3],
+) -> Result<()> {
     let name = op.name();
-    let (sh, _) = shape(op, inputs[0].desc);
+    let (sh, _) = shape(op, input.desc);
     let (_, r) = plan::<T>(gpu, &sh)?;
-    let base = workspace_base(ws);
     let at = |offset: usize| base + offset as u64;
     let ty = T::DTYPE;
     let real = ty.real();
@@ -272,9 +300,9 @@ pub(crate) fn run<T: CudaScalar>(
     // The work matrix: `a`, or `aᴴ` when wide.
     let a = at(r.a);
     if sh.transposed {
-        adjoint_of(gpu, a, &inputs[0], ty)?;
+        adjoint_of(gpu, a, input, ty)?;
     } else {
-        map(gpu, 0, a, &inputs[0], ty, 0.0, [0; 4])?;
+        map(gpu, 0, a, input, ty, 0.0, [0; 4])?;
     }
     let (mw, nw, k) = (sh.mw, sh.nw, sh.k);
     let (u, v, s) = (at(r.u), at(r.v), at(r.s));
@@ -409,11 +437,7 @@ pub(crate) fn run<T: CudaScalar>(
         }
     }
     // Singular values (real, descending from every routine).
-    let s_out = match op {
-        LinalgOp::SvdVals(_) => output_ptr(outputs, 0),
-        _ => output_ptr(outputs, 1),
-    };
-    if let Some(dst) = s_out {
+    if let Some(dst) = dst[1] {
         let (walk, view) = (Walk::new(&[k, sh.batch]), View::contiguous(&[k, sh.batch]));
         map_view(gpu, 0, dst, s, real, real, walk, view, 0.0, [0; 4])?;
     }
@@ -446,19 +470,19 @@ pub(crate) fn run<T: CudaScalar>(
             sh.batch as i64
         ]
     )?;
-    let (vectors, u_at, vh_at) = match op {
-        LinalgOp::Svd(s) => (s.0.vectors, 0, 2),
-        _ => (SvdVectors::Both, 0, 2),
+    let vectors = match op {
+        LinalgOp::Svd(s) => s.0.vectors,
+        _ => SvdVectors::Both,
     };
     if vectors != SvdVectors::Right {
-        if let Some(dst) = output_ptr(outputs, u_at) {
+        if let Some(dst) = dst[0] {
             let (walk, view) =
                 super::common::block(sh.m, want_u, sh.batch, uo_rows, uo_rows * uo_cols, false);
             map_view(gpu, 0, dst, uo, ty, ty, walk, view, 0.0, [0; 4])?;
         }
     }
     if vectors != SvdVectors::Left {
-        if let Some(dst) = output_ptr(outputs, vh_at) {
+        if let Some(dst) = dst[2] {
             // Vᴴ (want_v×n) from V's first want_v columns (n rows).
             let (walk, view) = super::common::block(sh.n, want_v, sh.batch, vo_rows, vo_rows * vo_cols, true);
             map_view(gpu, 2, dst, vo, ty, ty, walk, view, 0.0, [0; 4])?;

@@ -5,6 +5,14 @@
 //! Left out: suites that install a counting `#[global_allocator]` (one per
 //! binary): alloc_free.rs, ad_program.rs, prims.rs — their own test binaries
 //! carry the `cuda` arm too and the device check runs them separately.
+//!
+//! **Adding a suite file** `tests/tests/<name>.rs` that uses `providers!`:
+//! add `#[path = "../<name>.rs"] mod <name>;` below (alphabetical), or, if
+//! it cannot share a binary (its own `#[global_allocator]`), add it to
+//! `SEPARATE` in `tests/tests/cuda_suite_list.rs` with the reason and to
+//! the separate binaries of `host-cuda/device-check.sh`. The test
+//! `cuda_suite_list` fails (in every `cargo test`, no GPU needed) when a
+//! suite is in neither place.
 
 #[path = "../ad_cholesky.rs"]
 mod ad_cholesky;

@@ -7,12 +7,17 @@
 
 pub mod ad;
 pub mod counting;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod dense;
 pub mod handle_provider;
 pub mod host;
 pub mod losses;
 pub mod spectral;
 
+#[cfg(feature = "cuda")]
+pub use cuda::CudaStaged;
+#[cfg(feature = "blas")]
 pub use lindiff_blas::Blas;
 pub use lindiff_cpu::Cpu;
 
@@ -32,6 +37,7 @@ impl TestProvider for Cpu {
     }
 }
 
+#[cfg(feature = "blas")]
 impl TestProvider for Blas {
     fn with_exec(exec: Exec) -> Self {
         Blas::with_exec(exec)
@@ -43,7 +49,9 @@ impl TestProvider for Blas {
 /// Each name is a function `fn name<P: TestProvider>(provider: &P)` in the
 /// test file; `providers!(name, …)` adds a module `name` with the tests
 /// `name::cpu` and `name::blas`, which call it with `Cpu::default()` and
-/// `Blas::default()`. To run a suite on a threaded exec, build the provider
+/// `Blas::default()` (the `blas` feature, on by default), and with the
+/// `cuda` feature `name::cuda`, which calls it with `CudaStaged` — or
+/// prints `skipped: <reason>` and passes when there is no GPU. To run a suite on a threaded exec, build the provider
 /// inside it with `P::with_exec(…)`. Filter one provider's runs with
 /// `cargo test -- ::blas`.
 ///
@@ -59,9 +67,18 @@ macro_rules! providers {
             fn cpu() {
                 super::$suite(&$crate::Cpu::default())
             }
+            #[cfg(feature = "blas")]
             #[test]
             fn blas() {
                 super::$suite(&$crate::Blas::default())
+            }
+            #[cfg(feature = "cuda")]
+            #[test]
+            fn cuda() {
+                match $crate::cuda::CudaStaged::available() {
+                    Ok(provider) => super::$suite(&provider),
+                    Err(why) => println!("skipped: {why}"),
+                }
             }
         }
     )*};

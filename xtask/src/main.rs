@@ -14,6 +14,7 @@
 //! * `demo` — builds the wasm package and serves the browser demo (`web.rs`).
 //! * `browser` — the demo in Chromium against native values; part of `test`.
 
+mod cuda;
 mod embedded;
 mod web;
 
@@ -34,9 +35,10 @@ fn main() -> ExitCode {
         Some("demo") => web::demo(),
         Some("browser") => web::browser(),
         Some("node") => web::node_tests(),
+        Some("cuda-check") => cuda::check(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ and print the GPU run call"
             );
             return ExitCode::from(2);
         }
@@ -50,10 +52,10 @@ fn main() -> ExitCode {
     }
 }
 
-type Step = Result<(), String>;
+pub(crate) type Step = Result<(), String>;
 
 /// Runs a command, echoing it; fails with the command line on a non-zero exit.
-fn run(program: &str, args: &[&str]) -> Step {
+pub(crate) fn run(program: &str, args: &[&str]) -> Step {
     let line = format!("{program} {}", args.join(" "));
     eprintln!("\n==> {line}");
     let status =
@@ -91,7 +93,7 @@ fn ensure_openblas() -> Step {
 
 /// `apt-get ARGS` as root, through `sudo -n` otherwise; `what` names the
 /// missing packages for the error when neither is available.
-fn apt_get(args: &[&str], what: &str) -> Step {
+pub(crate) fn apt_get(args: &[&str], what: &str) -> Step {
     if capture("id", &["-u"]).trim() == "0" {
         return run("apt-get", args);
     }
@@ -130,6 +132,7 @@ fn test() -> Step {
         Ok(())
     };
     timed("toolchain", &ensure_toolchain)?;
+    timed("cuda (no GPU)", &cuda::test)?;
     timed("rustfmt", &|| run("cargo", &["fmt", "--all", "--", "--check"]))?;
     timed("clippy", &|| run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     timed("tests", &|| run("cargo", &["test", "--workspace", "--no-fail-fast"]))?;

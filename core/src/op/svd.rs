@@ -27,6 +27,9 @@ pub enum SvdDriver {
     QrIteration,
     /// One-sided Jacobi (cuSOLVER gesvdj); providers without it use `Auto`.
     Jacobi,
+    /// Polar-decomposition SVD (cuSOLVER `Xgesvdp`); providers without it
+    /// (host-cpu, host-blas) use `Auto`.
+    Polar,
 }
 
 /// Which singular vectors an `Svd` computes. Pruning sets this when only one

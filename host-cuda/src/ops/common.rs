@@ -1,0 +1,200 @@
+//! What every device op shares: the call's pieces (inputs, outputs, the
+//! workspace start), strided gathers into contiguous scratch, the info
+//! check that turns cuSOLVER's per-matrix `info` into the lowest failing
+//! batch index, and dtype names of the NVRTC entry points.
+
+use crate::context::Gpu;
+use crate::error::{driver, unsupported};
+use crate::memory::{pad_to, Device};
+use crate::nvrtc::{launch, View, Walk};
+use lindiff_core::{DType, Error, Input, Output, Result, TensorDesc, TensorMeta};
+
+/// The kernel-name suffix of a float dtype.
+pub(crate) fn suffix(op: &'static str, dtype: DType) -> Result<&'static str> {
+    Ok(match dtype {
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::C32 => "c32",
+        DType::C64 => "c64",
+        _ => return Err(unsupported(op, "the CUDA provider computes in f32, f64, c32 and c64")),
+    })
+}
+
+/// The device address of an input's data (its view offset is applied by
+/// the kernels' [`View`]).
+pub(crate) fn input_ptr(input: &Input<'_, Device>) -> u64 {
+    input.data.device_ptr()
+}
+
+/// The device address of a present output, marking it written.
+pub(crate) fn output_ptr(outputs: &mut [Option<Output<'_, '_, Device>>], i: usize) -> Option<u64> {
+    outputs.get_mut(i).and_then(|o| o.as_mut()).map(|o| {
+        o.buffer.mark_written();
+        o.buffer.device_ptr()
+    })
+}
+
+/// The meta of output `i` if present.
+pub(crate) fn output_meta<'a>(
+    outputs: &'a [Option<Output<'_, '_, Device>>],
+    i: usize,
+) -> Option<&'a TensorMeta> {
+    outputs.get(i).and_then(|o| o.as_ref()).map(|o| o.meta)
+}
+
+/// The aligned start of the workspace buffer (regions of a
+/// [`Layout`](crate::carve::Layout) are offsets from it).
+pub(crate) fn workspace_base(ws: &crate::DeviceBuffer<'_>) -> u64 {
+    ws.device_ptr() + pad_to(ws.device_ptr(), crate::carve::REGION_ALIGN) as u64
+}
+
+/// Rows, cols and batch count of a matrix argument `[rows, cols, batch…]`.
+pub(crate) fn matrix_dims(desc: &TensorDesc) -> (usize, usize, usize) {
+    let dims = desc.meta.shape.dims();
+    let batch = dims[2..].iter().product();
+    (dims[0], dims[1], batch)
+}
+
+/// Copies `input` (any strides) into contiguous column-major order at `dst`,
+/// converting to `to` (same dtype or its real/complex relative).
+pub(crate) fn gather(gpu: &Gpu, dst: u64, input: &Input<'_, Device>, to: DType) -> Result<()> {
+    map(gpu, 0, dst, input, to, 0.0, [0; 4])
+}
+
+/// Launches `map_<in>_<out>` with `code` over `input`'s own dims.
+pub(crate) fn map(
+    gpu: &Gpu,
+    code: i32,
+    dst: u64,
+    input: &Input<'_, Device>,
+    to: DType,
+    p0: f64,
+    pad: [usize; 4],
+) -> Result<()> {
+    let desc = input.desc;
+    map_view(
+        gpu,
+        code,
+        dst,
+        input_ptr(input),
+        desc.meta.dtype,
+        to,
+        Walk::new(desc.meta.shape.dims()),
+        View::of(desc),
+        p0,
+        pad,
+    )
+}
+
+/// Launches `map_<from>_<to>` with an explicit walk and view.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn map_view(
+    gpu: &Gpu,
+    code: i32,
+    dst: u64,
+    src: u64,
+    from: DType,
+    to: DType,
+    walk: Walk,
+    view: View,
+    p0: f64,
+    pad: [usize; 4],
+) -> Result<()> {
+    let name = format!("map_{}_{}", suffix("map", from)?, suffix("map", to)?);
+    let [r0, c0, rows, cols] = pad.map(|v| v as i64);
+    launch!(gpu, name, walk.count, [code, dst, src, walk, view, p0, r0, c0, rows, cols])
+}
+
+/// Walk and view of a contiguous `rows×cols` block of a column-major
+/// matrix batch (leading dim `ld`, item stride `item`), `conj_transpose`
+/// reading it as its adjoint (the walk is then `cols×rows`).
+pub(crate) fn block(
+    rows: usize,
+    cols: usize,
+    batch: usize,
+    ld: usize,
+    item: usize,
+    transpose: bool,
+) -> (Walk, View) {
+    if transpose {
+        (Walk::new(&[cols, rows, batch]), View::new(0, &[ld, 1, item]))
+    } else {
+        (Walk::new(&[rows, cols, batch]), View::new(0, &[1, ld, item]))
+    }
+}
+
+/// Checks cuSOLVER's `info` words (`batch` of them at `info`): returns the
+/// lowest batch index with `info ≠ 0`, using one i64 of scratch at
+/// `scratch`. Synchronises the stream.
+pub(crate) fn first_failure(gpu: &Gpu, info: u64, batch: usize, scratch: u64) -> Result<Option<usize>> {
+    if batch == 0 {
+        return Ok(None);
+    }
+    launch!(gpu, "first_failure", 1, [scratch, info, batch as i64])?;
+    let mut index = [0i64; 1];
+    // SAFETY: `scratch` is an i64 region of the workspace the kernel just
+    // wrote; the copy completes before `sync` returns.
+    unsafe {
+        cudarc::driver::result::memcpy_dtoh_async(&mut index[..], scratch, gpu.stream.cu_stream())
+            .map_err(driver)?;
+    }
+    gpu.sync()?;
+    Ok(usize::try_from(index[0]).ok())
+}
+
+/// Zeroes `bytes` device bytes at `dst`.
+pub(crate) fn zero(gpu: &Gpu, dst: u64, bytes: usize) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: `dst..dst + bytes` is inside a buffer the caller owns.
+    unsafe { cudarc::driver::result::memset_d8_async(dst, 0, bytes, gpu.stream.cu_stream()) }.map_err(driver)
+}
+
+/// Host scratch some 64-bit cuSOLVER routines ask for (usually none).
+pub(crate) fn host_scratch(bytes: usize) -> Vec<u8> {
+    vec![0u8; bytes]
+}
+
+/// An `i32` size for a 32-bit cuSOLVER/cuBLAS API, or `Unsupported`.
+pub(crate) fn int(op: &'static str, v: usize) -> Result<i32> {
+    i32::try_from(v)
+        .map_err(|_| unsupported(op, "a size exceeds the 32-bit range of the cuSOLVER/cuBLAS routine"))
+}
+
+/// `Error::NonConvergence` etc. helpers keep op names in one place.
+pub(crate) fn non_convergence(op: &'static str, batch_index: usize) -> Error {
+    Error::NonConvergence { op, batch_index }
+}
+
+/// Flags (in `flags`, one i32 per item) the items of the contiguous batch
+/// at `x` (`per_item` elements of dtype suffix `suffix` each) holding NaN
+/// or ∞, and returns the lowest flagged index (`scratch`: one i64).
+pub(crate) fn first_nonfinite(
+    gpu: &Gpu,
+    suffix: &str,
+    x: u64,
+    per_item: usize,
+    batch: usize,
+    flags: u64,
+    scratch: u64,
+) -> Result<Option<usize>> {
+    if batch == 0 || per_item == 0 {
+        return Ok(None);
+    }
+    let kernel = format!("nonfinite_flags_{suffix}");
+    launch!(gpu, kernel, batch, [flags, x, per_item as i64, batch as i64])?;
+    first_failure(gpu, flags, batch, scratch)
+}
+
+/// Reads one `i32` of device memory at `at` (synchronises the stream).
+pub(crate) fn read_i32(gpu: &Gpu, at: u64) -> Result<i32> {
+    let mut v = [0i32; 1];
+    // SAFETY: `at` is an i32 of a workspace region written by an earlier
+    // launch on this stream; the copy completes before `sync` returns.
+    unsafe {
+        cudarc::driver::result::memcpy_dtoh_async(&mut v[..], at, gpu.stream.cu_stream()).map_err(driver)?;
+    }
+    gpu.sync()?;
+    Ok(v[0])
+}

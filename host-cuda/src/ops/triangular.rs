@@ -1,0 +1,90 @@
+//! `triangular_solve` on cuBLAS `?trsm` (one call per batch item): `x`
+//! starts as a contiguous copy of `b` and is solved in place; `a` is
+//! gathered into the workspace when not contiguous.
+
+use super::common::{gather, input_ptr, int, matrix_dims, output_ptr, workspace_base};
+use crate::carve::Layout;
+use crate::context::Gpu;
+use crate::error::blas_status;
+use crate::memory::Device;
+use crate::scalar::CudaScalar;
+use crate::DeviceBuffer;
+use cudarc::cublas::sys as blas;
+use lindiff_core::op::{Diagonal, Side, Triangle, TriangularSolve};
+use lindiff_core::{Input, MatOp, Output, Result, TensorDesc, WorkspaceReq};
+
+const NAME: &str = "triangular_solve";
+
+fn layout<T: CudaScalar>(a: &TensorDesc) -> (Layout, Option<usize>) {
+    let mut l = Layout::new();
+    let at = (!a.is_contiguous()).then(|| l.array::<T>(a.meta.shape.numel().unwrap_or(0)));
+    (l, at)
+}
+
+pub(crate) fn workspace<T: CudaScalar>(inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
+    layout::<T>(inputs[0]).0.req()
+}
+
+pub(crate) fn run<T: CudaScalar>(
+    gpu: &Gpu,
+    op: &TriangularSolve,
+    inputs: &[Input<'_, Device>],
+    outputs: &mut [Option<Output<'_, '_, Device>>],
+    ws: &mut DeviceBuffer<'_>,
+) -> Result<()> {
+    let o = op.0;
+    let (_, a_at) = layout::<T>(inputs[0].desc);
+    let a = match a_at {
+        Some(off) => {
+            let dst = workspace_base(ws) + off as u64;
+            gather(gpu, dst, &inputs[0], T::DTYPE)?;
+            dst
+        }
+        None => input_ptr(&inputs[0]),
+    };
+    let Some(x) = output_ptr(outputs, 0) else { return Ok(()) };
+    gather(gpu, x, &inputs[1], T::DTYPE)?;
+    let (n, _, batch) = matrix_dims(inputs[0].desc);
+    let (rows, cols, _) = matrix_dims(inputs[1].desc);
+    if rows == 0 || cols == 0 || batch == 0 {
+        return Ok(());
+    }
+    let side = match o.side {
+        Side::Left => blas::cublasSideMode_t::CUBLAS_SIDE_LEFT,
+        Side::Right => blas::cublasSideMode_t::CUBLAS_SIDE_RIGHT,
+    };
+    let uplo = match o.triangle {
+        Triangle::Lower => blas::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+        Triangle::Upper => blas::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER,
+    };
+    let trans = match o.op {
+        MatOp::Identity => blas::cublasOperation_t::CUBLAS_OP_N,
+        MatOp::Transpose => blas::cublasOperation_t::CUBLAS_OP_T,
+        MatOp::Adjoint => blas::cublasOperation_t::CUBLAS_OP_C,
+    };
+    let diag = match o.diagonal {
+        Diagonal::Unit => blas::cublasDiagType_t::CUBLAS_DIAG_UNIT,
+        Diagonal::NonUnit => blas::cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
+    };
+    let ts = size_of::<T>();
+    for b in 0..batch {
+        // SAFETY: item b of a (n×n, lda n) and x (rows×cols, ldb rows),
+        // contiguous; alpha is a host 1 (see CudaScalar::trsm).
+        unsafe {
+            blas_status(T::trsm(
+                gpu.blas(),
+                side,
+                uplo,
+                trans,
+                diag,
+                int(NAME, rows)?,
+                int(NAME, cols)?,
+                (a + (b * n * n * ts) as u64) as _,
+                int(NAME, n.max(1))?,
+                (x + (b * rows * cols * ts) as u64) as _,
+                int(NAME, rows.max(1))?,
+            ))?;
+        }
+    }
+    Ok(())
+}

@@ -14,7 +14,8 @@
 //!   column real and positive).
 //! * SVD guard: faer's divide-and-conquer SVD (min(m, n) ≥ 128) is checked
 //!   with probe vectors ([`svd_guard`]) and redone with the QR algorithm if
-//!   inaccurate.
+//!   inaccurate. With the `svd-qr-only` feature every SVD uses the QR
+//!   algorithm (no divide and conquer, no guard; firmware uses it).
 //!
 //! Without the `std` feature the crate is `no_std` (faer then needs a
 //! `#[global_allocator]` to link, and its GEMM allocates above 16³-sized

@@ -25,11 +25,29 @@ fn qr_only_params<T: Field>() -> Spec<SvdParams, T> {
     Spec::new(p)
 }
 
+/// `true` when this build never uses faer's divide and conquer (the
+/// `svd-qr-only` feature): every SVD runs the bidiagonal QR iteration, and
+/// since the choice is a compile-time constant, the divide-and-conquer code
+/// and the guard that checks it are not linked.
+const QR_ONLY: bool = cfg!(feature = "svd-qr-only");
+
+/// The faer parameters of an SVD with these options and outputs: QR
+/// iteration where asked for (or where this build allows nothing else),
+/// faer's defaults otherwise.
+fn params_for<T: Field>(opts: &SvdOptions, with_vectors: bool) -> Spec<SvdParams, T> {
+    if QR_ONLY || !with_vectors || opts.driver == SvdDriver::QrIteration {
+        qr_only_params::<T>()
+    } else {
+        Default::default()
+    }
+}
+
 /// `true` when faer's default parameters would use divide and conquer for an
-/// m×n SVD with vectors (its bidiagonal size is min(m, n)).
+/// m×n SVD with vectors (its bidiagonal size is min(m, n)); never in a
+/// `svd-qr-only` build.
 pub(crate) fn uses_divide_and_conquer(m: usize, n: usize) -> bool {
     let p: SvdParams = faer::Auto::<f64>::auto();
-    m.min(n) >= p.recursion_threshold
+    !QR_ONLY && m.min(n) >= p.recursion_threshold
 }
 
 /// Which factors an SVD computes.
@@ -88,12 +106,8 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     let k = m.min(n);
     let (ucols, vcols) = shape.cols(m, n);
     let (fu, fv) = shape.faer();
-    let main = if shape == Shape::Values || opts.driver == SvdDriver::QrIteration {
-        // Values only: faer always uses the QR algorithm there.
-        svd_scratch::<T>(m, n, fu, fv, par, qr_only_params::<T>())
-    } else {
-        svd_scratch::<T>(m, n, fu, fv, par, Default::default())
-    };
+    // Values only: faer always uses the QR algorithm there.
+    let main = svd_scratch::<T>(m, n, fu, fv, par, params_for::<T>(opts, shape != Shape::Values));
     let fallback = if guarded(opts, shape, m, n) {
         svd_scratch::<T>(m, n, fu, fv, par, qr_only_params::<T>()).or(svd_guard::scratch::<T>(m, n, k))
     } else {
@@ -133,11 +147,7 @@ pub(super) fn compute<T: Field>(
     }
     let with_vectors = shape != Shape::Values;
     let with_v = with_vectors && shape != Shape::ThinLeft;
-    let params = if !with_vectors || opts.driver == SvdDriver::QrIteration {
-        qr_only_params::<T>()
-    } else {
-        Default::default()
-    };
+    let params = params_for::<T>(opts, with_vectors);
     let run = |params, s: MatMut<'_, T>, u: MatMut<'_, T>, v: MatMut<'_, T>, stack: &mut MemStack| {
         let u = with_vectors.then_some(u);
         let v = with_v.then_some(v);

@@ -33,6 +33,19 @@ fn map<T: Scalar, U: Scalar>(
     out: &mut Output<'_, '_, Host>,
     f: impl Fn(T) -> U,
 ) -> Result<()> {
+    map_dyn(op, input, out, &f)
+}
+
+/// [`map`]'s body, not generic over the map; see [`strided::write_walk`] for
+/// when it is inlined.
+#[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline(never))]
+fn map_dyn<T: Scalar, U: Scalar>(
+    op: &'static str,
+    input: &Input<'_, Host>,
+    out: &mut Output<'_, '_, Host>,
+    f: &dyn Fn(T) -> U,
+) -> Result<()> {
     let x = strided::input::<T>(op, "x", input)?;
     if let Some(xs) = strided::contiguous(input.desc, x) {
         return strided::write_values(op, "y", out, xs.iter().map(|&v| f(v)));
@@ -90,12 +103,25 @@ pub(super) fn binary<T: Scalar>(
 }
 
 /// `z[i] = f(x[i], y[i])`: a slice loop when both inputs are contiguous, a
-/// strided walk otherwise (`f` is a closure, so each map is inlined).
+/// strided walk otherwise (with `std`, each map is inlined into both).
 fn zip_with<T: Scalar>(
     name: &'static str,
     inputs: &[Input<'_, Host>],
     out: &mut Output<'_, '_, Host>,
     f: impl Fn(T, T) -> T,
+) -> Result<()> {
+    zip_dyn(name, inputs, out, &f)
+}
+
+/// [`zip_with`]'s body, not generic over the map; see
+/// [`strided::write_walk`] for when it is inlined.
+#[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline(never))]
+fn zip_dyn<T: Scalar>(
+    name: &'static str,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+    f: &dyn Fn(T, T) -> T,
 ) -> Result<()> {
     let x = strided::input::<T>(name, "x", &inputs[0])?;
     let y = strided::input::<T>(name, "y", &inputs[1])?;

@@ -1,0 +1,49 @@
+//! The SVD at sizes where faer's default is divide and conquer (min(m, n) ≥
+//! 128), with the default driver and with `SvdDriver::QrIteration`: known
+//! spectrum, reconstruction, orthonormality. Run also with lindiff-cpu's
+//! `svd-qr-only` feature (`cargo test -p lindiff-tests --features
+//! lindiff-cpu/svd-qr-only --test svd --test svd_large`, part of `cargo
+//! xtask embedded`), where the default driver is QR iteration as well.
+
+use lindiff_core::op::{Svd, SvdDriver, SvdOptions};
+use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};
+use lindiff_tests::dense::{eps, Dense, Re, Rng};
+use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::TestProvider;
+use num_complex::Complex;
+
+fn check<T: Scalar, P: Provider<Memory = Host>>(p: &P, driver: SvdDriver, m: usize, n: usize, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let k = m.min(n);
+    // Closed-form spectrum 3/(1+i): the expectation is not computed by lindiff.
+    let s_true: Vec<f64> = (0..k).map(|i| 3.0 / (1.0 + i as f64)).collect();
+    let a: Dense<T> = rng.with_spectrum(m, n, &s_true);
+    let op = LinalgOp::Svd(Svd(SvdOptions::default().driver(driver)));
+    let outs = run(p, op, &[&HostTensor::from_dense(&a)]).unwrap();
+    let u: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
+    let s: Vec<Re<T>> = outs[1].as_ref().unwrap().to_vec();
+    let vh: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
+    assert_eq!((u.rows, u.cols, vh.rows, vh.cols, s.len()), (m, k, k, n, k));
+    let tol = 50.0 * (m.max(n) as f64) * eps::<T>();
+    for i in 0..k {
+        assert!(
+            (s[i].to_f64() - s_true[i]).abs() <= tol * 3.0,
+            "{m}×{n} s[{i}] = {:?} vs {}",
+            s[i],
+            s_true[i]
+        );
+    }
+    let recon = u.scale_cols(&s).matmul(&vh);
+    assert!(recon.sub(&a).norm() <= tol * a.norm(), "{m}×{n} reconstruction {}", recon.sub(&a).norm());
+    assert!(u.orthonormality_error() <= tol, "{m}×{n} U");
+    assert!(vh.adjoint().orthonormality_error() <= tol, "{m}×{n} V");
+}
+
+fn svd_large<P: TestProvider>(provider: &P) {
+    for driver in [SvdDriver::Auto, SvdDriver::QrIteration] {
+        check::<f64, P>(provider, driver, 140, 130, 11);
+        check::<Complex<f64>, P>(provider, driver, 130, 135, 12);
+    }
+}
+
+lindiff_tests::providers!(svd_large);

@@ -78,3 +78,5 @@ mod recombine;
 mod solve;
 #[path = "../svd.rs"]
 mod svd;
+#[path = "../svd_large.rs"]
+mod svd_large;

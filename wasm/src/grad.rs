@@ -88,6 +88,7 @@ pub fn gradient(a: &Matrix, loss: &Loss, options: &GradientOptions) -> Result<Gr
 #[derive(Clone, Debug)]
 pub struct BatchItem {
     result: Result<Gradient, ApiError>,
+    fell_back: bool,
 }
 
 impl BatchItem {
@@ -105,6 +106,14 @@ impl BatchItem {
         self.result.as_ref().ok().cloned()
     }
 
+    /// Whether this item came from a single call because the batch as a
+    /// whole was reported not differentiable (JS `fellBack`): then every
+    /// item of the batch did, and none ran on the batch lanes.
+    #[wasm_bindgen(getter = fellBack)]
+    pub fn fell_back(&self) -> bool {
+        self.fell_back
+    }
+
     /// The error (as thrown by `gradient`), or `undefined`.
     #[wasm_bindgen(getter, unchecked_return_type = "LindiffError | undefined")]
     pub fn error(&self) -> JsValue {
@@ -119,7 +128,7 @@ impl BatchItem {
 /// batched call — batch lanes run on the rayon pool with the `threads`
 /// feature ([`set_threads`](crate::set_threads)). Where the batch as a whole
 /// is not differentiable, the matrices are redone one by one so each gets
-/// its own result.
+/// its own result, and every item says so ([`BatchItem::fell_back`]).
 ///
 /// # Errors
 /// [`ApiError::Argument`] for an empty batch or mixed shapes; a bad loss
@@ -148,11 +157,13 @@ pub fn gradient_batch(
             .zip(g.chunks_exact(m * n))
             .map(|(&value, gi)| BatchItem {
                 result: Ok(Gradient { value, grad: Matrix::from_col_major(m, n, gi.to_vec()) }),
+                fell_back: false,
             })
             .collect()),
-        Err(e) if e.not_differentiable().is_some() => {
-            Ok(matrices.iter().map(|x| BatchItem { result: gradient(x, loss, options) }).collect())
-        }
+        Err(e) if e.not_differentiable().is_some() => Ok(matrices
+            .iter()
+            .map(|x| BatchItem { result: gradient(x, loss, options), fell_back: true })
+            .collect()),
         Err(e) => Err(e),
     }
 }

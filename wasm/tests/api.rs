@@ -6,8 +6,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use lindiff_wasm::{
-    det, eigh, finite_difference, gradient, gradient_batch, qr, solve, svd, ApiError, GradientOptions,
-    Layout, Loss, Matrix,
+    det, eigh, finite_difference, gradient, gradient_batch, qr, solve, svd, ApiError, BatchItem,
+    GradientOptions, Layout, Loss, Matrix,
 };
 
 /// Householder reflector I − 2vvᵀ/vᵀv (r×r, row-major) of a fixed vector.
@@ -174,6 +174,7 @@ fn a_batch_agrees_with_single_calls_and_reports_per_matrix() {
     let items = gradient_batch(&ms, &loss, &GradientOptions::new()).unwrap();
     assert_eq!(items.len(), 3);
     assert!(items[1].result().as_ref().is_err_and(|e| e.not_differentiable().is_some()));
+    assert!(items.iter().all(BatchItem::fell_back), "a reported batch is redone one by one");
     for i in [0, 2] {
         let single = gradient(&ms[i], &loss, &GradientOptions::new()).unwrap();
         let item = items[i].result().as_ref().unwrap();
@@ -181,6 +182,7 @@ fn a_batch_agrees_with_single_calls_and_reports_per_matrix() {
     }
     let smooth = Loss::projector(2, &weight(4, 7));
     let items = gradient_batch(&ms, &smooth, &GradientOptions::new()).unwrap();
+    assert!(!items.iter().any(BatchItem::fell_back), "a differentiable batch is one batched call");
     for (x, item) in ms.iter().zip(&items) {
         let single = gradient(x, &smooth, &GradientOptions::new()).unwrap();
         let g = item.result().as_ref().unwrap();

@@ -205,6 +205,7 @@ const exact = new GradientOptions();
   const items = L.gradientBatch(data, 3, 3, Layout.RowMajor, p1, exact);
   check('gradientBatch leaves its data array as it was', maxDiff(data, copy) === 0 && data.length === 18);
   check('gradientBatch: per-matrix report and gradient', isReport(items[0].error, 'svd', 'u') && items[0].gradient === undefined && items[1].error === undefined);
+  check('gradientBatch: a reported batch says it fell back to single calls', items.every((it) => it.fellBack === true));
   const single = L.gradient(B.matrix, p1, exact).grad.toRowMajor();
   check('gradientBatch item = the single call, bit for bit', maxDiff(items[1].gradient.grad.toRowMajor(), single) === 0);
   const again = L.gradientBatch(data, 3, 3, Layout.RowMajor, p1, exact);

@@ -38,7 +38,10 @@ const S = {
 async function load() {
   const builds = await (await fetch('builds.json')).json();
   S.builds = builds;
-  if (builds.threads && self.crossOriginIsolated) {
+  // `?single` forces the single-threaded build (the browser test loads the
+  // page this way too, to compare that build with the native fixture).
+  S.forcedSingle = new URLSearchParams(location.search).has('single');
+  if (builds.threads && self.crossOriginIsolated && !S.forcedSingle) {
     try {
       const mod = await import(`./${builds.threads}/lindiff_wasm.js`);
       await mod.default();
@@ -51,14 +54,22 @@ async function load() {
       console.warn('threaded build unavailable, running single-threaded:', e);
     }
   }
-  if (!wasm) {
-    wasm = await import(`./${builds.single}/lindiff_wasm.js`);
-    await wasm.default();
-  }
+  if (!wasm) wasm = await singleBuild();
   $('runtime').textContent =
     `wasm ${wasm.simdBuild() ? 'simd128' : 'scalar'} · ` +
-    (S.threads > 1 ? `${S.threads} threads (crossOriginIsolated)` : `single-threaded${self.crossOriginIsolated ? '' : ' (page not cross-origin isolated)'}`);
+    (S.threads > 1 ? `${S.threads} threads (crossOriginIsolated)` : `single-threaded${S.forcedSingle ? ' (forced by ?single)' : self.crossOriginIsolated ? '' : ' (page not cross-origin isolated)'}`);
   $('version').textContent = `v${wasm.version()}`;
+}
+
+/** The single-threaded build's module, initialised once. */
+let singlePromise = null;
+function singleBuild() {
+  singlePromise ??= (async () => {
+    const mod = await import(`./${S.builds.single}/lindiff_wasm.js`);
+    await mod.default();
+    return mod;
+  })();
+  return singlePromise;
 }
 
 // ---- model ----------------------------------------------------------------
@@ -289,10 +300,13 @@ function sweep() {
       lindiffVsFd: errorOf(grad, fd),
       referenceVsFd: errorOf(ref, fd),
       referenceVsLindiff: errorOf(ref, grad),
+      lindiffInf: grad ? Math.max(...Array.from(grad, Math.abs)) : NaN,
     };
   });
   loss.free();
-  S.sweepTiming = { batch: tBatch, total: performance.now() - t, count: gaps.length };
+  // gradientBatch redoes a batch reported as a whole one matrix at a time.
+  const fellBack = items.some((it) => it.fellBack);
+  S.sweepTiming = { batch: tBatch, total: performance.now() - t, count: gaps.length, fellBack };
   return points;
 }
 
@@ -305,7 +319,8 @@ function drawPlot() {
   gapPlot($('plot'), points, { current, fdStep: h, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}` });
   legend($('legend'), ['○ on the axis: lindiff reported “not differentiable” (no error to plot)', '× NaN (reference)', '0 error drawn at 1e-17', '┆ grey: the FD step h']);
   const T = S.sweepTiming;
-  $('t-sweep').textContent = `${T.count} gradients in one batched call ${T.batch.toFixed(1)} ms (${S.threads} thread${S.threads > 1 ? 's' : ''}); with FD and the reference ${T.total.toFixed(1)} ms`;
+  const how = T.fellBack ? 'one by one (the batch as a whole was reported, so each matrix got its own call)' : 'in one batched call';
+  $('t-sweep').textContent = `${T.count} gradients ${how} ${T.batch.toFixed(1)} ms (${T.fellBack ? 1 : S.threads} thread${!T.fellBack && S.threads > 1 ? 's' : ''}); with FD and the reference ${T.total.toFixed(1)} ms`;
 }
 
 // ---- UI -----------------------------------------------------------------------
@@ -411,24 +426,33 @@ function wire() {
       S.sweep = r.value;
       lossChanged();
     });
-  $('bench').addEventListener('click', () => {
-    const ms = bench(256, 5);
-    $('t-bench').textContent = `256×256 SVD: ${ms.toFixed(1)} ms (best of 5)`;
+  $('bench').addEventListener('click', async () => {
+    const ms = await benchSingle(256, 5);
+    $('t-bench').textContent = `256×256 SVD: ${ms.toFixed(1)} ms (best of 5, single-threaded build)`;
   });
 }
 
-/** Best time in ms of `reps` n×n SVDs (xorshift seed 42, as the native bench). */
-function bench(n, reps) {
-  const a = mat(xorshiftMatrix(n, n, 42), n, n);
+/**
+ * Best time in ms of `reps` n×n SVDs after one warm-up (xorshift seed 42,
+ * as the native bench) in the build `mod` (the page's own by default).
+ */
+function bench(n, reps, mod = wasm) {
+  const a = new mod.Matrix(xorshiftMatrix(n, n, 42), n, n, mod.Layout.RowMajor);
   let best = Infinity;
-  wasm.svd(a).free();
+  mod.svd(a).free();
   for (let r = 0; r < reps; r++) {
     const t = performance.now();
-    const f = wasm.svd(a);
+    const f = mod.svd(a);
     best = Math.min(best, performance.now() - t);
     f.free();
   }
+  a.free();
   return best;
+}
+
+/** `bench` in the single-threaded build (what native single-thread is compared with). */
+async function benchSingle(n, reps) {
+  return bench(n, reps, await singleBuild());
 }
 
 /**
@@ -439,8 +463,7 @@ function bench(n, reps) {
  */
 async function threadCheck(count = 48) {
   if (S.threads <= 1) return null;
-  const single = await import(`./${S.builds.single}/lindiff_wasm.js`);
-  await single.default();
+  const single = await singleBuild();
   const [m, n] = [6, 5];
   const data = new Float64Array(count * m * n);
   for (let i = 0; i < count; i++) data.set(xorshiftMatrix(m, n, 100 + i), i * m * n);
@@ -486,5 +509,6 @@ window.demo = {
     newMatrix(m, n, a, w);
   },
   bench,
+  benchSingle,
   threadCheck,
 };

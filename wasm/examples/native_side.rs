@@ -4,8 +4,10 @@
 //!   in Chromium — a fixed 4×3 matrix and weight, its singular values,
 //!   projectors and the gradients of P₂ and Σ s — computed here by the same
 //!   library, natively, during the same test run.
-//! * `native_side bench N` prints the native single-thread time of one N×N
-//!   SVD (minimum of repeated runs) for the Chromium/native ratio.
+//! * `native_side --bench-svd N --reps R` prints the native single-thread
+//!   time in ms of one N×N SVD (the best of R runs after one warm-up run).
+//!   The browser test runs the built binary itself, alternating with the
+//!   page's bench, so both sides see the same machine load.
 
 use lindiff_wasm::{gradient, svd, GradientOptions, Layout, Loss, Matrix};
 use std::fmt::Write as _;
@@ -69,10 +71,14 @@ fn fixture(path: &str) -> Result<(), String> {
     std::fs::write(path, out).map_err(|e| format!("cannot write {path}: {e}"))
 }
 
-fn bench(n: usize) -> Result<(), String> {
+fn bench(n: usize, reps: usize) -> Result<(), String> {
+    if n == 0 || reps == 0 {
+        return Err(format!("--bench-svd {n} --reps {reps}: both must be at least 1"));
+    }
     let a = xorshift(n, n, 42);
+    std::hint::black_box(svd(&a).map_err(|e| e.to_string())?);
     let mut best = f64::INFINITY;
-    for _ in 0..7 {
+    for _ in 0..reps {
         let t = Instant::now();
         let f = svd(&a).map_err(|e| e.to_string())?;
         best = best.min(t.elapsed().as_secs_f64());
@@ -84,10 +90,14 @@ fn bench(n: usize) -> Result<(), String> {
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match (args.first().map(String::as_str), args.get(1)) {
-        (Some("fixture"), Some(path)) => fixture(path),
-        (Some("bench"), Some(n)) => n.parse().map_err(|e| format!("bench N: {e}")).and_then(bench),
-        _ => Err("usage: native_side fixture PATH | bench N".into()),
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let count = |name: &str, x: &str| x.parse::<usize>().map_err(|e| format!("{name} {x:?}: {e}"));
+    let result = match args[..] {
+        ["fixture", path] => fixture(path),
+        ["--bench-svd", n, "--reps", reps] => {
+            count("--bench-svd", n).and_then(|n| count("--reps", reps).and_then(|r| bench(n, r)))
+        }
+        _ => Err("usage: native_side fixture PATH | native_side --bench-svd N --reps R".into()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

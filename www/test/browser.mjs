@@ -4,12 +4,16 @@
 // to the fixture during the same run; the tie and zero controls with P₂
 // must give finite gradients that match finite differences; P₁ at the tie
 // and the nuclear norm at a zero value must show "not differentiable";
-// any console error fails the test. Screenshots go to --out.
+// any console error fails the test. Screenshots go to --out. The 256²
+// SVD bench alternates the native binary (--native-bin, single thread)
+// with the page's single-threaded build, round by round, so both see the
+// same machine load; it is informational (printed, never a failure).
 //
 //   node www/test/browser.mjs --url URL --fixture F.json --out DIR \
-//        --chromium /usr/bin/chromium --native-svd-ms MS
+//        --chromium /usr/bin/chromium --native-bin PATH/native_side
 
 import { chromium } from 'playwright-core';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +26,7 @@ const arg = (name) => {
 const url = arg('url');
 const fixture = JSON.parse(readFileSync(arg('fixture'), 'utf8'));
 const out = arg('out');
-const nativeSvdMs = Number(arg('native-svd-ms'));
+const nativeBin = arg('native-bin');
 
 let passed = 0;
 let failed = 0;
@@ -39,6 +43,16 @@ const maxDiff = (a, b) => {
 };
 const allFinite = (a) => !!a && Array.from(a).every(Number.isFinite);
 const infNorm = (a) => Math.max(...Array.from(a, Math.abs));
+const frobenius = (a) => Math.sqrt(Array.from(a).reduce((t, x) => t + x * x, 0));
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').trim().split(' ').slice(0, 3).join(' ');
+
+/** The native single-thread 256² SVD: best of `reps` ms, from the built binary. */
+function nativeSvdMs(n, reps) {
+  const r = spawnSync(nativeBin, ['--bench-svd', String(n), '--reps', String(reps)], { encoding: 'utf8' });
+  const ms = Number(r.stdout.trim());
+  if (r.status !== 0 || !Number.isFinite(ms)) throw new Error(`${nativeBin} --bench-svd failed: ${r.error ?? r.stderr}`);
+  return ms;
+}
 
 const profile = mkdtempSync(join(tmpdir(), 'lindiff-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
@@ -105,6 +119,18 @@ try {
   const fdTol = (g) => 1e-8 * Math.max(1, infNorm(g));
   check('∇P₂ matches FD', L.maxDiff <= fdTol(L.grad), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
   check('the page\'s reference rule = lindiff away from ties', L.referenceVsLindiff <= 1e-9, `${L.referenceVsLindiff.toExponential(2)}`);
+  // The page's timings for this normal answered gradient (P₂ on the
+  // fixture) and for its gap sweep, taken now rather than after later steps.
+  const fixtureTimings = await page.evaluate(() => ({
+    loss: `${window.demo.state.loss} k=${window.demo.state.k}`,
+    threads: window.demo.state.threads,
+    ...window.demo.state.last.timings,
+    sweep: window.demo.state.sweepTiming,
+    sweepLabel: document.getElementById('t-sweep').textContent,
+  }));
+  console.log(`timings (ms), fixture P₂ (loss ${L.value}): ${JSON.stringify(fixtureTimings)}`);
+  check('fixture P₂ sweep: one batched call (no fallback), labelled so', fixtureTimings.sweep.fellBack === false && /one batched call/.test(fixtureTimings.sweepLabel),
+    fixtureTimings.sweepLabel);
   await shot('02-fixture-P2');
   await page.selectOption('#loss', 'nuclear');
   L = await last();
@@ -126,12 +152,28 @@ try {
   // At the exact tie (masked: exact) and at gaps ≥ 1e-6 lindiff meets the FD
   // tolerance; in between, a gap just above the tie tolerance δ meets
   // rounding in the coupling term (AD-RULES.md "Tolerance trade-off"): logged.
+  const pointTol = (p) => 1e-8 * Math.max(1, p.lindiffInf);
   const farOrTied = sweep.filter((p) => p.gap === 0 || p.gap >= 1e-6);
-  check('tie sweep, P₂: lindiff matches FD at the tie and at gaps ≥ 1e-6', farOrTied.every((p) => p.lindiffVsFd <= 1e-8 * Math.max(1, p.lindiff)),
-    `worst ${worst(farOrTied, 'lindiffVsFd').toExponential(2)}; in between (near-tie rounding) worst ${worst(sweep, 'lindiffVsFd').toExponential(2)}`);
+  check('tie sweep, P₂: lindiff matches FD at the tie and at gaps ≥ 1e-6', farOrTied.every((p) => p.lindiffVsFd <= pointTol(p)),
+    `worst ${worst(farOrTied, 'lindiffVsFd').toExponential(2)}`);
+  // In between, the exact rule's coupling term (W + Wᵀ)/(s₁² − s₂²) is
+  // rounded: allow 100·ε_mach·‖W + Wᵀ‖/gap on top (‖·‖_F ≥ ‖·‖₂; W is the
+  // fixture's, loaded above).
+  const r = fixture.rows;
+  const wt = fixture.w.map((x, e) => x + fixture.w[(e % r) * r + Math.floor(e / r)]);
+  const nearBound = (p) => pointTol(p) + 100 * Number.EPSILON * frobenius(wt) / p.gap;
+  const band = sweep.filter((p) => p.gap > 0 && p.gap < 1e-6);
+  const bandRatio = Math.max(...band.map((p) => p.lindiffVsFd / nearBound(p)));
+  const worstBand = band.reduce((a, p) => (p.lindiffVsFd / nearBound(p) > a.lindiffVsFd / nearBound(a) ? p : a), band[0]);
+  check('tie sweep, P₂: near-tie band (0 < gap < 1e-6) within 1e-8·max(1, ‖∇‖∞) + 100·ε·‖W + Wᵀ‖_F/gap',
+    band.length > 0 && band.every((p) => p.lindiffVsFd <= nearBound(p)),
+    `${band.length} gaps; worst error/bound ${bandRatio.toExponential(2)} at gap ${worstBand?.gap.toExponential(2)} (error ${worstBand?.lindiffVsFd.toExponential(2)})`);
   const atTie = sweep.find((p) => p.gap === 0);
-  check('tie sweep, P₂: at the tie the reference errs (SPEC §6: ~1e-6), lindiff does not', atTie.referenceVsFd > 1e-8 && atTie.referenceVsFd > 10 * atTie.lindiffVsFd,
-    `|reference − FD| ${atTie.referenceVsFd.toExponential(2)}, |lindiff − FD| ${atTie.lindiffVsFd.toExponential(2)}`);
+  const belowE8 = sweep.filter((p) => p.gap < 1e-8);
+  const refWorst = Math.max(...belowE8.map((p) => (Number.isNaN(p.referenceVsFd) ? Infinity : p.referenceVsFd)));
+  check('tie sweep, P₂: below a 1e-8 gap the reference errs (SPEC §6: ~1e-6), lindiff at the tie does not',
+    refWorst > 1e-7 && atTie.lindiffVsFd <= pointTol(atTie),
+    `max |reference − FD| over 0 ≤ gap < 1e-8 (${belowE8.length} gaps) ${refWorst.toExponential(2)}, lindiff at the tie ${atTie.lindiffVsFd.toExponential(2)}`);
   await setK(1);
   L = await last();
   const sweep1 = await page.evaluate(() => window.demo.state.sweepPoints);
@@ -170,7 +212,7 @@ try {
   await page.fill('#tie', '0');
   const trunc = await page.evaluate(() => window.demo.state.sweepPoints);
   const truncNear = trunc.filter((p) => p.gap < 1e-8);
-  check('tie sweep, ‖A − A₂‖²: lindiff answers at every gap and = FD', trunc.length > 0 && trunc.every((p) => !p.reported && p.lindiffVsFd <= 1e-8 * Math.max(1, p.lindiff)),
+  check('tie sweep, ‖A − A₂‖²: lindiff answers at every gap and = FD', trunc.length > 0 && trunc.every((p) => !p.reported && p.lindiffVsFd <= pointTol(p)),
     `worst ${worst(trunc, 'lindiffVsFd').toExponential(2)}; reported at gaps [${trunc.filter((p) => p.reported).map((p) => p.gap.toExponential(0))}]`);
   check('tie sweep, ‖A − A₂‖²: the reference (reconstruction cotangents) fails near the kept tie', worst(truncNear, 'referenceVsFd') > 1e-8,
     `worst |reference − FD| below a 1e-8 gap ${worst(truncNear, 'referenceVsFd').toExponential(2)}, lindiff where it answers ${worst(truncNear, 'lindiffVsFd').toExponential(2)}`);
@@ -200,11 +242,43 @@ try {
   check('ε option: the broadened rule answers at the tie', L.error === null && allFinite(L.grad));
   await page.uncheck('#eps-on');
 
-  // Speed: 256×256 SVD in Chromium vs native (single thread).
-  const wasmMs = await page.evaluate(() => window.demo.bench(256, 5));
-  console.log(`bench: 256×256 SVD  chromium ${wasmMs.toFixed(2)} ms  native ${nativeSvdMs.toFixed(2)} ms  ratio ${(wasmMs / nativeSvdMs).toFixed(2)}× (target ≤ 2.0×)`);
-  const timings = await page.evaluate(() => ({ ...window.demo.state.last.timings, sweep: window.demo.state.sweepTiming }));
-  console.log(`timings (ms): ${JSON.stringify(timings)}`);
+  // Speed: 256×256 SVD, Chromium (the single-threaded build) vs native
+  // single thread, alternating round by round under the same load.
+  const pairs = [];
+  for (let r = 1; r <= 5; r++) {
+    const load = loadavg();
+    const native = nativeSvdMs(256, 3);
+    const chromiumMs = await page.evaluate(() => window.demo.benchSingle(256, 3));
+    pairs.push({ native, chromium: chromiumMs });
+    console.log(`bench round ${r}: native ${native.toFixed(2)} ms  chromium (single-threaded build) ${chromiumMs.toFixed(2)} ms  ratio ${(chromiumMs / native).toFixed(2)}×  loadavg ${load}`);
+  }
+  const minNative = Math.min(...pairs.map((p) => p.native));
+  const minChromium = Math.min(...pairs.map((p) => p.chromium));
+  const ratio = minChromium / minNative;
+  console.log(`bench: 256×256 SVD min/min  chromium (single-threaded build) ${minChromium.toFixed(2)} ms / native single thread ${minNative.toFixed(2)} ms = ${ratio.toFixed(2)}×  ` +
+    `(target ≤ 2.0×: ${ratio <= 2 ? 'met' : 'NOT met'}; informational)  loadavg ${loadavg()}`);
+
+  // The single-threaded build, forced by ?single, against the same fixture.
+  const page1 = await context.newPage();
+  page1.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`?single: ${m.text()}`); });
+  page1.on('pageerror', (e) => consoleErrors.push(`?single: ${e}`));
+  page1.setDefaultTimeout(60_000);
+  await page1.goto(`${url}${url.includes('?') ? '&' : '?'}single`);
+  await page1.evaluate(() => window.demo.ready);
+  check('?single: the page runs the single-threaded build', await page1.evaluate(() => window.demo.state.threads === 1 && !document.getElementById('runtime').textContent.includes('threads')),
+    await page1.locator('#runtime').innerText());
+  await page1.evaluate((fx) => window.demo.load({ m: fx.rows, n: fx.cols, a: fx.a, w: fx.w }), fixture);
+  await page1.selectOption('#loss', 'projector');
+  await page1.fill('#k', '2');
+  await page1.dispatchEvent('#k', 'change');
+  const L1 = await page1.evaluate(() => {
+    const X = window.demo.state.last;
+    return { s: Array.from(X.s), grad: X.grad ? Array.from(X.grad) : null, value: X.value };
+  });
+  check('?single: singular values = native', maxDiff(L1.s, fixture.s) <= tol, `max diff ${maxDiff(L1.s, fixture.s).toExponential(2)}`);
+  check('?single: ∇P₂ = native', maxDiff(L1.grad, fixture.p2_grad) <= tol && Math.abs(L1.value - fixture.p2_value[0]) <= tol,
+    `max diff ${maxDiff(L1.grad, fixture.p2_grad).toExponential(2)}`);
+  await page1.close();
   check('no console errors', consoleErrors.length === 0, consoleErrors.join(' | '));
 } finally {
   await context.close();

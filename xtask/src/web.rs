@@ -7,7 +7,8 @@
 //! * `cargo xtask browser` — the browser test: the native library writes a
 //!   fixture, Chromium (Debian's, driven by playwright-core) loads the page
 //!   from this server and must reproduce it; also the 256×256 SVD
-//!   Chromium/native ratio. Screenshots land in `<target>/browser/`.
+//!   Chromium/native ratio (the test alternates the native binary and the
+//!   page's single-threaded build). Screenshots land in `<target>/browser/`.
 //! * `cargo xtask node` — the wasm-bindgen tests under node and
 //!   `www/test/api.mjs` on the built package.
 //! * `web::test()` (from `cargo xtask test`): both builds once, the node
@@ -291,17 +292,14 @@ fn browser_checks(root: &Path) -> Result<(), String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let fixture = out.join("fixture.json");
     let fixture_s = fixture.to_string_lossy().into_owned();
-    let native = ["run", "--release", "--quiet", "-p", "lindiff-wasm", "--example", "native_side", "--"];
-    run("cargo", &[&native[..], &["fixture", &fixture_s]].concat())?;
-    let bench = Command::new("cargo")
-        .args([&native[..], &["bench", "256"]].concat())
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("cannot run the native bench: {e}"))?;
-    let native_ms = String::from_utf8_lossy(&bench.stdout).trim().to_owned();
-    if !bench.status.success() || native_ms.parse::<f64>().is_err() {
-        return Err(format!("native bench failed: {}", String::from_utf8_lossy(&bench.stderr)));
-    }
+    // The native side, built once: it writes the fixture now, and the
+    // browser test runs it for the bench, alternating with the page.
+    run("cargo", &["build", "--release", "--quiet", "-p", "lindiff-wasm", "--example", "native_side"])?;
+    let native = target_dir(root)
+        .join("release/examples")
+        .join(format!("native_side{}", std::env::consts::EXE_SUFFIX));
+    let native_s = native.to_string_lossy().into_owned();
+    run(&native_s, &["fixture", &fixture_s])?;
     let server = Server::start(root.join("www"), "127.0.0.1:0")?;
     let url = server.url();
     let result = run_in(
@@ -318,8 +316,8 @@ fn browser_checks(root: &Path) -> Result<(), String> {
             &out.to_string_lossy(),
             "--chromium",
             &chromium.to_string_lossy(),
-            "--native-svd-ms",
-            &native_ms,
+            "--native-bin",
+            &native_s,
         ],
     );
     server.stop();

@@ -165,9 +165,11 @@ try {
   const band = sweep.filter((p) => p.gap > 0 && p.gap < 1e-6);
   const bandRatio = Math.max(...band.map((p) => p.lindiffVsFd / nearBound(p)));
   const worstBand = band.reduce((a, p) => (p.lindiffVsFd / nearBound(p) > a.lindiffVsFd / nearBound(a) ? p : a), band[0]);
+  const bandMax = band.reduce((a, p) => (p.lindiffVsFd > a.lindiffVsFd ? p : a), band[0]);
   check('tie sweep, P₂: near-tie band (0 < gap < 1e-6) within 1e-8·max(1, ‖∇‖∞) + 100·ε·‖W + Wᵀ‖_F/gap',
     band.length > 0 && band.every((p) => p.lindiffVsFd <= nearBound(p)),
-    `${band.length} gaps; worst error/bound ${bandRatio.toExponential(2)} at gap ${worstBand?.gap.toExponential(2)} (error ${worstBand?.lindiffVsFd.toExponential(2)})`);
+    `${band.length} gaps; worst error/bound ${bandRatio.toExponential(2)} at gap ${worstBand?.gap.toExponential(2)} (error ${worstBand?.lindiffVsFd.toExponential(2)}); ` +
+    `largest error ${bandMax?.lindiffVsFd.toExponential(2)} at gap ${bandMax?.gap.toExponential(2)} (bound ${bandMax && nearBound(bandMax).toExponential(2)})`);
   const atTie = sweep.find((p) => p.gap === 0);
   const belowE8 = sweep.filter((p) => p.gap < 1e-8);
   const refWorst = Math.max(...belowE8.map((p) => (Number.isNaN(p.referenceVsFd) ? Infinity : p.referenceVsFd)));

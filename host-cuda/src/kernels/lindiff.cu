@@ -33,6 +33,11 @@ template <class R> struct make<cx<R> > { __device__ static cx<R> of(R r, R i) { 
 template <class T> __device__ inline T from_parts(typename real_of<T>::type r, typename real_of<T>::type i) { return make<T>::of(r, i); }
 template <class T> __device__ inline T zero() { return from_parts<T>(0, 0); }
 template <class T> __device__ inline T one() { return from_parts<T>(1, 0); }
+// +infinity from its bit pattern: NVRTC has no INFINITY macro (no <cmath>).
+template <class R> struct inf_bits;
+template <> struct inf_bits<float> { __device__ static float value() { return __int_as_float(0x7f800000); } };
+template <> struct inf_bits<double> { __device__ static double value() { return __longlong_as_double(0x7ff0000000000000LL); } };
+template <class R> __device__ inline R infinity() { return inf_bits<R>::value(); }
 
 template <class R> __device__ inline cx<R> operator+(cx<R> a, cx<R> b) { return make<cx<R> >::of(a.re + b.re, a.im + b.im); }
 template <class R> __device__ inline cx<R> operator-(cx<R> a, cx<R> b) { return make<cx<R> >::of(a.re - b.re, a.im - b.im); }
@@ -209,7 +214,7 @@ template <class T> __device__ void reduce_impl(int code, T* y, const T* x, Walk 
             for (i64 e = 0; e < core.count; ++e) acc = acc + x[locate(core, v, e, &row, &col)];
             y[b] = acc;
         } else {
-            R acc = code == 1 ? R(-INFINITY) : R(INFINITY);
+            R acc = code == 1 ? -infinity<R>() : infinity<R>();
             for (i64 e = 0; e < core.count; ++e) {
                 R val = re(x[locate(core, v, e, &row, &col)]);
                 bool nan = val != val;
@@ -351,7 +356,7 @@ template <class T> __device__ void lu_det_impl(int mode, T* det_or_sign, typenam
                 logabs_sum += log_of(mag);
             }
             det_or_sign[b] = singular ? zero<T>() : sign;
-            logabs[b] = singular ? R(-INFINITY) : logabs_sum;
+            logabs[b] = singular ? -infinity<R>() : logabs_sum;
         }
     }
 }

@@ -42,23 +42,7 @@ pub fn ensure() -> Result<PathBuf, String> {
     ensure_pip()?;
     let wheels = root.join("wheel");
     let wheels_s = wheels.to_string_lossy().into_owned();
-    run(
-        "python3",
-        &[
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--platform",
-            "manylinux_2_17_x86_64",
-            "--python-version",
-            "3",
-            "-d",
-            &wheels_s,
-            WHEEL,
-        ],
-    )?;
+    run("python3", &["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", &wheels_s, WHEEL])?;
     let wheel = std::fs::read_dir(&wheels)
         .map_err(|e| format!("cannot read {wheels_s}: {e}"))?
         .filter_map(|e| e.ok().map(|e| e.path()))

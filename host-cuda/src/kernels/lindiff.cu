@@ -395,6 +395,25 @@ template <class T> __device__ void nonfinite_flags_impl(int* flags, const T* x, 
     }
 }
 
+// Flags (flags[b] = 1) the items of the contiguous batch of n x n matrices
+// at x with NaN or infinity in the part a routine reads: part 1 the lower
+// triangle, 2 the upper one, the diagonal left out when unit. herm = 1
+// first zeroes the imaginary part of the diagonal in place (a Hermitian
+// matrix's convention, DESIGN.md), which a real dtype ignores.
+template <class T> __device__ void nonfinite_tri_impl(int* flags, T* x, i64 n, int part, int unit, int herm, i64 batch) {
+    GRID_LOOP(b, batch) {
+        T* a = x + b * n * n;
+        int bad = 0;
+        for (i64 j = 0; j < n; ++j) {
+            if (herm) a[j + j * n] = from_parts<T>(re(a[j + j * n]), 0);
+            i64 lo = part == 1 ? (unit ? j + 1 : j) : 0;
+            i64 hi = part == 1 ? n : (unit ? j : j + 1);
+            for (i64 i = lo; i < hi && !bad; ++i) if (!finite_of(a[i + j * n])) bad = 1;
+        }
+        flags[b] = bad;
+    }
+}
+
 // ---- eig: cusolverDnXgeev's output in host-cpu's conventions -----------------
 // Real input: w holds [re(0..n) | im(0..n)] per item (item stride 2n) and
 // vr the LAPACK-packed real eigenvectors (a conjugate pair j, j+1 with
@@ -641,6 +660,7 @@ extern "C" __global__ void qr_sign_##SUF(T* q, i64 m, i64 qcols, i64 sq, T* r, i
 extern "C" __global__ void permute_rows_##SUF(int mode, T* y, const T* x, const i64* perm, i64 n, i64 r, i64 batch) { permute_rows_impl<T>(mode, y, x, perm, n, r, batch); } \
 extern "C" __global__ void lu_det_##SUF(int mode, T* d, R* logabs, const T* lu, const i64* ipiv, i64 n, i64 batch) { lu_det_impl<T>(mode, d, logabs, lu, ipiv, n, batch); } \
 extern "C" __global__ void nonfinite_flags_##SUF(int* flags, const T* x, i64 per_item, i64 batch) { nonfinite_flags_impl<T>(flags, x, per_item, batch); } \
+extern "C" __global__ void nonfinite_tri_##SUF(int* flags, T* x, i64 n, int part, int unit, int herm, i64 batch) { nonfinite_tri_impl<T>(flags, x, n, part, unit, herm, batch); } \
 extern "C" __global__ void svd_gauge_##SUF(int* code, const T* u, const R* s, const T* vh, const T* gu, const R* gs, const T* gvh, T* c, i64 m, i64 n, i64 k, i64 batch) { svd_gauge_impl<T>(code, u, s, vh, gu, gs, gvh, c, m, n, k, batch); } \
 extern "C" __global__ void eigh_gauge_##SUF(int* code, const T* v, const R* w, const R* gw, const T* gv, i64 n, i64 batch) { eigh_gauge_impl<T>(code, v, w, gw, gv, n, batch); } \
 extern "C" __global__ void kept_rank_##SUF(i64* rank, const R* s, i64 k, i64 batch, int mode, i64 count, double atol, double rtol) { kept_rank_impl<R>(rank, s, k, batch, mode, count, atol, rtol); } \

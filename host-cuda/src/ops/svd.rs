@@ -13,7 +13,8 @@
 //! Singular values come out descending from every routine.
 
 use super::common::{
-    first_failure, host_scratch, int, map, map_view, matrix_dims, non_convergence, output_ptr, workspace_base,
+    check_info, first_nonfinite, host_scratch, int, map, map_view, matrix_dims, non_convergence, output_ptr,
+    workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -307,6 +308,9 @@ pub(crate) fn run_at<T: CudaScalar>(
     let (mw, nw, k) = (sh.mw, sh.nw, sh.k);
     let (u, v, s) = (at(r.u), at(r.v), at(r.s));
     let info = at(r.info);
+    if let Some(b) = first_nonfinite(gpu, T::SUFFIX, a, mw * nw, sh.batch, info, at(r.fail))? {
+        return Err(lindiff_core::Error::NonFinite { op: name, arg: "a", batch_index: b });
+    }
     let buffer = at(r.buffer);
     let mut host = host_scratch(r.host_bytes);
     if k > 0 {
@@ -432,9 +436,7 @@ pub(crate) fn run_at<T: CudaScalar>(
                 }
             }
         }
-        if let Some(b) = first_failure(gpu, info, sh.batch, at(r.fail))? {
-            return Err(non_convergence(name, b));
-        }
+        check_info(gpu, name, info, sh.batch, at(r.fail), |b| non_convergence(name, b))?;
     }
     // Singular values (real, descending from every routine).
     if let Some(dst) = dst[1] {

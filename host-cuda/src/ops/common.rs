@@ -152,8 +152,20 @@ pub(crate) fn zero(gpu: &Gpu, dst: u64, bytes: usize) -> Result<()> {
 }
 
 /// Host scratch some 64-bit cuSOLVER routines ask for (usually none).
+/// Hand it back through [`release_host`], not by dropping it: the queued
+/// routines may still use it.
 pub(crate) fn host_scratch(bytes: usize) -> Vec<u8> {
     vec![0u8; bytes]
+}
+
+/// Frees host scratch after the stream has finished with it (synchronises
+/// when there is any).
+pub(crate) fn release_host(gpu: &Gpu, host: Vec<u8>) -> Result<()> {
+    if !host.is_empty() {
+        gpu.sync()?;
+    }
+    drop(host);
+    Ok(())
 }
 
 /// An `i32` size for a 32-bit cuSOLVER/cuBLAS API, or `Unsupported`.

@@ -6,7 +6,7 @@
 
 use super::common::{
     check_info, first_nonfinite, first_nonfinite_tri, gather, host_scratch, input_ptr, matrix_dims,
-    output_ptr, reject_negative, workspace_base, Part,
+    output_ptr, reject_negative, release_host, workspace_base, Part,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -152,7 +152,7 @@ fn getrf<T: CudaScalar>(
             ))?;
         }
     }
-    Ok(())
+    release_host(gpu, host)
 }
 
 /// `Error::NonFinite` on `a` when an item of the gathered copy at `x`

@@ -298,6 +298,20 @@ pub(crate) fn run_at<T: CudaScalar>(
     if sh.batch == 0 {
         return Ok(());
     }
+    // k = 0 (m or n is 0): no singular values, nothing for cuSOLVER; the
+    // full SVD's U (m×m) and Vᴴ (n×n) complete an empty basis: identities.
+    if sh.k == 0 {
+        if matches!(op, LinalgOp::SvdFull(_)) {
+            let kernel = format!("eye_{}", T::SUFFIX);
+            for (out, side) in [(dst[0], sh.m), (dst[2], sh.n)] {
+                if let Some(out) = out {
+                    let count = side * side * sh.batch;
+                    launch!(gpu, kernel, count, [out, count as i64, side as i64])?;
+                }
+            }
+        }
+        return Ok(());
+    }
     // The work matrix: `a`, or `aᴴ` when wide.
     let a = at(r.a);
     if sh.transposed {

@@ -9,8 +9,10 @@
 #       into .device/ (git-ignored through .git/info/exclude, ≤ 64 MiB), and
 #       prints the exact `run` tool call for a GPU session.
 #   host-cuda/device-check.sh run     on the GPU machine, from the repo root:
-#       finds the CUDA 13 libraries, runs the suites filtered to `::cuda`
-#       and the timing table, writing logs under $OUT (default .device/out).
+#       finds the CUDA 13 libraries, runs (each under `timeout`, ≤ ~330 s in
+#       all) the required timing rows, the suites filtered to `::cuda` with
+#       LINDIFF_REQUIRE_CUDA=1 (a suite that cannot get the GPU fails), then
+#       the other SVD drivers, writing logs under $OUT (default .device/out).
 #       Without a GPU it stops at once with "no GPU: …" (exit 3).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel 2>/dev/null || echo "$(dirname "$0")/..")"
@@ -36,69 +38,134 @@ build() {
     cp "$CARGO_TARGET_DIR/release/examples/cuda_timing" "$DEV/cuda_timing"
     cp host-cuda/device-check.sh "$DEV/device-check.sh"
     strip "$DEV"/cuda_conformance "$DEV"/prims "$DEV"/ad_program "$DEV"/cuda_timing
-    if ldd "$DEV/cuda_conformance" | grep -qi openblas; then
-        echo "device-check: the CUDA suite links OpenBLAS" >&2
-        exit 1
-    fi
+    local bin deps
+    for bin in cuda_conformance prims ad_program cuda_timing; do
+        # Capture first: grep -q on a pipe would SIGPIPE ldd under pipefail.
+        deps=$(ldd "$DEV/$bin")
+        if grep -Eiq 'openblas|libblas|liblapack' <<<"$deps"; then
+            echo "device-check: $bin links a host BLAS/LAPACK:" >&2
+            grep -Ei 'openblas|libblas|liblapack' <<<"$deps" >&2
+            exit 1
+        fi
+    done
     local size
     size=$(du -sb "$DEV" --exclude=out | cut -f1)
     if [ "$size" -gt $((64 * 1024 * 1024)) ]; then
         echo "device-check: $DEV is $size bytes, over the 64 MiB carry limit" >&2
         exit 1
     fi
-    echo "device-check: built $DEV ($size bytes; no OpenBLAS in cuda_conformance):"
+    echo "device-check: built $DEV ($size bytes; ldd: no OpenBLAS/BLAS/LAPACK in any binary):"
     ls -l "$DEV"
     cat <<'CALL'
 
 On a session whose device tool has a GPU (status: can_start_another true), call:
   run(command="bash .device/device-check.sh run", carry=[".device"], timeout_s=420)
-The logs come back under $OUT: conformance.log, prims.log, ad_program.log, timing.md, summary.txt.
+(the run keeps itself to about 330 s: timing 90 + suites 120/25/25 + drivers 60, each under `timeout`)
+The logs come back under $OUT: cuda_conformance.log, prims.log, ad_program.log, timing.md,
+timing_drivers.md, summary.txt.
 CALL
 }
 
+# The folders holding the CUDA 13 user-space libraries (cuSOLVER, cuBLAS,
+# NVRTC, …), for LD_LIBRARY_PATH. `find -L` follows the symlinked
+# /usr/local/cuda*; */stubs/* (link-time stubs, a stub libcuda fails every
+# call) and */compat/* are never searched. libcuda (the driver) is left to
+# the loader when ldconfig knows it; only otherwise is a folder holding a
+# real libcuda.so.1 added, last.
 find_libs() {
     local roots=(/usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib /usr/local/nvidia/lib64
         /opt/torch/.venv/lib/python3.12/site-packages/nvidia /usr/lib/x86_64-linux-gnu /usr/lib64)
-    local dirs=()
+    local dirs=() driver_dirs=() root lib
     for root in "${roots[@]}"; do
         [ -d "$root" ] || continue
         while IFS= read -r lib; do
-            dirs+=("$(dirname "$lib")")
-        done < <(find "$root" -maxdepth 4 \( -name 'libcuda.so*' -o -name 'libcusolver.so*' -o -name 'libcublas.so*' \
+            case "$lib" in
+                */libcuda.so*) driver_dirs+=("$(dirname "$lib")") ;;
+                *) dirs+=("$(dirname "$lib")") ;;
+            esac
+        done < <(find -L "$root" -maxdepth 4 \( -path '*/stubs' -o -path '*/compat' \) -prune -o \
+            \( -name 'libcuda.so.1' -o -name 'libcusolver.so*' -o -name 'libcublas.so*' \
             -o -name 'libcublasLt.so*' -o -name 'libnvrtc.so*' -o -name 'libnvrtc-builtins.so*' \
-            -o -name 'libcusparse.so*' -o -name 'libnvJitLink.so*' \) 2>/dev/null)
+            -o -name 'libcusparse.so*' -o -name 'libnvJitLink.so*' \) -print 2>/dev/null)
     done
+    if ! ldconfig_has_libcuda; then
+        dirs+=("${driver_dirs[@]}")
+    fi
     printf '%s\n' "${dirs[@]}" | awk 'NF && !seen[$0]++' | paste -sd:
 }
 
+# Whether ldconfig's cache lists libcuda.so.1 (captured first: `grep -q` on
+# a pipe would SIGPIPE ldconfig and, under pipefail, read as "absent").
+ldconfig_has_libcuda() {
+    local cache
+    cache=$(ldconfig -p 2>/dev/null || true)
+    grep -q 'libcuda\.so\.1' <<<"$cache"
+}
+
+# Whether a CUDA driver library is loadable: known to ldconfig, or in one
+# of the LD_LIBRARY_PATH folders (never a stub).
+have_libcuda() {
+    local d
+    if ldconfig_has_libcuda; then
+        return 0
+    fi
+    local IFS=:
+    for d in $1; do
+        case "$d" in */stubs*) continue ;; esac
+        if compgen -G "$d/libcuda.so*" >/dev/null; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# One step of the run: `timeout SECS` on BIN ARGS, log in $out/LOG, a
+# summary line; a failure or timeout sets status=1.
+step() {
+    local secs=$1 log=$2
+    shift 2
+    local start=$SECONDS rc=0
+    echo "== $log: $* (timeout ${secs}s)" | tee -a "$out/summary.txt"
+    timeout "$secs" "$@" >"$out/$log" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        grep -E '^test result|^\|' "$out/$log" | tail -12 | tee -a "$out/summary.txt" || true
+    else
+        status=1
+        [ "$rc" -eq 124 ] && echo "TIMED OUT after ${secs}s" | tee -a "$out/summary.txt"
+        grep -E '^test .* FAILED|^test result|^\||panicked' "$out/$log" | tail -40 | tee -a "$out/summary.txt" || true
+    fi
+    local skipped
+    skipped=$(grep -c 'skipped' "$out/$log" || true)
+    echo "rc=$rc, $((SECONDS - start)) s, lines with 'skipped': $skipped" | tee -a "$out/summary.txt"
+}
+
 run() {
-    local out=${OUT:-$DEV/out}
+    out=${OUT:-$DEV/out}
     mkdir -p "$out"
     local libs
     libs=$(find_libs)
     export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" | tee "$out/summary.txt"
-    if ! printf '%s' "$libs" | tr ':' '\n' | while read -r d; do ls "$d"/libcuda.so* 2>/dev/null; done | grep -q .; then
-        echo "no GPU: no CUDA driver library (libcuda.so) under the searched roots" | tee -a "$out/summary.txt"
+    if ! have_libcuda "$LD_LIBRARY_PATH"; then
+        echo "no GPU: no CUDA driver library (libcuda.so.1) known to ldconfig or under the searched roots" |
+            tee -a "$out/summary.txt"
         exit 3
     fi
     if command -v nvidia-smi >/dev/null && ! nvidia-smi -L >>"$out/summary.txt" 2>&1; then
         echo "no GPU: nvidia-smi sees no device" | tee -a "$out/summary.txt"
         exit 3
     fi
-    local status=0
-    for suite in cuda_conformance prims ad_program; do
-        echo "== $suite ::cuda" | tee -a "$out/summary.txt"
-        if timeout 150 "$DEV/$suite" ::cuda >"$out/$suite.log" 2>&1; then
-            tail -3 "$out/$suite.log" | tee -a "$out/summary.txt"
-        else
-            status=1
-            grep -E '^test .* FAILED|test result' "$out/$suite.log" | tail -40 | tee -a "$out/summary.txt" || true
-        fi
-        grep -c 'skipped:' "$out/$suite.log" | sed 's/^/skipped tests: /' | tee -a "$out/summary.txt" || true
-    done
-    echo "== timing" | tee -a "$out/summary.txt"
-    timeout 150 "$DEV/cuda_timing" --require-gpu 2>&1 | tee "$out/timing.md" | tee -a "$out/summary.txt" || status=1
+    # A suite whose cuda arm cannot get the GPU fails instead of skipping.
+    export LINDIFF_REQUIRE_CUDA=1
+    status=0
+    # Budget (≤ ~330 s): the required timing rows first, then the suites,
+    # then the other SVD drivers.
+    step 90 timing.md "$DEV/cuda_timing" --require-gpu --part required
+    step 120 cuda_conformance.log "$DEV/cuda_conformance" ::cuda
+    step 25 prims.log "$DEV/prims" ::cuda
+    step 25 ad_program.log "$DEV/ad_program" ::cuda
+    step 60 timing_drivers.md "$DEV/cuda_timing" --require-gpu --part drivers
+    echo "total ${SECONDS} s, status $status" | tee -a "$out/summary.txt"
     exit $status
 }
 

@@ -1,6 +1,10 @@
 //! The device check's timing table: batched 10 000 × 8×8 SVD, 4096² SVD
-//! (each cuSOLVER driver) and 4096² solve, in f64 and f32, each the median
-//! of a few synchronised runs after a warm-up. Inputs are made on the host,
+//! (each cuSOLVER driver) and 4096² solve, in f64 and f32. Each row is one
+//! warm-up then the median of 3 synchronised runs (batched) or 1 timed run
+//! (4096², to keep the device check within its time). `--part required`
+//! prints only the rows the issue asks for (batched SVD, 4096² Auto SVD,
+//! 4096² solve), `--part drivers` only the other SVD drivers (the device
+//! check runs them after the suites); default both. Inputs are made on the host,
 //! uploaded once, and every run goes through `lindiff_core::call::run_into`
 //! with device outputs and workspace from a `DeviceArena`.
 //!
@@ -100,26 +104,50 @@ fn row<T: Element + Copy>(
     }
 }
 
-fn table<T: Element + Copy>(cuda: &Cuda, cast: fn(f64) -> T, quick: bool) {
+/// Which rows of the table to print.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Batched SVD, Auto SVD and solve at n².
+    Required,
+    /// The other SVD drivers at n².
+    Drivers,
+    /// Both.
+    All,
+}
+
+fn table<T: Element + Copy>(cuda: &Cuda, cast: fn(f64) -> T, quick: bool, part: Part) {
     let n = if quick { 1024 } else { 4096 };
-    let runs = 3;
+    let big_runs = if quick { 3 } else { 1 };
     let svd = |driver| Op::Linalg(LinalgOp::Svd(Svd(SvdOptions::default().driver(driver))));
-    row(cuda, "svd 10000 × 8×8 (gesvdjBatched)", svd(SvdDriver::Auto), &[&[8, 8, 10_000]], cast, runs);
-    for (name, driver) in [
-        ("Auto = gesvdj", SvdDriver::Auto),
-        ("QrIteration = Xgesvd", SvdDriver::QrIteration),
-        ("Polar = Xgesvdp", SvdDriver::Polar),
-    ] {
-        row(cuda, &format!("svd {n}² ({name})"), svd(driver), &[&[n, n]], cast, runs);
+    if part != Part::Drivers {
+        row(cuda, "svd 10000 × 8×8 (gesvdjBatched)", svd(SvdDriver::Auto), &[&[8, 8, 10_000]], cast, 3);
+        row(cuda, &format!("svd {n}² (Auto = gesvdj)"), svd(SvdDriver::Auto), &[&[n, n]], cast, big_runs);
+        let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve));
+        row(cuda, &format!("solve {n}² (Xgetrf + Xgetrs)"), solve, &[&[n, n], &[n, 1]], cast, big_runs);
     }
-    let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve));
-    row(cuda, &format!("solve {n}² (Xgetrf + Xgetrs)"), solve, &[&[n, n], &[n, 1]], cast, runs);
+    if part != Part::Required {
+        for (name, driver) in
+            [("QrIteration = Xgesvd", SvdDriver::QrIteration), ("Polar = Xgesvdp", SvdDriver::Polar)]
+        {
+            row(cuda, &format!("svd {n}² ({name})"), svd(driver), &[&[n, n]], cast, big_runs);
+        }
+    }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     let require = args.iter().any(|a| a == "--require-gpu");
+    let part = match args.iter().position(|a| a == "--part").and_then(|i| args.get(i + 1)).map(String::as_str)
+    {
+        None => Part::All,
+        Some("required") => Part::Required,
+        Some("drivers") => Part::Drivers,
+        Some(other) => {
+            eprintln!("cuda_timing: --part takes `required` or `drivers`, not `{other}`");
+            std::process::exit(2);
+        }
+    };
     let cuda = match Cuda::new() {
         Ok(c) => c,
         Err(e) => {
@@ -130,6 +158,6 @@ fn main() {
     println!("device: {}", cuda.device_name());
     println!("| op | dtype | median ms |");
     println!("|---|---|---|");
-    table::<f64>(&cuda, |x| x, quick);
-    table::<f32>(&cuda, |x| x as f32, quick);
+    table::<f64>(&cuda, |x| x, quick, part);
+    table::<f32>(&cuda, |x| x as f32, quick, part);
 }

@@ -51,7 +51,9 @@ impl TestProvider for Blas {
 /// `name::cpu` and `name::blas`, which call it with `Cpu::default()` and
 /// `Blas::default()` (the `blas` feature, on by default), and with the
 /// `cuda` feature `name::cuda`, which calls it with `CudaStaged` — or
-/// prints `skipped: <reason>` and passes when there is no GPU. To run a suite on a threaded exec, build the provider
+/// prints `skipped: <reason>` and passes when there is no GPU (fails under
+/// `LINDIFF_REQUIRE_CUDA=1`), and skips, printed, a suite stopped by an op
+/// the device reports `Unsupported` (see `cuda::run_suite`). To run a suite on a threaded exec, build the provider
 /// inside it with `P::with_exec(…)`. Filter one provider's runs with
 /// `cargo test -- ::blas`.
 ///
@@ -75,10 +77,7 @@ macro_rules! providers {
             #[cfg(feature = "cuda")]
             #[test]
             fn cuda() {
-                match $crate::cuda::CudaStaged::available() {
-                    Ok(provider) => super::$suite(&provider),
-                    Err(why) => println!("skipped: {why}"),
-                }
+                $crate::cuda::run_suite(|provider| super::$suite(provider))
             }
         }
     )*};

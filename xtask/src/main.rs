@@ -16,6 +16,7 @@
 
 mod cuda;
 mod embedded;
+mod nvrtc;
 mod web;
 
 use std::process::{Command, ExitCode};
@@ -36,9 +37,10 @@ fn main() -> ExitCode {
         Some("browser") => web::browser(),
         Some("node") => web::node_tests(),
         Some("cuda-check") => cuda::check(),
+        Some("nvrtc") => nvrtc::test(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ and print the GPU run call"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ and print the GPU run call\n  nvrtc     fetch NVRTC 13 (PyPI wheel, cached) and compile the CUDA kernels with it (also run by test)"
             );
             return ExitCode::from(2);
         }
@@ -133,6 +135,7 @@ fn test() -> Step {
     };
     timed("toolchain", &ensure_toolchain)?;
     timed("cuda (no GPU)", &cuda::test)?;
+    timed("nvrtc 13 compile", &nvrtc::test)?;
     timed("rustfmt", &|| run("cargo", &["fmt", "--all", "--", "--check"]))?;
     timed("clippy", &|| run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     timed("tests", &|| run("cargo", &["test", "--workspace", "--no-fail-fast"]))?;

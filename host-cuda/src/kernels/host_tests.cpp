@@ -61,6 +61,27 @@ static void nonfinite() {
     check(flags[0] == 0 && flags[1] == 1, "nonfinite_flags: per item");
 }
 
+// 2x2 items, column-major: item 0 has inf above the diagonal (a_01), item 1
+// below it (a_10), item 2 on the diagonal. Lower reads 0 and 1 -> (0, 1, 1);
+// upper -> (1, 0, 1); unit lower skips the diagonal -> (0, 1, 0). herm
+// zeroes the diagonal's imaginary part, off-diagonal untouched.
+static void nonfinite_tri() {
+    double z = 0;
+    double inf = 1.0 / z;
+    double x[12] = {1, 2, inf, 4, 1, inf, 3, 4, inf, 2, 3, 4};
+    int f[3] = {7, 7, 7};
+    nonfinite_tri_impl<double>(f, x, 2, 1, 0, 0, 3);
+    check(f[0] == 0 && f[1] == 1 && f[2] == 1, "nonfinite_tri: lower");
+    nonfinite_tri_impl<double>(f, x, 2, 2, 0, 0, 3);
+    check(f[0] == 1 && f[1] == 0 && f[2] == 1, "nonfinite_tri: upper");
+    nonfinite_tri_impl<double>(f, x, 2, 1, 1, 0, 3);
+    check(f[0] == 0 && f[1] == 1 && f[2] == 0, "nonfinite_tri: unit lower skips the diagonal");
+    c64 h[4] = {{1, 5}, {2, 3}, {2, -3}, {4, -1}};
+    int g[1] = {7};
+    nonfinite_tri_impl<c64>(g, h, 2, 1, 0, 1, 1);
+    check(g[0] == 0 && h[0].im == 0 && h[3].im == 0 && h[1].im == 3 && h[2].im == -3, "nonfinite_tri: herm diagonal real");
+}
+
 // eigh, V = I (2x2). Tied w = (1, 1) with gV = e0 e1^T: ah(V^H gV)_01 =
 // (1 - 0)/2 = 0.5 against a norm of 1 -> fails, "tie" on v (code 1 + 0 + 0).
 // Separated w = (1, 2): passes. Tied, symmetric gV: ah = (1 - 1)/2 = 0
@@ -138,6 +159,7 @@ int main() {
     eig_real_sort();
     eig_complex();
     nonfinite();
+    nonfinite_tri();
     eigh_gauge();
     svd_gauge();
     kept_rank();

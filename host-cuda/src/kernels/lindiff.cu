@@ -33,6 +33,11 @@ template <class R> struct make<cx<R> > { __device__ static cx<R> of(R r, R i) { 
 template <class T> __device__ inline T from_parts(typename real_of<T>::type r, typename real_of<T>::type i) { return make<T>::of(r, i); }
 template <class T> __device__ inline T zero() { return from_parts<T>(0, 0); }
 template <class T> __device__ inline T one() { return from_parts<T>(1, 0); }
+// +infinity from its bit pattern: NVRTC has no INFINITY macro (no <cmath>).
+template <class R> struct inf_bits;
+template <> struct inf_bits<float> { __device__ static float value() { return __int_as_float(0x7f800000); } };
+template <> struct inf_bits<double> { __device__ static double value() { return __longlong_as_double(0x7ff0000000000000LL); } };
+template <class R> __device__ inline R infinity() { return inf_bits<R>::value(); }
 
 template <class R> __device__ inline cx<R> operator+(cx<R> a, cx<R> b) { return make<cx<R> >::of(a.re + b.re, a.im + b.im); }
 template <class R> __device__ inline cx<R> operator-(cx<R> a, cx<R> b) { return make<cx<R> >::of(a.re - b.re, a.im - b.im); }
@@ -209,7 +214,7 @@ template <class T> __device__ void reduce_impl(int code, T* y, const T* x, Walk 
             for (i64 e = 0; e < core.count; ++e) acc = acc + x[locate(core, v, e, &row, &col)];
             y[b] = acc;
         } else {
-            R acc = code == 1 ? R(-INFINITY) : R(INFINITY);
+            R acc = code == 1 ? -infinity<R>() : infinity<R>();
             for (i64 e = 0; e < core.count; ++e) {
                 R val = re(x[locate(core, v, e, &row, &col)]);
                 bool nan = val != val;
@@ -351,7 +356,7 @@ template <class T> __device__ void lu_det_impl(int mode, T* det_or_sign, typenam
                 logabs_sum += log_of(mag);
             }
             det_or_sign[b] = singular ? zero<T>() : sign;
-            logabs[b] = singular ? R(-INFINITY) : logabs_sum;
+            logabs[b] = singular ? -infinity<R>() : logabs_sum;
         }
     }
 }
@@ -386,6 +391,25 @@ template <class T> __device__ void nonfinite_flags_impl(int* flags, const T* x, 
     GRID_LOOP(b, batch) {
         int bad = 0;
         for (i64 e = 0; e < per_item; ++e) if (!finite_of(x[b * per_item + e])) { bad = 1; break; }
+        flags[b] = bad;
+    }
+}
+
+// Flags (flags[b] = 1) the items of the contiguous batch of n x n matrices
+// at x with NaN or infinity in the part a routine reads: part 1 the lower
+// triangle, 2 the upper one, the diagonal left out when unit. herm = 1
+// first zeroes the imaginary part of the diagonal in place (a Hermitian
+// matrix's convention, DESIGN.md), which a real dtype ignores.
+template <class T> __device__ void nonfinite_tri_impl(int* flags, T* x, i64 n, int part, int unit, int herm, i64 batch) {
+    GRID_LOOP(b, batch) {
+        T* a = x + b * n * n;
+        int bad = 0;
+        for (i64 j = 0; j < n; ++j) {
+            if (herm) a[j + j * n] = from_parts<T>(re(a[j + j * n]), 0);
+            i64 lo = part == 1 ? (unit ? j + 1 : j) : 0;
+            i64 hi = part == 1 ? n : (unit ? j : j + 1);
+            for (i64 i = lo; i < hi && !bad; ++i) if (!finite_of(a[i + j * n])) bad = 1;
+        }
         flags[b] = bad;
     }
 }
@@ -636,6 +660,7 @@ extern "C" __global__ void qr_sign_##SUF(T* q, i64 m, i64 qcols, i64 sq, T* r, i
 extern "C" __global__ void permute_rows_##SUF(int mode, T* y, const T* x, const i64* perm, i64 n, i64 r, i64 batch) { permute_rows_impl<T>(mode, y, x, perm, n, r, batch); } \
 extern "C" __global__ void lu_det_##SUF(int mode, T* d, R* logabs, const T* lu, const i64* ipiv, i64 n, i64 batch) { lu_det_impl<T>(mode, d, logabs, lu, ipiv, n, batch); } \
 extern "C" __global__ void nonfinite_flags_##SUF(int* flags, const T* x, i64 per_item, i64 batch) { nonfinite_flags_impl<T>(flags, x, per_item, batch); } \
+extern "C" __global__ void nonfinite_tri_##SUF(int* flags, T* x, i64 n, int part, int unit, int herm, i64 batch) { nonfinite_tri_impl<T>(flags, x, n, part, unit, herm, batch); } \
 extern "C" __global__ void svd_gauge_##SUF(int* code, const T* u, const R* s, const T* vh, const T* gu, const R* gs, const T* gvh, T* c, i64 m, i64 n, i64 k, i64 batch) { svd_gauge_impl<T>(code, u, s, vh, gu, gs, gvh, c, m, n, k, batch); } \
 extern "C" __global__ void eigh_gauge_##SUF(int* code, const T* v, const R* w, const R* gw, const T* gv, i64 n, i64 batch) { eigh_gauge_impl<T>(code, v, w, gw, gv, n, batch); } \
 extern "C" __global__ void kept_rank_##SUF(i64* rank, const R* s, i64 k, i64 batch, int mode, i64 count, double atol, double rtol) { kept_rank_impl<R>(rank, s, k, batch, mode, count, atol, rtol); } \

@@ -152,8 +152,20 @@ pub(crate) fn zero(gpu: &Gpu, dst: u64, bytes: usize) -> Result<()> {
 }
 
 /// Host scratch some 64-bit cuSOLVER routines ask for (usually none).
+/// Hand it back through [`release_host`], not by dropping it: the queued
+/// routines may still use it.
 pub(crate) fn host_scratch(bytes: usize) -> Vec<u8> {
     vec![0u8; bytes]
+}
+
+/// Frees host scratch after the stream has finished with it (synchronises
+/// when there is any).
+pub(crate) fn release_host(gpu: &Gpu, host: Vec<u8>) -> Result<()> {
+    if !host.is_empty() {
+        gpu.sync()?;
+    }
+    drop(host);
+    Ok(())
 }
 
 /// An `i32` size for a 32-bit cuSOLVER/cuBLAS API, or `Unsupported`.
@@ -187,6 +199,117 @@ pub(crate) fn first_nonfinite(
     first_failure(gpu, flags, batch, scratch)
 }
 
+/// Which part of an n×n matrix [`first_nonfinite_tri`] checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// `i ≥ j`.
+    Lower = 1,
+    /// `i ≤ j`.
+    Upper = 2,
+}
+
+/// As [`first_nonfinite`] for the contiguous batch of n×n matrices at `x`,
+/// reading only the triangle `part` (without the diagonal when `unit`).
+/// `hermitian` first zeroes the imaginary part of each diagonal entry in
+/// place (DESIGN.md: a Hermitian input's diagonal is read as real), so `x`
+/// must then be workspace or output memory, never an input.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn first_nonfinite_tri(
+    gpu: &Gpu,
+    suffix: &str,
+    x: u64,
+    n: usize,
+    batch: usize,
+    (part, unit, hermitian): (Part, bool, bool),
+    flags: u64,
+    scratch: u64,
+) -> Result<Option<usize>> {
+    if batch == 0 || n == 0 {
+        return Ok(None);
+    }
+    let kernel = format!("nonfinite_tri_{suffix}");
+    let (part, unit, herm) = (part as i32, i32::from(unit), i32::from(hermitian));
+    launch!(gpu, kernel, batch, [flags, x, n as i64, part, unit, herm, batch as i64])?;
+    first_failure(gpu, flags, batch, scratch)
+}
+
+/// `cusolver rejected argument N (info = -N)` for N in 1..=24.
+const REJECTED: [&str; 24] = [
+    "rejected argument 1 (info = -1)",
+    "rejected argument 2 (info = -2)",
+    "rejected argument 3 (info = -3)",
+    "rejected argument 4 (info = -4)",
+    "rejected argument 5 (info = -5)",
+    "rejected argument 6 (info = -6)",
+    "rejected argument 7 (info = -7)",
+    "rejected argument 8 (info = -8)",
+    "rejected argument 9 (info = -9)",
+    "rejected argument 10 (info = -10)",
+    "rejected argument 11 (info = -11)",
+    "rejected argument 12 (info = -12)",
+    "rejected argument 13 (info = -13)",
+    "rejected argument 14 (info = -14)",
+    "rejected argument 15 (info = -15)",
+    "rejected argument 16 (info = -16)",
+    "rejected argument 17 (info = -17)",
+    "rejected argument 18 (info = -18)",
+    "rejected argument 19 (info = -19)",
+    "rejected argument 20 (info = -20)",
+    "rejected argument 21 (info = -21)",
+    "rejected argument 22 (info = -22)",
+    "rejected argument 23 (info = -23)",
+    "rejected argument 24 (info = -24)",
+];
+
+/// The error for a negative cuSOLVER `info`: the routine rejected argument
+/// `-info` (a lindiff bug or a size it does not take, never a property of
+/// the matrix), as `InvalidOption { option: "cusolver", … }`.
+pub(crate) fn rejected(op: &'static str, info: i32) -> Error {
+    let why = usize::try_from(-(info as i64))
+        .ok()
+        .and_then(|i| REJECTED.get(i.wrapping_sub(1)))
+        .copied()
+        .unwrap_or("rejected an argument (info < -24)");
+    Error::InvalidOption { op, option: "cusolver", why }
+}
+
+/// Checks cuSOLVER's `info` words (`batch` i32 at `info`, `scratch` one
+/// i64): `Ok` when all are 0; for the lowest failing item `b`, a negative
+/// word is [`rejected`], a positive one `positive(b)` (the op's typed
+/// error). Synchronises the stream.
+pub(crate) fn check_info(
+    gpu: &Gpu,
+    op: &'static str,
+    info: u64,
+    batch: usize,
+    scratch: u64,
+    positive: impl FnOnce(usize) -> Error,
+) -> Result<()> {
+    let Some(b) = first_failure(gpu, info, batch, scratch)? else { return Ok(()) };
+    let word = read_i32(gpu, info + (b * 4) as u64)?;
+    Err(if word < 0 { rejected(op, word) } else { positive(b) })
+}
+
+/// Fails with [`rejected`] when cuSOLVER answered a negative `info` (for a
+/// routine whose positive `info` is no error: getrf's singular U, getrs).
+/// Argument errors depend on sizes and options, shared by every item, so
+/// the lowest nonzero item tells.
+pub(crate) fn reject_negative(
+    gpu: &Gpu,
+    op: &'static str,
+    info: u64,
+    batch: usize,
+    scratch: u64,
+) -> Result<()> {
+    let Some(b) = first_failure(gpu, info, batch, scratch)? else { return Ok(()) };
+    let word = read_i32(gpu, info + (b * 4) as u64)?;
+    if word < 0 {
+        Err(rejected(op, word))
+    } else {
+        Ok(())
+    }
+}
+
 /// Reads one `i32` of device memory at `at` (synchronises the stream).
 pub(crate) fn read_i32(gpu: &Gpu, at: u64) -> Result<i32> {
     let mut v = [0i32; 1];
@@ -197,4 +320,24 @@ pub(crate) fn read_i32(gpu: &Gpu, at: u64) -> Result<i32> {
     }
     gpu.sync()?;
     Ok(v[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_info_names_the_rejected_argument() {
+        let e = rejected("cholesky", -4);
+        assert_eq!(e.to_string(), "cholesky: option `cusolver` rejected argument 4 (info = -4)");
+        assert!(matches!(
+            rejected("qr", -24),
+            Error::InvalidOption { why: "rejected argument 24 (info = -24)", .. }
+        ));
+        assert!(matches!(
+            rejected("qr", -25),
+            Error::InvalidOption { why: "rejected an argument (info < -24)", .. }
+        ));
+        assert!(matches!(rejected("qr", i32::MIN), Error::InvalidOption { .. }));
+    }
 }

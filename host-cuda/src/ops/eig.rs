@@ -16,7 +16,7 @@
 //! `NonConvergence`, lowest batch index.
 
 use super::common::{
-    first_failure, first_nonfinite, gather, host_scratch, matrix_dims, non_convergence, output_ptr,
+    check_info, first_nonfinite, gather, host_scratch, matrix_dims, non_convergence, output_ptr,
     workspace_base,
 };
 use crate::carve::Layout;
@@ -163,9 +163,7 @@ pub(crate) fn run<T: CudaScalar>(
             ))?;
         }
     }
-    if let Some(b) = first_failure(gpu, info, batch, at(p.fail))? {
-        return Err(non_convergence(name, b));
-    }
+    check_info(gpu, name, info, batch, at(p.fail), |b| non_convergence(name, b))?;
     // A non-finite result is a failed iteration (host-cpu's rule).
     let real = T::REAL_SUFFIX;
     if let Some(b) = first_nonfinite(gpu, real, w, 2 * n, batch, info, at(p.fail))? {

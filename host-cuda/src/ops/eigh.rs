@@ -4,8 +4,8 @@
 //! eigenvalues; the eigenvectors get the canonical phase on the device.
 
 use super::common::{
-    first_failure, gather, host_scratch, int, map_view, matrix_dims, non_convergence, output_ptr,
-    workspace_base,
+    check_info, first_nonfinite_tri, gather, host_scratch, int, map_view, matrix_dims, non_convergence,
+    output_ptr, release_host, workspace_base, Part,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -15,7 +15,7 @@ use crate::nvrtc::{launch, View, Walk};
 use crate::scalar::CudaScalar;
 use crate::DeviceBuffer;
 use cudarc::cusolver::sys as solver;
-use lindiff_core::{Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
 
 /// The largest n `?syevjBatched` takes.
 pub const BATCHED_MAX: usize = 32;
@@ -122,6 +122,11 @@ pub(crate) fn run<T: CudaScalar>(
     let ts = size_of::<T>();
     let (a, w, info) = (at(p.a), at(p.w), at(p.info));
     gather(gpu, a, &inputs[0], ty)?;
+    // The routines read the lower triangle: check it, its diagonal made real.
+    let lower = (Part::Lower, false, true);
+    if let Some(b) = first_nonfinite_tri(gpu, T::SUFFIX, a, n, batch, lower, info, at(p.fail))? {
+        return Err(Error::NonFinite { op: name, arg: "a", batch_index: b });
+    }
     if n > 0 && batch > 0 {
         if p.batched {
             // SAFETY: a (n×n) and w (n) per item, contiguous; work as queried.
@@ -165,10 +170,9 @@ pub(crate) fn run<T: CudaScalar>(
                     ))?;
                 }
             }
+            release_host(gpu, host)?;
         }
-        if let Some(b) = first_failure(gpu, info, batch, at(p.fail))? {
-            return Err(non_convergence(name, b));
-        }
+        check_info(gpu, name, info, batch, at(p.fail), |b| non_convergence(name, b))?;
     }
     if let Some(dst) = output_ptr(outputs, 0) {
         let (walk, view) = (Walk::new(&[n, batch]), View::contiguous(&[n, batch]));

@@ -5,7 +5,8 @@
 //! lowest failing batch item.
 
 use super::common::{
-    first_failure, gather, host_scratch, input_ptr, matrix_dims, output_ptr, workspace_base,
+    check_info, first_nonfinite, first_nonfinite_tri, gather, host_scratch, input_ptr, matrix_dims,
+    output_ptr, reject_negative, release_host, workspace_base, Part,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -151,7 +152,27 @@ fn getrf<T: CudaScalar>(
             ))?;
         }
     }
-    Ok(())
+    release_host(gpu, host)
+}
+
+/// `Error::NonFinite` on `a` when an item of the gathered copy at `x`
+/// (`per_item` elements each) holds NaN or ∞ (flags in the info words).
+#[allow(clippy::too_many_arguments)]
+fn nonfinite_a(
+    gpu: &Gpu,
+    sfx: &str,
+    x: u64,
+    per_item: usize,
+    batch: usize,
+    r: &Regions,
+    base: u64,
+    op: &'static str,
+) -> Result<()> {
+    let (flags, fail) = (base + r.info as u64, base + r.fail as u64);
+    match first_nonfinite(gpu, sfx, x, per_item, batch, flags, fail)? {
+        Some(b) => Err(Error::NonFinite { op, arg: "a", batch_index: b }),
+        None => Ok(()),
+    }
 }
 
 /// `perm` (m per item) from ipiv (k per item).
@@ -180,6 +201,11 @@ pub(crate) fn run<T: CudaScalar>(
         LinalgOp::Cholesky(_) => {
             let Some(l) = output_ptr(outputs, 0) else { return Ok(()) };
             gather(gpu, l, &inputs[0], ty)?;
+            // potrf reads the lower triangle: check it, its diagonal made real.
+            let lower = (Part::Lower, false, true);
+            if let Some(b) = first_nonfinite_tri(gpu, sfx, l, n, batch, lower, at(r.info), at(r.fail))? {
+                return Err(Error::NonFinite { op: name, arg: "a", batch_index: b });
+            }
             let mut host = host_scratch(r.host_bytes);
             for b in 0..batch {
                 // SAFETY: item b of `l` is n×n contiguous; buffers as queried.
@@ -201,9 +227,11 @@ pub(crate) fn run<T: CudaScalar>(
                     ))?;
                 }
             }
-            if let Some(b) = first_failure(gpu, at(r.info), batch, at(r.fail))? {
-                return Err(Error::NotPositiveDefinite { op: name, arg: "a", batch_index: b });
-            }
+            check_info(gpu, name, at(r.info), batch, at(r.fail), |b| Error::NotPositiveDefinite {
+                op: name,
+                arg: "a",
+                batch_index: b,
+            })?;
             // Keep the lower triangle (the diagonal as is), zero the rest.
             let (walk, view) = (Walk::new(&[n, n, batch]), View::contiguous(&[n, n, batch]));
             super::common::map_view(gpu, 15, l, l, ty, ty, walk, view, 1.0, [0; 4])
@@ -211,7 +239,9 @@ pub(crate) fn run<T: CudaScalar>(
         LinalgOp::Lu(_) => {
             let work = at(r.work);
             gather(gpu, work, &inputs[0], ty)?;
+            nonfinite_a(gpu, sfx, work, m * n, batch, &r, base, name)?;
             getrf::<T>(gpu, work, m, n, batch, at(r.ipiv), at(r.info), &r, base)?;
+            reject_negative(gpu, name, at(r.info), batch, at(r.fail))?;
             if let Some(perm) = output_ptr(outputs, 0) {
                 perm_from_ipiv(gpu, perm, at(r.ipiv), m, k, batch)?;
             }
@@ -235,16 +265,19 @@ pub(crate) fn run<T: CudaScalar>(
                 }
             };
             gather(gpu, lu, &inputs[0], ty)?;
+            nonfinite_a(gpu, sfx, lu, m * n, batch, &r, base, name)?;
             getrf::<T>(gpu, lu, m, n, batch, at(r.ipiv), at(r.info), &r, base)?;
             if let Some(perm) = output_ptr(outputs, perm_at) {
                 perm_from_ipiv(gpu, perm, at(r.ipiv), m, k, batch)?;
             }
             if !solve {
-                return Ok(());
+                return reject_negative(gpu, name, at(r.info), batch, at(r.fail));
             }
-            if let Some(b) = first_failure(gpu, at(r.info), batch, at(r.fail))? {
-                return Err(Error::Singular { op: name, arg: "a", batch_index: b });
-            }
+            check_info(gpu, name, at(r.info), batch, at(r.fail), |b| Error::Singular {
+                op: name,
+                arg: "a",
+                batch_index: b,
+            })?;
             let Some(x) = output_ptr(outputs, 0) else { return Ok(()) };
             gather(gpu, x, &inputs[1], ty)?;
             let nrhs = inputs[1].desc.meta.shape.dims()[1];
@@ -269,7 +302,7 @@ pub(crate) fn run<T: CudaScalar>(
                     ))?;
                 }
             }
-            Ok(())
+            reject_negative(gpu, name, at(r.info), batch, at(r.fail))
         }
         LinalgOp::LuSolvePrepared(LuSolvePrepared(mat_op)) => {
             let Some(x) = output_ptr(outputs, 0) else { return Ok(()) };
@@ -325,8 +358,10 @@ pub(crate) fn run<T: CudaScalar>(
         LinalgOp::Det(_) | LinalgOp::Slogdet(_) => {
             let work = at(r.work);
             gather(gpu, work, &inputs[0], ty)?;
+            nonfinite_a(gpu, sfx, work, n * n, batch, &r, base, name)?;
             if n > 0 {
                 getrf::<T>(gpu, work, n, n, batch, at(r.ipiv), at(r.info), &r, base)?;
+                reject_negative(gpu, name, at(r.info), batch, at(r.fail))?;
             }
             let mode: i32 = if matches!(op, LinalgOp::Det(_)) { 0 } else { 1 };
             let Some(first) = output_ptr(outputs, 0) else { return Ok(()) };

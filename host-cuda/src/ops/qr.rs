@@ -3,7 +3,7 @@
 //! `qr_sign` makes diag(R) real and ≥ 0 on the device (Q compensates).
 
 use super::common::{
-    first_failure, gather, host_scratch, int, map_view, matrix_dims, output_ptr, workspace_base,
+    check_info, first_nonfinite, gather, host_scratch, int, map_view, matrix_dims, output_ptr, workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -14,7 +14,7 @@ use crate::scalar::CudaScalar;
 use crate::DeviceBuffer;
 use cudarc::cusolver::sys as solver;
 use lindiff_core::op::{Qr, QrMode};
-use lindiff_core::{Input, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, Input, Output, Result, TensorDesc, WorkspaceReq};
 
 const NAME: &str = "qr";
 
@@ -123,6 +123,9 @@ pub(crate) fn run<T: CudaScalar>(
     let ts = size_of::<T>();
     let (a, tau) = (at(p.a), at(p.tau));
     gather(gpu, a, &inputs[0], ty)?;
+    if let Some(b) = first_nonfinite(gpu, T::SUFFIX, a, m * n, batch, at(p.info), at(p.fail))? {
+        return Err(Error::NonFinite { op: "qr", arg: "a", batch_index: b });
+    }
     super::common::zero(gpu, at(p.info), 4 * batch)?;
     let mut host = host_scratch(p.host_bytes);
     if k > 0 {
@@ -203,11 +206,12 @@ pub(crate) fn run<T: CudaScalar>(
             }
         }
     }
-    if let Some(b) = first_failure(gpu, at(p.info), batch, at(p.fail))? {
-        // geqrf/orgqr report only invalid arguments through info.
-        let _ = b;
-        return Err(crate::error::unavailable("cuSOLVER's geqrf/orgqr rejected an argument (info < 0)"));
-    }
+    // geqrf/orgqr report only invalid arguments (info < 0) through info.
+    check_info(gpu, "qr", at(p.info), batch, at(p.fail), |_| Error::InvalidOption {
+        op: "qr",
+        option: "cusolver",
+        why: "answered info > 0, which geqrf/orgqr never do",
+    })?;
     // diag(R) real ≥ 0; Q's columns compensate. Without R, the sign still
     // follows R's diagonal, read from the factored matrix.
     let kernel = format!("qr_sign_{}", T::SUFFIX);

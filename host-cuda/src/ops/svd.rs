@@ -13,7 +13,8 @@
 //! Singular values come out descending from every routine.
 
 use super::common::{
-    first_failure, host_scratch, int, map, map_view, matrix_dims, non_convergence, output_ptr, workspace_base,
+    check_info, first_nonfinite, host_scratch, int, map, map_view, matrix_dims, non_convergence, output_ptr,
+    workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -297,6 +298,20 @@ pub(crate) fn run_at<T: CudaScalar>(
     if sh.batch == 0 {
         return Ok(());
     }
+    // k = 0 (m or n is 0): no singular values, nothing for cuSOLVER; the
+    // full SVD's U (m×m) and Vᴴ (n×n) complete an empty basis: identities.
+    if sh.k == 0 {
+        if matches!(op, LinalgOp::SvdFull(_)) {
+            let kernel = format!("eye_{}", T::SUFFIX);
+            for (out, side) in [(dst[0], sh.m), (dst[2], sh.n)] {
+                if let Some(out) = out {
+                    let count = side * side * sh.batch;
+                    launch!(gpu, kernel, count, [out, count as i64, side as i64])?;
+                }
+            }
+        }
+        return Ok(());
+    }
     // The work matrix: `a`, or `aᴴ` when wide.
     let a = at(r.a);
     if sh.transposed {
@@ -307,6 +322,9 @@ pub(crate) fn run_at<T: CudaScalar>(
     let (mw, nw, k) = (sh.mw, sh.nw, sh.k);
     let (u, v, s) = (at(r.u), at(r.v), at(r.s));
     let info = at(r.info);
+    if let Some(b) = first_nonfinite(gpu, T::SUFFIX, a, mw * nw, sh.batch, info, at(r.fail))? {
+        return Err(lindiff_core::Error::NonFinite { op: name, arg: "a", batch_index: b });
+    }
     let buffer = at(r.buffer);
     let mut host = host_scratch(r.host_bytes);
     if k > 0 {
@@ -432,9 +450,7 @@ pub(crate) fn run_at<T: CudaScalar>(
                 }
             }
         }
-        if let Some(b) = first_failure(gpu, info, sh.batch, at(r.fail))? {
-            return Err(non_convergence(name, b));
-        }
+        check_info(gpu, name, info, sh.batch, at(r.fail), |b| non_convergence(name, b))?;
     }
     // Singular values (real, descending from every routine).
     if let Some(dst) = dst[1] {

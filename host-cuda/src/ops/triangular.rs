@@ -2,7 +2,9 @@
 //! starts as a contiguous copy of `b` and is solved in place; `a` is
 //! gathered into the workspace when not contiguous.
 
-use super::common::{gather, input_ptr, int, matrix_dims, output_ptr, workspace_base};
+use super::common::{
+    first_nonfinite_tri, gather, input_ptr, int, matrix_dims, output_ptr, workspace_base, Part,
+};
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::blas_status;
@@ -11,14 +13,18 @@ use crate::scalar::CudaScalar;
 use crate::DeviceBuffer;
 use cudarc::cublas::sys as blas;
 use lindiff_core::op::{Diagonal, Side, Triangle, TriangularSolve};
-use lindiff_core::{Input, MatOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, Input, MatOp, Output, Result, TensorDesc, WorkspaceReq};
 
 const NAME: &str = "triangular_solve";
 
-fn layout<T: CudaScalar>(a: &TensorDesc) -> (Layout, Option<usize>) {
+/// The workspace: `a`'s contiguous copy when it is strided, then the
+/// non-finite flags (one i32 per item) and one i64 of scratch.
+fn layout<T: CudaScalar>(a: &TensorDesc) -> (Layout, Option<usize>, usize, usize) {
     let mut l = Layout::new();
     let at = (!a.is_contiguous()).then(|| l.array::<T>(a.meta.shape.numel().unwrap_or(0)));
-    (l, at)
+    let flags = l.array::<i32>(matrix_dims(a).2.max(1));
+    let fail = l.array::<i64>(1);
+    (l, at, flags, fail)
 }
 
 pub(crate) fn workspace<T: CudaScalar>(inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
@@ -33,10 +39,11 @@ pub(crate) fn run<T: CudaScalar>(
     ws: &mut DeviceBuffer<'_>,
 ) -> Result<()> {
     let o = op.0;
-    let (_, a_at) = layout::<T>(inputs[0].desc);
+    let (_, a_at, flags, fail) = layout::<T>(inputs[0].desc);
+    let base = workspace_base(ws);
     let a = match a_at {
         Some(off) => {
-            let dst = workspace_base(ws) + off as u64;
+            let dst = base + off as u64;
             gather(gpu, dst, &inputs[0], T::DTYPE)?;
             dst
         }
@@ -48,6 +55,17 @@ pub(crate) fn run<T: CudaScalar>(
     let (rows, cols, _) = matrix_dims(inputs[1].desc);
     if rows == 0 || cols == 0 || batch == 0 {
         return Ok(());
+    }
+    // The triangle trsm reads (without the diagonal when unit); read only,
+    // `a` may be the caller's input.
+    let part = match o.triangle {
+        Triangle::Lower => Part::Lower,
+        Triangle::Upper => Part::Upper,
+    };
+    let check = (part, o.diagonal == Diagonal::Unit, false);
+    let (flags, fail) = (base + flags as u64, base + fail as u64);
+    if let Some(b) = first_nonfinite_tri(gpu, T::SUFFIX, a, n, batch, check, flags, fail)? {
+        return Err(Error::NonFinite { op: NAME, arg: "a", batch_index: b });
     }
     let side = match o.side {
         Side::Left => blas::cublasSideMode_t::CUBLAS_SIDE_LEFT,

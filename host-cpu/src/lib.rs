@@ -14,8 +14,22 @@
 //!   column real and positive).
 //! * SVD guard: faer's divide-and-conquer SVD (min(m, n) ≥ 128) is checked
 //!   with probe vectors ([`svd_guard`]) and redone with the QR algorithm if
-//!   inaccurate. With the `svd-qr-only` feature every SVD uses the QR
-//!   algorithm (no divide and conquer, no guard; firmware uses it).
+//!   inaccurate.
+//! * `svd-jacobi` feature (for small matrices, firmware): every SVD — and
+//!   pinv, polar, lstsq, low_rank_approx, adjugate, which run on it — uses
+//!   lindiff's own one-sided Jacobi SVD (Hestenes: cyclic sweeps of plane
+//!   rotations on the columns of A, or of Aᴴ when A is wide, until every
+//!   pair is orthogonal to √m·ε; complex pairs by the complex rotation)
+//!   instead of faer's, whatever the `SvdDriver`; same conventions, same
+//!   errors (`NonFinite` naming `a`, `NonConvergence` after 30 sweeps), all
+//!   in the op's workspace. Why: faer 0.24 has no public entry to its
+//!   bidiagonal QR iteration, and its divide and conquer is linked even
+//!   where it never runs; with the bidiagonalisation and Householder code
+//!   they are 46 KiB of the f32 firmware's Cortex-M .text, the Jacobi SVD a
+//!   few KiB. Cost O(m·n²) per sweep with 6–10 sweeps: fine up to a few
+//!   dozen columns, slow for large matrices (leave it off there). Jacobi
+//!   is accurate: orthogonality and reconstruction to rounding, and high
+//!   relative accuracy of small singular values for column-graded A.
 //!
 //! Without the `std` feature the crate is `no_std` (faer then needs a
 //! `#[global_allocator]` to link, and its GEMM allocates above 16³-sized

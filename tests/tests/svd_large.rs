@@ -1,9 +1,9 @@
 //! The SVD at sizes where faer's default is divide and conquer (min(m, n) ≥
 //! 128), with the default driver and with `SvdDriver::QrIteration`: known
 //! spectrum, reconstruction, orthonormality. Run also with lindiff-cpu's
-//! `svd-qr-only` feature (`cargo test -p lindiff-tests --features
-//! lindiff-cpu/svd-qr-only --test svd --test svd_large`, part of `cargo
-//! xtask embedded`), where the default driver is QR iteration as well.
+//! `svd-jacobi` feature (`cargo test -p lindiff-tests --features
+//! lindiff-cpu/svd-jacobi --test svd --test svd_large`, part of `cargo
+//! xtask embedded`), where every driver is the one-sided Jacobi SVD.
 
 use lindiff_core::op::{Svd, SvdDriver, SvdOptions};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};

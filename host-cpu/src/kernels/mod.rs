@@ -22,6 +22,7 @@ mod lu;
 mod qr;
 mod recombine;
 mod svd;
+mod svd_jacobi;
 mod triangular_solve;
 
 use crate::batch::Kernel;

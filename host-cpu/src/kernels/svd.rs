@@ -1,11 +1,13 @@
 //! SVD kernels (`svd`, `svd_vals`, `svd_full`, `svd_truncated`) over faer,
 //! with the output conventions (Vᴴ, real descending values, canonical
-//! phases) and the divide-and-conquer accuracy guard.
+//! phases) and the divide-and-conquer accuracy guard; with the `svd-jacobi`
+//! feature, over the one-sided Jacobi SVD of [`super::svd_jacobi`] instead.
 
 use super::columns::copy_mat;
 use super::finite::all_finite;
 use super::gauge::canonicalize_pairs;
 use super::recombine::{kept_by_truncation, set_rank};
+use super::svd_jacobi;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use crate::svd_guard;
@@ -25,17 +27,15 @@ fn qr_only_params<T: Field>() -> Spec<SvdParams, T> {
     Spec::new(p)
 }
 
-/// `true` when this build never uses faer's divide and conquer (the
-/// `svd-qr-only` feature): every SVD runs the bidiagonal QR iteration, and
-/// since the choice is a compile-time constant, the divide-and-conquer code
-/// and the guard that checks it are not linked.
-const QR_ONLY: bool = cfg!(feature = "svd-qr-only");
+/// `true` when every SVD of this build runs lindiff's one-sided Jacobi SVD
+/// (the `svd-jacobi` feature) rather than faer's: a compile-time constant,
+/// so faer's SVD, its divide and conquer and the guard are not linked.
+const JACOBI: bool = cfg!(feature = "svd-jacobi");
 
 /// The faer parameters of an SVD with these options and outputs: QR
-/// iteration where asked for (or where this build allows nothing else),
-/// faer's defaults otherwise.
+/// iteration where asked for, faer's defaults otherwise.
 fn params_for<T: Field>(opts: &SvdOptions, with_vectors: bool) -> Spec<SvdParams, T> {
-    if QR_ONLY || !with_vectors || opts.driver == SvdDriver::QrIteration {
+    if !with_vectors || opts.driver == SvdDriver::QrIteration {
         qr_only_params::<T>()
     } else {
         Default::default()
@@ -44,10 +44,10 @@ fn params_for<T: Field>(opts: &SvdOptions, with_vectors: bool) -> Spec<SvdParams
 
 /// `true` when faer's default parameters would use divide and conquer for an
 /// m×n SVD with vectors (its bidiagonal size is min(m, n)); never in a
-/// `svd-qr-only` build.
+/// `svd-jacobi` build.
 pub(crate) fn uses_divide_and_conquer(m: usize, n: usize) -> bool {
     let p: SvdParams = faer::Auto::<f64>::auto();
-    !QR_ONLY && m.min(n) >= p.recursion_threshold
+    !JACOBI && m.min(n) >= p.recursion_threshold
 }
 
 /// Which factors an SVD computes.
@@ -106,8 +106,12 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     let k = m.min(n);
     let (ucols, vcols) = shape.cols(m, n);
     let (fu, fv) = shape.faer();
-    // Values only: faer always uses the QR algorithm there.
-    let main = svd_scratch::<T>(m, n, fu, fv, par, params_for::<T>(opts, shape != Shape::Values));
+    let main = if JACOBI {
+        svd_jacobi::scratch::<T>(m, n, ucols, vcols)
+    } else {
+        // Values only: faer always uses the QR algorithm there.
+        svd_scratch::<T>(m, n, fu, fv, par, params_for::<T>(opts, shape != Shape::Values))
+    };
     let fallback = if guarded(opts, shape, m, n) {
         svd_scratch::<T>(m, n, fu, fv, par, qr_only_params::<T>()).or(svd_guard::scratch::<T>(m, n, k))
     } else {
@@ -135,11 +139,39 @@ pub(super) fn compute<T: Field>(
     let k = m.min(n);
     let (ucols, vcols) = shape.cols(m, n);
     // SAFETY (all three temporaries): faer writes `s` and thin U/V without
-    // reading them; full U/V are zero-filled below before faer reads them.
+    // reading them, and full U/V are zero-filled before faer reads them; the
+    // Jacobi SVD writes every entry of all three before reading it.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
     let (mut u, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, ucols, stack) };
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, vcols, stack) };
     let (mut s, mut u, mut v) = (s.as_mat_mut(), u.as_mat_mut(), v.as_mat_mut());
+    let with_vectors = shape != Shape::Values;
+    let with_v = with_vectors && shape != Shape::ThinLeft;
+    if JACOBI {
+        svd_jacobi::svd(a, s.rb_mut().col_mut(0), u.rb_mut(), v.rb_mut(), stack)?;
+    } else {
+        faer_svd(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
+    }
+    if with_vectors {
+        canonicalize_pairs(u.rb_mut(), v.rb_mut(), k);
+        write(Some(u), s.rb(), with_v.then_some(v));
+    } else {
+        write(None, s.rb(), None);
+    }
+    Ok(())
+}
+
+/// faer's SVD of `a` into `s`, `u`, `v` (shaped for `shape`), with the
+/// divide-and-conquer guard and its QR fallback where they apply.
+fn faer_svd<T: Field>(
+    a: MatRef<'_, T>,
+    opts: &SvdOptions,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    (mut s, mut u, mut v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
+) -> Result<(), Failure> {
+    let (m, n) = (a.nrows(), a.ncols());
     if shape == Shape::Full {
         // faer reads part of a full U (tall) or V (wide) before writing it.
         u.fill(T::zero());
@@ -171,12 +203,6 @@ pub(super) fn compute<T: Field>(
             v.fill(T::zero());
         }
         run(qr_only_params::<T>(), s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
-    }
-    if with_vectors {
-        canonicalize_pairs(u.rb_mut(), v.rb_mut(), k);
-        write(Some(u), s.rb(), with_v.then_some(v));
-    } else {
-        write(None, s.rb(), None);
     }
     Ok(())
 }

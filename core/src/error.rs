@@ -307,6 +307,72 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The variant's name (`"NonFinite"`, `"Unsupported"`, …): with
+    /// [`Error::op`], a report of the error that needs no `core::fmt`
+    /// (firmware that prints `&str` pieces does not link the message
+    /// formatting of [`fmt::Display`], nor core's integer printing).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Error::Arity { .. } => "Arity",
+            Error::Rank { .. } => "Rank",
+            Error::NotSquare { .. } => "NotSquare",
+            Error::DimMismatch { .. } => "DimMismatch",
+            Error::BatchMismatch { .. } => "BatchMismatch",
+            Error::ShapeMismatch { .. } => "ShapeMismatch",
+            Error::OutOfBounds { .. } => "OutOfBounds",
+            Error::DType { .. } => "DType",
+            Error::Empty { .. } => "Empty",
+            Error::Overflow { .. } => "Overflow",
+            Error::TooManyDims { .. } => "TooManyDims",
+            Error::InvalidOption { .. } => "InvalidOption",
+            Error::Buffer { .. } => "Buffer",
+            Error::OutOfMemory { .. } => "OutOfMemory",
+            Error::NonFinite { .. } => "NonFinite",
+            Error::NotPositiveDefinite { .. } => "NotPositiveDefinite",
+            Error::Singular { .. } => "Singular",
+            Error::NonConvergence { .. } => "NonConvergence",
+            Error::Unsupported { .. } => "Unsupported",
+            Error::ProviderUnavailable { .. } => "ProviderUnavailable",
+            Error::Capacity { .. } => "Capacity",
+            Error::Program { .. } => "Program",
+            Error::UnsupportedDerivative { .. } => "UnsupportedDerivative",
+            Error::NotDifferentiable { .. } => "NotDifferentiable",
+        }
+    }
+
+    /// The op the error names (`None` for the errors that name none: an
+    /// allocator's, a provider's, a program's, a full capacity).
+    pub const fn op(&self) -> Option<&'static str> {
+        match self {
+            Error::Arity { op, .. }
+            | Error::Rank { op, .. }
+            | Error::NotSquare { op, .. }
+            | Error::DimMismatch { op, .. }
+            | Error::BatchMismatch { op, .. }
+            | Error::ShapeMismatch { op, .. }
+            | Error::OutOfBounds { op, .. }
+            | Error::DType { op, .. }
+            | Error::Empty { op, .. }
+            | Error::Overflow { op, .. }
+            | Error::TooManyDims { op, .. }
+            | Error::InvalidOption { op, .. }
+            | Error::Buffer { op, .. }
+            | Error::NonFinite { op, .. }
+            | Error::NotPositiveDefinite { op, .. }
+            | Error::Singular { op, .. }
+            | Error::NonConvergence { op, .. }
+            | Error::Unsupported { op, .. }
+            | Error::UnsupportedDerivative { op, .. }
+            | Error::NotDifferentiable { op, .. } => Some(op),
+            Error::OutOfMemory { .. }
+            | Error::ProviderUnavailable { .. }
+            | Error::Capacity { .. }
+            | Error::Program { .. } => None,
+        }
+    }
+}
+
 impl From<TooManyDims> for Error {
     fn from(e: TooManyDims) -> Error {
         Error::TooManyDims { op: "shape", arg: "dims", rank: e.rank }
@@ -417,3 +483,28 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    #[test]
+    fn kind_and_op_name_the_variant_and_its_op() {
+        let e = Error::NonConvergence { op: "svd", batch_index: 2 };
+        assert_eq!((e.kind(), e.op()), ("NonConvergence", Some("svd")));
+        let e = Error::Unsupported { op: "eigh", provider: "cpu", why: "off" };
+        assert_eq!((e.kind(), e.op()), ("Unsupported", Some("eigh")));
+        let e = Error::Capacity { what: "program instructions", capacity: 4 };
+        assert_eq!((e.kind(), e.op()), ("Capacity", None));
+        // The kind is the variant's name, as `Debug` writes it.
+        for e in [
+            Error::Program { why: "x" },
+            Error::OutOfMemory { bytes: 1, align: 1, available: 0 },
+            Error::NotDifferentiable { op: "svd", output: "u", why: "w" },
+            Error::Singular { op: "solve", arg: "a", batch_index: 0 },
+        ] {
+            assert!(format!("{e:?}").starts_with(e.kind()), "{e:?}");
+        }
+    }
+}

@@ -13,7 +13,9 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::TensorMeta;
 
-/// Which algorithm computes the SVD.
+/// Which algorithm computes the SVD. (A lindiff-cpu built with its
+/// `svd-jacobi` feature, for small matrices on firmware, runs its one-sided
+/// Jacobi SVD whatever the driver.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SvdDriver {
     /// The provider's fastest accurate choice (faer: divide and conquer from

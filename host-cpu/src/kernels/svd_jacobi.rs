@@ -271,8 +271,11 @@ mod tests {
         })
     }
 
-    /// Runs [`svd`] with both factors full or thin and returns (U, s, V).
-    fn run<T: Field>(a: MatRef<'_, T>, full: bool) -> Result<(Mat<T>, Vec<f64>, Mat<T>), Failure> {
+    /// U, s, V.
+    type Factors<T> = (Mat<T>, Vec<f64>, Mat<T>);
+
+    /// Runs [`svd`] with both factors full or thin.
+    fn run<T: Field>(a: MatRef<'_, T>, full: bool) -> Result<Factors<T>, Failure> {
         let (m, n) = (a.nrows(), a.ncols());
         let k = m.min(n);
         let (uc, vc) = if full { (m, n) } else { (k, k) };

@@ -171,29 +171,32 @@ pub fn singular_values<T: RealScalar>(n: usize, s: &mut [T]) {
 /// L_ii = 2 + i/4, L_ij = (−1)^(i+j) / (1 + i + j) below the diagonal.
 pub fn cholesky_factor<T: RealScalar, const CAP: usize>(n: usize) -> Mat<T, CAP> {
     let mut l = Mat::zeros(n);
+    // In T, not f64 (soft-float division in the f32 build); every value is
+    // exact or one correctly rounded quotient, as through f64.
     for j in 0..n {
-        l.set(j, j, T::from_f64(2.0 + 0.25 * j as f64));
+        l.set(j, j, T::from_usize(8 + j) / T::from_usize(4));
         for i in j + 1..n {
-            let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
-            l.set(i, j, T::from_f64(sign / (1 + i + j) as f64));
+            let sign = if (i + j) % 2 == 0 { T::one() } else { -T::one() };
+            l.set(i, j, sign / T::from_usize(1 + i + j));
         }
     }
     l
 }
 
 /// A fixed vector: v_i = f(i) for a few simple patterns.
+/// In T, not f64, like [`cholesky_factor`].
 pub fn vector<T: RealScalar>(n: usize, pattern: usize, v: &mut [T]) {
+    let (one, i_over) = (T::one(), |i: usize, d: usize| T::from_usize(i) / T::from_usize(d));
     for (i, vi) in v.iter_mut().enumerate().take(n) {
-        let x = match pattern {
-            0 => 1.0 - 0.25 * i as f64,
-            1 => (if i % 2 == 0 { 0.5 } else { -1.5 }) + 0.125 * i as f64,
-            _ => 1.0 / (1 + i) as f64,
+        *vi = match pattern {
+            0 => one - i_over(i, 4),
+            1 => (if i % 2 == 0 { i_over(1, 2) } else { -i_over(3, 2) }) + i_over(i, 8),
+            _ => one / T::from_usize(1 + i),
         };
-        *vi = T::from_f64(x);
     }
 }
 
-/// max |got_i − want_i| as f64.
-pub fn max_abs_diff<T: RealScalar>(got: &[T], want: &[T]) -> f64 {
-    got.iter().zip(want).map(|(g, w)| (*g - *w).to_f64().abs()).fold(0.0, f64::max)
+/// max |got_i − want_i|.
+pub fn max_abs_diff<T: RealScalar>(got: &[T], want: &[T]) -> T {
+    got.iter().zip(want).map(|(g, w)| (*g - *w).abs()).fold(T::zero(), T::max_real)
 }

@@ -15,24 +15,24 @@
 //! * `left-out op`: eigh, whose op family this firmware does not link
 //!   (shapes, rules, kernels), is a clean `Error::Unsupported` naming it.
 //!
-//! The gradients run on the Cortex-M4F only: on the Cortex-M3 the AD code
-//! does not fit the 256 KiB flash beside the kernels, nor reverse mode's
-//! stack (≥ 120 KiB) the 64 KiB RAM (README "Embedded").
+//! The gradients run on the Cortex-M4F only: on the Cortex-M3 reverse
+//! mode's stack (≥ 120 KiB) does not fit the 64 KiB RAM (README
+//! "Embedded"; the flash, since the Jacobi SVD, might hold the AD code).
 
 use crate::dense::{self, max_abs_diff, Mat};
 use crate::programs::{self, meta};
-use crate::sci::Sci;
-use core::fmt;
+use crate::text::Line;
 use core::mem::MaybeUninit;
 use lindiff_core::ir::Program;
 use lindiff_core::{Arena, Error, Host, HostData, Input, Memory, RealScalar, TensorDesc};
 use lindiff_cpu::Cpu;
 
 /// Where report lines go (semihosting on the target), and the stack
-/// meter of the machine.
+/// meter of the machine. Lines are written through [`Line`], never
+/// `core::fmt`.
 pub trait Sink {
-    /// Writes one line.
-    fn line(&mut self, args: fmt::Arguments<'_>);
+    /// Writes a piece of a line (a line ends with `\n`).
+    fn put(&mut self, bytes: &[u8]);
     /// Starts a stack measurement (nothing where the stack is not measured).
     fn stack_mark(&mut self) {}
     /// Peak stack bytes since the last [`Sink::stack_mark`], if measured.
@@ -74,18 +74,20 @@ pub struct Report<'s, S: Sink> {
 
 impl<S: Sink> Report<'_, S> {
     /// max |got − want| ≤ tol · max(max |want|, 1), reported on one line.
+    /// In T: f64 arithmetic in the f32 build would link soft-float
+    /// division and comparisons.
     fn compare<T: RealScalar>(&mut self, name: &str, got: &[T], want: &[T]) {
-        let scale = want.iter().map(|w| w.to_f64().abs()).fold(1.0, f64::max);
+        let scale = want.iter().map(|w| w.abs()).fold(T::one(), T::max_real);
         let err = max_abs_diff(got, want) / scale;
-        let ok = got.len() == want.len() && err <= self.tol;
+        let ok = got.len() == want.len() && err <= T::from_f64(self.tol);
         let verdict = self.count(ok);
-        self.sink.line(format_args!("  {verdict} {name:<40} rel err {}", Sci { value: err, decimals: 2 }));
+        Line::new(self.sink).s("  ").s(verdict).s(" ").padded(name, 40).s(" rel err ").sci(err, 2).end();
     }
 
     /// A yes/no check, reported on one line.
     fn verdict(&mut self, name: &str, ok: bool) {
         let verdict = self.count(ok);
-        self.sink.line(format_args!("  {verdict} {name}"));
+        Line::new(self.sink).s("  ").s(verdict).s(" ").s(name).end();
     }
 
     fn count(&mut self, ok: bool) -> &'static str {
@@ -132,11 +134,15 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
     pub fn run(mut self) -> Result<Outcome, Failed> {
         let n = self.n;
         let tol = self.report.tol;
-        self.report.sink.line(format_args!(
-            "lindiff embedded: {}, n = {n}, tolerance {} relative to the largest expected entry",
-            T::DTYPE,
-            Sci { value: tol, decimals: 1 }
-        ));
+        Line::new(self.report.sink)
+            .s("lindiff embedded: ")
+            .s(T::DTYPE.name())
+            .s(", n = ")
+            .n(n)
+            .s(", tolerance ")
+            .sci(T::from_f64(tol), 1)
+            .s(" relative to the largest expected entry")
+            .end();
         self.measured("svd", Self::svd)?;
         self.measured("solve", Self::solve)?;
         self.measured("cholesky", Self::cholesky)?;
@@ -159,7 +165,7 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         self.report.sink.stack_mark();
         run(self).map_err(|error| Failed { check, error })?;
         if let Some(bytes) = self.report.sink.stack_peak() {
-            self.report.sink.line(format_args!("{check}: stack {bytes} bytes"));
+            Line::new(self.report.sink).s(check).s(": stack ").n(bytes).s(" bytes").end();
             let peak = self.report.outcome.peak_stack.get_or_insert(0);
             *peak = (*peak).max(bytes);
         }
@@ -237,7 +243,14 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         let ok = matches!(error, Some(Error::Unsupported { op: "eigh", .. }));
         self.report.verdict("eigh not linked: Error::Unsupported", ok);
         if let Some(e) = error {
-            self.report.sink.line(format_args!("       ({e})"));
+            let line = Line::new(self.report.sink).s("       (");
+            let line = match e {
+                Error::Unsupported { op, provider, why } => {
+                    line.s(op).s(": not supported by provider ").s(provider).s(": ").s(why)
+                }
+                other => error_line(line, &other),
+            };
+            line.s(")").end();
         }
         Ok(())
     }
@@ -345,7 +358,14 @@ fn execute<T: RealScalar, S: Sink, const I: usize, const V: usize>(
     let compiled = program.compile(&cpu, &refs)?;
     let peak = compiled.peak_bytes();
     report.outcome.peak_arena = report.outcome.peak_arena.max(peak);
-    report.sink.line(format_args!("{name}: {} ops, arena {peak} bytes", program.instrs().len()));
+    Line::new(report.sink)
+        .s(name)
+        .s(": ")
+        .n(program.instrs().len())
+        .s(" ops, arena ")
+        .n(peak)
+        .s(" bytes")
+        .end();
     let inputs: heapless::Vec<Input<'_, Host>, 4> = params
         .iter()
         .zip(&descs)
@@ -362,4 +382,14 @@ fn execute<T: RealScalar, S: Sink, const I: usize, const V: usize>(
     }
     check(report, &views);
     Ok(())
+}
+
+/// Writes `error` as its kind and the op it names (`NonFinite in svd`):
+/// the firmware does not link the error's `Display` (see [`crate::text`]).
+pub fn error_line<'s, S: Sink>(line: Line<'s, S>, error: &Error) -> Line<'s, S> {
+    let line = line.s(error.kind());
+    match error.op() {
+        Some(op) => line.s(" in ").s(op),
+        None => line,
+    }
 }

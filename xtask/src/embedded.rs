@@ -1,8 +1,8 @@
 //! `cargo xtask embedded`: builds the bare-metal firmware in `embedded/`
 //! (its own workspace) for each configuration, runs it under QEMU, and
 //! checks each exit status — including the runs that must fail: a wrong
-//! expectation (`break-expectation`) and a problem size whose SVD makes
-//! faer allocate (the always-failing allocator must stop it). Prints flash
+//! expectation (`break-expectation`) and a problem size where faer
+//! allocates (the always-failing allocator must stop it). Prints flash
 //! and static RAM (from the ELF section headers), arena and stack figures.
 //! Also lints and tests lindiff-core with only the firmware's op families
 //! (`op-*` features), the configuration the firmware links, and runs the
@@ -91,7 +91,9 @@ const CONFIGS: &[Config] = &[
         exit: 0,
         marker: "PASSED",
     },
-    // …and the first where faer's SVD does: the refusing allocator stops it.
+    // …and the first where faer does (its LU in the solve; the firmware's
+    // SVD, lindiff's Jacobi SVD, never allocates): the refusing allocator
+    // stops it.
     Config {
         name: "M4F f32 33×33 (faer allocates)",
         machine: M4F,

@@ -152,6 +152,9 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             println!("skipped: {e}");
+            if let Some(log) = lindiff_cuda::compile_log() {
+                println!("NVRTC log:\n{log}");
+            }
             std::process::exit(if require { 2 } else { 0 });
         }
     };

@@ -71,6 +71,7 @@
 
 mod arena;
 pub mod carve;
+mod codes;
 mod context;
 mod error;
 mod memory;
@@ -81,6 +82,7 @@ mod scalar;
 
 pub use arena::{DeviceArena, DeviceMemory};
 pub use context::{Cuda, CudaOptions};
+pub use error::code_name;
 pub use memory::{Device, DeviceBuffer, DeviceData};
 pub use nvrtc::compile_log;
 pub use scalar::CudaScalar;

@@ -326,7 +326,10 @@ pub(crate) fn run_at<T: CudaScalar>(
         return Err(lindiff_core::Error::NonFinite { op: name, arg: "a", batch_index: b });
     }
     let buffer = at(r.buffer);
-    let mut host = host_scratch(r.host_bytes);
+    // Xgesvdp's host output h_err_sigma (shared by the items, unread),
+    // declared before `host` so that it outlives host's synchronising drop.
+    let mut err_sigma = [0f64; 1];
+    let mut host = host_scratch(gpu, r.host_bytes);
     if k > 0 {
         match sh.routine {
             Routine::JacobiBatched => {
@@ -417,7 +420,6 @@ pub(crate) fn run_at<T: CudaScalar>(
             }
             Routine::Polar => {
                 for b in 0..sh.batch {
-                    let mut err_sigma = 0f64;
                     // SAFETY: as above; U mw×ucols, V nw×vcols per item.
                     unsafe {
                         solver_status(solver::cusolverDnXgesvdp(
@@ -444,12 +446,13 @@ pub(crate) fn run_at<T: CudaScalar>(
                             host.as_mut_ptr().cast(),
                             r.host_bytes,
                             (info + (b * 4) as u64) as _,
-                            &mut err_sigma,
+                            err_sigma.as_mut_ptr(),
                         ))?;
                     }
                 }
             }
         }
+        host.release()?;
         check_info(gpu, name, info, sh.batch, at(r.fail), |b| non_convergence(name, b))?;
     }
     // Singular values (real, descending from every routine).

@@ -1,11 +1,14 @@
 //! The SVD family (`svd`, `svd_vals`, `svd_full`) on cuSOLVER, driver by
-//! size and [`SvdDriver`]:
+//! size and [`SvdDriver`] ([`routine`]):
 //!
-//! * many small matrices (both dims ≤ 32), `Auto`/`Jacobi`: one
-//!   `?gesvdjBatched` call for the whole batch;
-//! * otherwise `Auto`/`Jacobi`/`DivideAndConquer`: `?gesvdj` per matrix
-//!   (cuSOLVER has no divide-and-conquer SVD);
-//! * `QrIteration`: `cusolverDnXgesvd`; `Polar`: `cusolverDnXgesvdp`.
+//! * both dims ≤ 32 ([`BATCHED_MAX`]), every driver but `QrIteration` and
+//!   `Polar`: one `?gesvdjBatched` call for the whole batch;
+//! * larger, `Auto` and `DivideAndConquer` (cuSOLVER has no
+//!   divide-and-conquer SVD): `cusolverDnXgesvd` per matrix — the reference's
+//!   gesvdj-whenever-≤ 1024 rule measured 2.9–5× slower than gesvd
+//!   (SPEC.md §7), so `Auto` uses Jacobi only where it is batched;
+//! * `Jacobi`: `?gesvdj` per matrix; `QrIteration`: `cusolverDnXgesvd`;
+//!   `Polar`: `cusolverDnXgesvdp` (the explicit overrides).
 //!
 //! The routines want m ≥ n (Xgesvd, Xgesvdp), so a wide matrix is solved as
 //! its adjoint and the factors swapped. U and V are made canonical on the
@@ -44,13 +47,19 @@ pub enum Routine {
     Polar,
 }
 
-/// The routine for an m×n batch (shared by `workspace` and `run_into`).
+/// The routine for an m×n batch (shared by `workspace` and `run_into`):
+/// `?gesvdjBatched` when m, n ≤ [`BATCHED_MAX`] (all drivers but the
+/// `QrIteration`/`Polar` overrides), else `Xgesvd` for `Auto` and
+/// `DivideAndConquer`, `?gesvdj` for `Jacobi`. The size rule is to be tuned
+/// from the device check's timing rows (`cuda_timing`: Auto and each
+/// driver at 4096²).
 pub fn routine(driver: SvdDriver, m: usize, n: usize) -> Routine {
     match driver {
         SvdDriver::QrIteration => Routine::QrIteration,
         SvdDriver::Polar => Routine::Polar,
         _ if m <= BATCHED_MAX && n <= BATCHED_MAX => Routine::JacobiBatched,
-        _ => Routine::Jacobi,
+        SvdDriver::Jacobi => Routine::Jacobi,
+        _ => Routine::QrIteration,
     }
 }
 

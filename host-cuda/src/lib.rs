@@ -26,7 +26,7 @@
 //!
 //! | op | runs on |
 //! |---|---|
-//! | `svd`, `svd_vals`, `svd_full` | `?gesvdjBatched` for m, n ≤ 32 (whole batch in one call); else `?gesvdj` (`Auto`, `Jacobi`, `DivideAndConquer`), `Xgesvd` (`SvdDriver::QrIteration`), `Xgesvdp` (`SvdDriver::Polar`); wide input solved as its adjoint; `canonical_pairs` kernel |
+//! | `svd`, `svd_vals`, `svd_full` | `?gesvdjBatched` for m, n ≤ 32 (whole batch in one call); else `Xgesvd` (`Auto`, `DivideAndConquer`, `QrIteration`), `?gesvdj` (`SvdDriver::Jacobi`), `Xgesvdp` (`SvdDriver::Polar`); `QrIteration`/`Polar` override at every size; wide input solved as its adjoint; `canonical_pairs` kernel |
 //! | `qr` | `Xgeqrf` + `?orgqr`/`?ungqr`; `qr_sign` kernel (diag(R) ≥ 0) |
 //! | `eigh`, `eigh_vals` | `?syevjBatched`/`?heevjBatched` for n ≤ 32; else `Xsyevd`; `canonical_pairs` kernel |
 //! | `cholesky` | `Xpotrf` (info → `NotPositiveDefinite`, lowest batch index); `map` kernel zeroes the upper triangle |
@@ -71,6 +71,7 @@
 
 mod arena;
 pub mod carve;
+mod codes;
 mod context;
 mod error;
 mod memory;
@@ -81,6 +82,7 @@ mod scalar;
 
 pub use arena::{DeviceArena, DeviceMemory};
 pub use context::{Cuda, CudaOptions};
+pub use error::code_name;
 pub use memory::{Device, DeviceBuffer, DeviceData};
 pub use nvrtc::compile_log;
 pub use scalar::CudaScalar;
@@ -132,7 +134,11 @@ mod tests {
         use lindiff_core::op::SvdDriver;
         use ops::svd::{routine, Routine};
         assert_eq!(routine(SvdDriver::Auto, 8, 8), Routine::JacobiBatched);
-        assert_eq!(routine(SvdDriver::Auto, 33, 8), Routine::Jacobi);
+        assert_eq!(routine(SvdDriver::Auto, 33, 8), Routine::QrIteration);
+        assert_eq!(routine(SvdDriver::Auto, 4096, 4096), Routine::QrIteration);
+        assert_eq!(routine(SvdDriver::DivideAndConquer, 64, 64), Routine::QrIteration);
+        assert_eq!(routine(SvdDriver::Jacobi, 8, 8), Routine::JacobiBatched);
+        assert_eq!(routine(SvdDriver::Jacobi, 64, 64), Routine::Jacobi);
         assert_eq!(routine(SvdDriver::QrIteration, 8, 8), Routine::QrIteration);
         assert_eq!(routine(SvdDriver::Polar, 4096, 4096), Routine::Polar);
     }

@@ -3,10 +3,10 @@
 //! the `launch!` macro with the [`Walk`]/[`View`] records the kernels read strided
 //! tensors by.
 
-use crate::error::{driver, unavailable};
+use crate::error::{driver, nvrtc};
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
-use lindiff_core::{Result, TensorDesc, MAX_RANK};
+use lindiff_core::{Error, Result, TensorDesc, MAX_RANK};
 use std::sync::OnceLock;
 
 /// The kernel source (CUDA C++, one template per kernel, one `extern "C"`
@@ -104,27 +104,40 @@ pub const KERNELS: &[&str] = &[
     "first_failure",
 ];
 
-static PTX: OnceLock<core::result::Result<Ptx, String>> = OnceLock::new();
+/// The compiled kernels, or the failure: its error (naming the
+/// `nvrtcResult`) and NVRTC's log.
+static PTX: OnceLock<core::result::Result<Ptx, (Error, String)>> = OnceLock::new();
 
 /// The compiled kernels (compiled by NVRTC on first use, once per process).
 ///
 /// # Errors
-/// [`Error::ProviderUnavailable`](lindiff_core::Error) when NVRTC rejects
-/// the source (the log is kept in [`compile_log`]).
+/// [`Error::ProviderUnavailable`] naming the `nvrtcResult` (e.g. "NVRTC
+/// failed: NVRTC_ERROR_COMPILATION") when NVRTC rejects the source; the log
+/// is kept in [`compile_log`].
 pub(crate) fn ptx() -> Result<Ptx> {
     let compiled = PTX.get_or_init(|| {
         let opts = CompileOptions { options: vec!["--std=c++17".into()], ..Default::default() };
-        compile_ptx_with_opts(SOURCE, opts).map_err(|e| format!("{e:?}"))
+        compile_ptx_with_opts(SOURCE, opts).map_err(|e| {
+            use cudarc::nvrtc::CompileError as C;
+            match e {
+                C::CompileError { nvrtc: code, log, .. } => (nvrtc(code), log.to_string_lossy().into_owned()),
+                C::CreationError(code)
+                | C::GetLogError(code)
+                | C::GetPtxError(code)
+                | C::DestroyError(code) => {
+                    (nvrtc(code), String::from("(no log: NVRTC failed outside the compilation)"))
+                }
+            }
+        })
     });
-    compiled
-        .clone()
-        .map_err(|_| unavailable("NVRTC could not compile the kernels (see lindiff_cuda::compile_log)"))
+    compiled.clone().map_err(|(e, _)| e)
 }
 
-/// NVRTC's message when the kernels failed to compile in this process,
-/// `None` when they compiled or were not compiled yet.
+/// NVRTC's log when the kernels failed to compile in this process (print
+/// it on a `Cuda::new` failure naming NVRTC), `None` when they compiled or
+/// were not compiled yet.
 pub fn compile_log() -> Option<String> {
-    PTX.get().and_then(|r| r.as_ref().err().cloned())
+    PTX.get().and_then(|r| r.as_ref().err().map(|(_, log)| log.clone()))
 }
 
 /// The shape a kernel walks: its output's dims (column-major, dim 0

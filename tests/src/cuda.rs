@@ -17,42 +17,124 @@
 //! **Ops the device does not run.** `Cuda::workspace` answers
 //! `Error::Unsupported` for full_piv_lu*, rank_revealing_qr, householder_*
 //! and adjugate (lindiff-cuda's table). `CudaStaged` remembers, per thread,
-//! whether its latest call answered `Unsupported`; when a suite then panics
-//! on that error, [`run_suite`] prints `skipped (unsupported on cuda): …`
-//! and passes. The rest of that suite is not run (the suites are shared
-//! with the host providers and do not branch on the provider); any other
-//! panic fails the test as before.
+//! the `Unsupported` error its latest call answered (its `Display` and
+//! `Debug` text); when a suite then panics with a message containing
+//! either — `panic!("{e}")`, `panic!("{e:?}")`, `.unwrap()`, `.expect(…)` —
+//! [`run_suite`] prints `skipped (unsupported on cuda): …` and passes. The
+//! rest of that suite is not run (the suites are shared with the host
+//! providers and do not branch on the provider); any other panic fails the
+//! test as before.
+//!
+//! **Call budget.** Each `CudaStaged` call is a staged device round trip
+//! (allocation, memset, uploads, the op with its synchronisations,
+//! downloads, free), and some suites make 10⁴–10⁶ provider calls (finite
+//! differences; `cargo test --features calls`, see `calls.rs`): about 5
+//! million in the combined binary. `LINDIFF_CUDA_SUITE_CALLS=N` (the device
+//! check sets it) caps each suite's calls: the call past the cap answers
+//! `ProviderUnavailable` ("the call budget …"), and [`run_suite`] then
+//! prints `stopped at the call budget (N calls): the rest of this suite did
+//! not run` and passes, whatever the suite did with that error. Every suite
+//! ends with a line `cuda: <n> device calls in <t> s` (per-call cost for
+//! sizing the budget).
+//!
+//! **Allocation counts.** The staging (device allocation, upload,
+//! download, the adapter's `Vec`s) runs inside
+//! [`counting::uncounted`](crate::counting::uncounted), the provider's
+//! `run_into` inside [`counted`](crate::counting::counted): a counting
+//! test on the `cuda` arm measures lindiff-cuda's own host allocations per
+//! call (kernel names, cudarc's launch argument lists, host scratch), which
+//! are not zero; the suites print that count for `cuda` instead of
+//! asserting zero.
 
 use lindiff_core::{
     Allocator, Exec, Host, HostBuffer, Input, Memory, Op, Output, Provider, Result, TensorDesc, WorkspaceReq,
 };
 use lindiff_cuda::{Cuda, Device, DeviceArena, DeviceBuffer};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
 static CUDA: OnceLock<core::result::Result<Cuda, String>> = OnceLock::new();
 
+/// The process's provider, or why there is none (with NVRTC's log when the
+/// kernels did not compile).
 fn cuda() -> core::result::Result<&'static Cuda, String> {
-    CUDA.get_or_init(|| Cuda::new().map_err(|e| e.to_string())).as_ref().map_err(Clone::clone)
+    CUDA.get_or_init(|| {
+        Cuda::new().map_err(|e| match lindiff_cuda::compile_log() {
+            Some(log) => format!("{e}\nNVRTC log:\n{log}"),
+            None => e.to_string(),
+        })
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// The `Display` and `Debug` texts of an `Unsupported` answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Answered {
+    display: String,
+    debug: String,
 }
 
 thread_local! {
-    /// The `Unsupported` message of this thread's latest `CudaStaged` call,
+    /// The `Unsupported` error of this thread's latest `CudaStaged` call,
     /// `None` when that call did not answer `Unsupported`.
-    static LAST_UNSUPPORTED: RefCell<Option<String>> = const { RefCell::new(None) };
+    static LAST_UNSUPPORTED: RefCell<Option<Answered>> = const { RefCell::new(None) };
 }
 
 /// Passes `result` through, remembering whether it is `Error::Unsupported`.
 fn note<T>(result: Result<T>) -> Result<T> {
-    let unsupported = match &result {
-        Err(e @ lindiff_core::Error::Unsupported { .. }) => Some(e.to_string()),
-        _ => None,
-    };
-    if let Some(msg) = &unsupported {
-        println!("cuda: {msg}");
-    }
-    LAST_UNSUPPORTED.with(|l| *l.borrow_mut() = unsupported);
+    crate::counting::uncounted(|| {
+        let unsupported = match &result {
+            Err(e @ lindiff_core::Error::Unsupported { .. }) => {
+                Some(Answered { display: e.to_string(), debug: format!("{e:?}") })
+            }
+            _ => None,
+        };
+        if let Some(a) = &unsupported {
+            println!("cuda: {}", a.display);
+        }
+        LAST_UNSUPPORTED.with(|l| *l.borrow_mut() = unsupported);
+    });
     result
+}
+
+/// This thread's suite call budget: calls made, the cap (`None`: none),
+/// and whether a call was refused for it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Budget {
+    used: usize,
+    cap: Option<usize>,
+    spent: bool,
+}
+
+thread_local! {
+    static BUDGET: Cell<Budget> = const { Cell::new(Budget { used: 0, cap: None, spent: false }) };
+}
+
+/// The refusal of a call past the suite's budget.
+const BUDGET_SPENT: lindiff_core::Error = lindiff_core::Error::ProviderUnavailable {
+    provider: "cuda",
+    why: "the call budget of this suite (LINDIFF_CUDA_SUITE_CALLS) is spent",
+};
+
+/// Counts a device call against this thread's budget; `Err` once spent.
+fn charge() -> Result<()> {
+    BUDGET.with(|b| {
+        let mut budget = b.get();
+        if budget.cap.is_some_and(|cap| budget.used >= cap) {
+            budget.spent = true;
+            b.set(budget);
+            return Err(BUDGET_SPENT);
+        }
+        budget.used += 1;
+        b.set(budget);
+        Ok(())
+    })
+}
+
+/// `LINDIFF_CUDA_SUITE_CALLS`, the per-suite call cap (unset: none).
+fn suite_cap() -> Option<usize> {
+    std::env::var("LINDIFF_CUDA_SUITE_CALLS").ok().and_then(|v| v.parse().ok())
 }
 
 /// Whether `LINDIFF_REQUIRE_CUDA=1` (set by `host-cuda/device-check.sh run`).
@@ -65,8 +147,10 @@ fn cuda_required() -> bool {
 /// Without a GPU it prints `skipped: <reason>` (panics instead under
 /// `LINDIFF_REQUIRE_CUDA=1`). When the suite panics right after the
 /// device answered `Error::Unsupported` and the panic names it, prints
-/// `skipped (unsupported on cuda): <error>` and returns; every other panic
-/// is resumed.
+/// `skipped (unsupported on cuda): <error>` and returns; when the suite's
+/// call budget (`LINDIFF_CUDA_SUITE_CALLS`) was spent, prints `stopped at
+/// the call budget …` and returns, panic or not; every other panic is
+/// resumed. Ends with `cuda: <n> device calls in <t> s`.
 pub fn run_suite(suite: impl FnOnce(&CudaStaged)) {
     let provider = match CudaStaged::available() {
         Ok(p) => p,
@@ -79,8 +163,22 @@ pub fn run_suite(suite: impl FnOnce(&CudaStaged)) {
         }
     };
     LAST_UNSUPPORTED.with(|l| *l.borrow_mut() = None);
+    BUDGET.with(|b| b.set(Budget { used: 0, cap: suite_cap(), spent: false }));
+    let start = std::time::Instant::now();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| suite(&provider)));
-    let Err(payload) = outcome else { return };
+    let budget = BUDGET.with(|b| b.replace(Budget::default()));
+    println!("cuda: {} device calls in {:.1} s", budget.used, start.elapsed().as_secs_f64());
+    let stopped_at_budget = || {
+        println!(
+            "stopped at the call budget ({} calls, LINDIFF_CUDA_SUITE_CALLS): the rest of this suite did not run",
+            budget.used
+        )
+    };
+    let payload = match outcome {
+        Ok(()) if budget.spent => return stopped_at_budget(),
+        Ok(()) => return,
+        Err(payload) => payload,
+    };
     let message = payload
         .downcast_ref::<String>()
         .cloned()
@@ -90,6 +188,7 @@ pub fn run_suite(suite: impl FnOnce(&CudaStaged)) {
         Some(unsupported) => {
             println!("skipped (unsupported on cuda): {unsupported}; the rest of this suite did not run")
         }
+        None if budget.spent => stopped_at_budget(),
         None => std::panic::resume_unwind(payload),
     }
 }
@@ -99,7 +198,7 @@ pub fn run_suite(suite: impl FnOnce(&CudaStaged)) {
 /// `None` for every other panic. Clears the record.
 fn unsupported_skip(message: &str) -> Option<String> {
     let last = LAST_UNSUPPORTED.with(|l| l.borrow_mut().take())?;
-    (message.contains("Unsupported") || message.contains("unsupported")).then_some(last)
+    (message.contains(&last.display) || message.contains(&last.debug)).then_some(last.display)
 }
 
 #[cfg(test)]
@@ -112,6 +211,53 @@ mod tests {
             provider: "cuda",
             why: "cuSOLVER has no full-pivot LU",
         }
+    }
+
+    #[test]
+    fn display_and_debug_panics_on_the_unsupported_answer_are_skips() {
+        // `panic!("{e}")`, as ~20 suite sites do (e.g. ad_support.rs).
+        let err = note::<()>(Err(unsupported())).unwrap_err();
+        let panic = format!("{err}");
+        assert!(panic.starts_with("full_piv_lu: not supported by provider cuda"), "{panic}");
+        assert!(unsupported_skip(&panic).is_some_and(|m| m.contains("full_piv_lu")));
+        // `panic!("{e:?}")`.
+        let err = note::<()>(Err(unsupported())).unwrap_err();
+        assert!(unsupported_skip(&format!("{err:?}")).is_some_and(|m| m.contains("full_piv_lu")));
+        // A suite's own context around either form.
+        let err = note::<()>(Err(unsupported())).unwrap_err();
+        assert!(unsupported_skip(&format!("n = 4: {err}")).is_some());
+    }
+
+    #[test]
+    fn a_panic_on_another_error_is_no_skip() {
+        // The latest call answered Unsupported, but the suite panicked on
+        // another error (Display or Debug form): no skip.
+        let _ = note::<()>(Err(unsupported()));
+        let other = lindiff_core::Error::NonFinite { op: "lu", arg: "a", batch_index: 0 };
+        assert_eq!(unsupported_skip(&format!("{other}")), None);
+        let _ = note::<()>(Err(unsupported()));
+        assert_eq!(unsupported_skip(&format!("{other:?}")), None);
+        // Another Unsupported error than the one answered (another op).
+        let _ = note::<()>(Err(unsupported()));
+        let adjugate =
+            lindiff_core::Error::Unsupported { op: "adjugate", provider: "cuda", why: "not written" };
+        assert_eq!(unsupported_skip(&format!("{adjugate}")), None);
+        // The panic names the error, but the latest call was not it.
+        let err = note::<()>(Err(unsupported())).unwrap_err();
+        let _ = note::<()>(Err(other));
+        assert_eq!(unsupported_skip(&format!("{err}")), None);
+    }
+
+    #[test]
+    fn the_call_budget_refuses_past_the_cap_and_remembers() {
+        BUDGET.with(|b| b.set(Budget { used: 0, cap: Some(2), spent: false }));
+        assert!(charge().is_ok() && charge().is_ok());
+        assert_eq!(charge(), Err(BUDGET_SPENT));
+        let budget = BUDGET.with(|b| b.replace(Budget::default()));
+        assert!(budget.spent && budget.used == 2);
+        // No cap: never refused.
+        assert!((0..1000).all(|_| charge().is_ok()));
+        assert!(!BUDGET.with(Cell::get).spent);
     }
 
     #[test]
@@ -186,13 +332,19 @@ impl Provider for CudaStaged {
         outputs: &mut [Option<Output<'_, 'm, Host>>],
         _workspace: &mut HostBuffer<'m>,
     ) -> Result<()> {
+        if let Err(e) = charge() {
+            return note(Err(e));
+        }
         // SAFETY: forwarded under the caller's guarantees.
-        note(unsafe { self.staged_run(op, inputs, outputs) })
+        let result = crate::counting::uncounted(|| unsafe { self.staged_run(op, inputs, outputs) });
+        note(result)
     }
 }
 
 impl CudaStaged {
-    /// `run_into` proper: upload, run on the device, download.
+    /// `run_into` proper: upload, run on the device, download. Called
+    /// inside `counting::uncounted`; only the provider's `run_into` is
+    /// counted.
     ///
     /// # Safety
     /// As [`Provider::run_into`].
@@ -242,7 +394,7 @@ impl CudaStaged {
         // have the host buffers' sizes at 256-byte alignment, the inputs
         // keep their descriptors over byte-identical copies, and the
         // workspace is what `Cuda::workspace` asked for.
-        unsafe { cuda.run_into(op, &ins, &mut outs, &mut ws)? };
+        crate::counting::counted(|| unsafe { cuda.run_into(op, &ins, &mut outs, &mut ws) })?;
         drop(outs);
         for (out, dev) in outputs.iter_mut().zip(&device_outputs) {
             if let (Some(out), Some(dev)) = (out, dev) {

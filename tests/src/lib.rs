@@ -6,6 +6,8 @@
 //! provider without ever dereferencing its buffers.
 
 pub mod ad;
+#[cfg(feature = "calls")]
+pub mod calls;
 pub mod counting;
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -53,7 +55,9 @@ impl TestProvider for Blas {
 /// `cuda` feature `name::cuda`, which calls it with `CudaStaged` — or
 /// prints `skipped: <reason>` and passes when there is no GPU (fails under
 /// `LINDIFF_REQUIRE_CUDA=1`), and skips, printed, a suite stopped by an op
-/// the device reports `Unsupported` (see `cuda::run_suite`). To run a suite on a threaded exec, build the provider
+/// the device reports `Unsupported` (see `cuda::run_suite`). With the
+/// `calls` feature, `name::calls` runs it on `calls::Counted<Cpu>` and
+/// prints its provider call count. To run a suite on a threaded exec, build the provider
 /// inside it with `P::with_exec(…)`. Filter one provider's runs with
 /// `cargo test -- ::blas`.
 ///
@@ -78,6 +82,11 @@ macro_rules! providers {
             #[test]
             fn cuda() {
                 $crate::cuda::run_suite(|provider| super::$suite(provider))
+            }
+            #[cfg(feature = "calls")]
+            #[test]
+            fn calls() {
+                $crate::calls::run_suite(stringify!($suite), |provider| super::$suite(provider))
             }
         }
     )*};

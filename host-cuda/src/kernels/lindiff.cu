@@ -343,7 +343,7 @@ template <class T> __device__ void lu_det_impl(int mode, T* det_or_sign, typenam
         if (mode == 0) {
             T d = odd ? from_parts<T>(-1, 0) : one<T>();
             for (i64 i = 0; i < n; ++i) d = d * a[i + i * n];
-            det_or_sign[b] = d;
+            if (det_or_sign) det_or_sign[b] = d;
         } else {
             T sign = odd ? from_parts<T>(-1, 0) : one<T>();
             R logabs_sum = 0;
@@ -355,8 +355,9 @@ template <class T> __device__ void lu_det_impl(int mode, T* det_or_sign, typenam
                 sign = sign * scale_by(d, R(1) / mag);
                 logabs_sum += log_of(mag);
             }
-            det_or_sign[b] = singular ? zero<T>() : sign;
-            logabs[b] = singular ? -infinity<R>() : logabs_sum;
+            // Either output may be absent (null): slogdet's sign or logabs alone.
+            if (det_or_sign) det_or_sign[b] = singular ? zero<T>() : sign;
+            if (logabs) logabs[b] = singular ? -infinity<R>() : logabs_sum;
         }
     }
 }

@@ -152,20 +152,62 @@ pub(crate) fn zero(gpu: &Gpu, dst: u64, bytes: usize) -> Result<()> {
 }
 
 /// Host scratch some 64-bit cuSOLVER routines ask for (usually none).
-/// Hand it back through [`release_host`], not by dropping it: the queued
-/// routines may still use it.
-pub(crate) fn host_scratch(bytes: usize) -> Vec<u8> {
-    vec![0u8; bytes]
+/// Queued routines may still use it after they return, so it is never
+/// freed before the stream has finished: [`HostScratch::release`] waits
+/// (and reports a failed wait), and dropping it — an early `?` return
+/// between the launch and the release — waits too.
+pub(crate) struct HostScratch<'g> {
+    gpu: &'g Gpu,
+    bytes: Vec<u8>,
 }
 
-/// Frees host scratch after the stream has finished with it (synchronises
-/// when there is any).
-pub(crate) fn release_host(gpu: &Gpu, host: Vec<u8>) -> Result<()> {
-    if !host.is_empty() {
-        gpu.sync()?;
+/// `bytes` of host scratch for routines queued on `gpu`'s stream.
+pub(crate) fn host_scratch(gpu: &Gpu, bytes: usize) -> HostScratch<'_> {
+    HostScratch { gpu, bytes: vec![0u8; bytes] }
+}
+
+impl HostScratch<'_> {
+    /// The scratch's address for a cuSOLVER call.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.bytes.as_mut_ptr()
     }
-    drop(host);
-    Ok(())
+
+    /// Waits for the stream (when there is any scratch), then frees it.
+    /// When the wait fails the bytes are leaked, not freed: the device
+    /// may not have finished with them.
+    pub(crate) fn release(mut self) -> Result<()> {
+        if self.bytes.is_empty() {
+            return Ok(());
+        }
+        let bytes = core::mem::take(&mut self.bytes);
+        match self.gpu.sync() {
+            Ok(()) => {
+                drop(bytes);
+                Ok(())
+            }
+            Err(e) => {
+                core::mem::forget(bytes);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for HostScratch<'_> {
+    fn drop(&mut self) {
+        if !self.bytes.is_empty() && self.gpu.sync().is_err() {
+            core::mem::forget(core::mem::take(&mut self.bytes));
+        }
+    }
+}
+
+/// Marks every present output written, for an early return on an empty
+/// shape (a zero batch or zero-sized matrices), where every output holds
+/// no elements and nothing is left to write.
+pub(crate) fn empty_outputs_written(outputs: &mut [Option<Output<'_, '_, Device>>]) {
+    for i in 0..outputs.len() {
+        output_ptr(outputs, i);
+    }
 }
 
 /// An `i32` size for a 32-bit cuSOLVER/cuBLAS API, or `Unsupported`.

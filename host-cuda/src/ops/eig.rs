@@ -16,8 +16,8 @@
 //! `NonConvergence`, lowest batch index.
 
 use super::common::{
-    check_info, first_nonfinite, gather, host_scratch, matrix_dims, non_convergence, output_ptr,
-    workspace_base,
+    check_info, empty_outputs_written, first_nonfinite, gather, host_scratch, matrix_dims, non_convergence,
+    output_ptr, workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -121,6 +121,8 @@ pub(crate) fn run<T: CudaScalar>(
     let (_, p) = plan::<T>(gpu, op, inputs[0].desc, wants_v)?;
     let (n, batch) = (p.n, p.batch);
     if n == 0 || batch == 0 {
+        // Every output is empty ([0, batch] values, [0, 0, batch] vectors).
+        empty_outputs_written(outputs);
         return Ok(());
     }
     let base = workspace_base(ws);
@@ -131,7 +133,7 @@ pub(crate) fn run<T: CudaScalar>(
     if let Some(b) = first_nonfinite(gpu, T::SUFFIX, a, n * n, batch, info, at(p.fail))? {
         return Err(Error::NonFinite { op: name, arg: "a", batch_index: b });
     }
-    let mut host = host_scratch(p.host_bytes);
+    let mut host = host_scratch(gpu, p.host_bytes);
     for b in 0..batch {
         // SAFETY: item b of a (n×n, lda n), w (2n real slots), vr (n×n,
         // ldvr n) when vectors are computed; VL not referenced (NOVECTOR,
@@ -163,6 +165,7 @@ pub(crate) fn run<T: CudaScalar>(
             ))?;
         }
     }
+    host.release()?;
     check_info(gpu, name, info, batch, at(p.fail), |b| non_convergence(name, b))?;
     // A non-finite result is a failed iteration (host-cpu's rule).
     let real = T::REAL_SUFFIX;

@@ -5,7 +5,7 @@
 
 use super::common::{
     check_info, first_nonfinite_tri, gather, host_scratch, int, map_view, matrix_dims, non_convergence,
-    output_ptr, release_host, workspace_base, Part,
+    output_ptr, workspace_base, Part,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -146,7 +146,7 @@ pub(crate) fn run<T: CudaScalar>(
                 ))?;
             }
         } else {
-            let mut host = host_scratch(p.host_bytes);
+            let mut host = host_scratch(gpu, p.host_bytes);
             for b in 0..batch {
                 // SAFETY: item b of a and w; buffers as queried.
                 unsafe {
@@ -170,7 +170,7 @@ pub(crate) fn run<T: CudaScalar>(
                     ))?;
                 }
             }
-            release_host(gpu, host)?;
+            host.release()?;
         }
         check_info(gpu, name, info, batch, at(p.fail), |b| non_convergence(name, b))?;
     }

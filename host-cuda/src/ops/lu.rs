@@ -6,7 +6,7 @@
 
 use super::common::{
     check_info, first_nonfinite, first_nonfinite_tri, gather, host_scratch, input_ptr, matrix_dims,
-    output_ptr, reject_negative, release_host, workspace_base, Part,
+    output_ptr, reject_negative, workspace_base, Part,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -127,7 +127,7 @@ fn getrf<T: CudaScalar>(
     r: &Regions,
     base: u64,
 ) -> Result<()> {
-    let mut host = host_scratch(r.host_bytes);
+    let mut host = host_scratch(gpu, r.host_bytes);
     let k = m.min(n);
     for b in 0..batch {
         // SAFETY: item b of `a` is m×n contiguous (lda = m); ipiv holds k
@@ -152,7 +152,7 @@ fn getrf<T: CudaScalar>(
             ))?;
         }
     }
-    release_host(gpu, host)
+    host.release()
 }
 
 /// `Error::NonFinite` on `a` when an item of the gathered copy at `x`
@@ -206,7 +206,7 @@ pub(crate) fn run<T: CudaScalar>(
             if let Some(b) = first_nonfinite_tri(gpu, sfx, l, n, batch, lower, at(r.info), at(r.fail))? {
                 return Err(Error::NonFinite { op: name, arg: "a", batch_index: b });
             }
-            let mut host = host_scratch(r.host_bytes);
+            let mut host = host_scratch(gpu, r.host_bytes);
             for b in 0..batch {
                 // SAFETY: item b of `l` is n×n contiguous; buffers as queried.
                 unsafe {
@@ -227,6 +227,7 @@ pub(crate) fn run<T: CudaScalar>(
                     ))?;
                 }
             }
+            host.release()?;
             check_info(gpu, name, at(r.info), batch, at(r.fail), |b| Error::NotPositiveDefinite {
                 op: name,
                 arg: "a",
@@ -364,13 +365,11 @@ pub(crate) fn run<T: CudaScalar>(
                 reject_negative(gpu, name, at(r.info), batch, at(r.fail))?;
             }
             let mode: i32 = if matches!(op, LinalgOp::Det(_)) { 0 } else { 1 };
-            let Some(first) = output_ptr(outputs, 0) else { return Ok(()) };
+            // Either of slogdet's outputs may be absent (0: the kernel skips it).
+            let first = output_ptr(outputs, 0).unwrap_or(0);
             let logabs = output_ptr(outputs, 1).unwrap_or(0);
-            if mode == 1 && logabs == 0 {
-                return Err(crate::error::unsupported(
-                    name,
-                    "the CUDA provider computes sign and logabsdet together",
-                ));
+            if first == 0 && logabs == 0 {
+                return Ok(());
             }
             let kernel = format!("lu_det_{sfx}");
             launch!(gpu, kernel, batch, [mode, first, logabs, work, at(r.ipiv), n as i64, batch as i64])

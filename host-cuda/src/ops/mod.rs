@@ -39,9 +39,9 @@ pub fn runs(op: &Op) -> Runs {
         Op::Prim(PrimOp::Matmul(_)) => Runs::Library("cublasGemmStridedBatchedEx"),
         Op::Prim(_) => Runs::Kernel("map/zip/reduce/fill/eye/pair_inv/pivot_phase/rank_mask"),
         Op::Linalg(l) => match l {
-            LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
-                Runs::Library("gesvdjBatched (≤32×32) / gesvdj / Xgesvd / Xgesvdp")
-            }
+            LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => Runs::Library(
+                "gesvdjBatched (≤32×32) / Xgesvd (Auto above 32) / gesvdj (Jacobi) / Xgesvdp (Polar)",
+            ),
             LinalgOp::Qr(_) => Runs::Library("Xgeqrf + orgqr/ungqr"),
             LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => {
                 Runs::Library("syevjBatched/heevjBatched (n ≤ 32) / Xsyevd")

@@ -127,7 +127,7 @@ pub(crate) fn run<T: CudaScalar>(
         return Err(Error::NonFinite { op: "qr", arg: "a", batch_index: b });
     }
     super::common::zero(gpu, at(p.info), 4 * batch)?;
-    let mut host = host_scratch(p.host_bytes);
+    let mut host = host_scratch(gpu, p.host_bytes);
     if k > 0 {
         for b in 0..batch {
             // SAFETY: item b of a (m×n) and tau (k), contiguous; buffers as queried.
@@ -152,6 +152,7 @@ pub(crate) fn run<T: CudaScalar>(
             }
         }
     }
+    host.release()?;
     let q = output_ptr(outputs, 0);
     let r = output_ptr(outputs, 1);
     if let Some(r) = r {

@@ -20,7 +20,9 @@
 //! `NonFinite`, checked on the device first (not for `svd_truncated`,
 //! which host-cpu does not check either).
 
-use super::common::{first_nonfinite, gather, matrix_dims, output_ptr, workspace_base};
+use super::common::{
+    empty_outputs_written, first_nonfinite, gather, matrix_dims, output_ptr, workspace_base,
+};
 use super::matmul::{gemm, Gemm};
 use super::svd;
 use crate::carve::Layout;
@@ -117,6 +119,8 @@ pub(crate) fn run<T: CudaScalar>(
     let (_, p) = plan::<T>(gpu, op, &descs)?;
     let (m, n, k, r, batch) = (p.m, p.n, p.k, p.r, p.batch);
     if batch == 0 {
+        // Every output has a zero batch dimension: nothing to write.
+        empty_outputs_written(outputs);
         return Ok(());
     }
     let base = workspace_base(ws);

@@ -1,11 +1,14 @@
 //! The SVD family (`svd`, `svd_vals`, `svd_full`) on cuSOLVER, driver by
-//! size and [`SvdDriver`]:
+//! size and [`SvdDriver`] ([`routine`]):
 //!
-//! * many small matrices (both dims ≤ 32), `Auto`/`Jacobi`: one
-//!   `?gesvdjBatched` call for the whole batch;
-//! * otherwise `Auto`/`Jacobi`/`DivideAndConquer`: `?gesvdj` per matrix
-//!   (cuSOLVER has no divide-and-conquer SVD);
-//! * `QrIteration`: `cusolverDnXgesvd`; `Polar`: `cusolverDnXgesvdp`.
+//! * both dims ≤ 32 ([`BATCHED_MAX`]), every driver but `QrIteration` and
+//!   `Polar`: one `?gesvdjBatched` call for the whole batch;
+//! * larger, `Auto` and `DivideAndConquer` (cuSOLVER has no
+//!   divide-and-conquer SVD): `cusolverDnXgesvd` per matrix — the reference's
+//!   gesvdj-whenever-≤ 1024 rule measured 2.9–5× slower than gesvd
+//!   (SPEC.md §7), so `Auto` uses Jacobi only where it is batched;
+//! * `Jacobi`: `?gesvdj` per matrix; `QrIteration`: `cusolverDnXgesvd`;
+//!   `Polar`: `cusolverDnXgesvdp` (the explicit overrides).
 //!
 //! The routines want m ≥ n (Xgesvd, Xgesvdp), so a wide matrix is solved as
 //! its adjoint and the factors swapped. U and V are made canonical on the
@@ -44,13 +47,19 @@ pub enum Routine {
     Polar,
 }
 
-/// The routine for an m×n batch (shared by `workspace` and `run_into`).
+/// The routine for an m×n batch (shared by `workspace` and `run_into`):
+/// `?gesvdjBatched` when m, n ≤ [`BATCHED_MAX`] (all drivers but the
+/// `QrIteration`/`Polar` overrides), else `Xgesvd` for `Auto` and
+/// `DivideAndConquer`, `?gesvdj` for `Jacobi`. The size rule is to be tuned
+/// from the device check's timing rows (`cuda_timing`: Auto and each
+/// driver at 4096²).
 pub fn routine(driver: SvdDriver, m: usize, n: usize) -> Routine {
     match driver {
         SvdDriver::QrIteration => Routine::QrIteration,
         SvdDriver::Polar => Routine::Polar,
         _ if m <= BATCHED_MAX && n <= BATCHED_MAX => Routine::JacobiBatched,
-        _ => Routine::Jacobi,
+        SvdDriver::Jacobi => Routine::Jacobi,
+        _ => Routine::QrIteration,
     }
 }
 
@@ -326,7 +335,10 @@ pub(crate) fn run_at<T: CudaScalar>(
         return Err(lindiff_core::Error::NonFinite { op: name, arg: "a", batch_index: b });
     }
     let buffer = at(r.buffer);
-    let mut host = host_scratch(r.host_bytes);
+    // Xgesvdp's host output h_err_sigma (shared by the items, unread),
+    // declared before `host` so that it outlives host's synchronising drop.
+    let mut err_sigma = [0f64; 1];
+    let mut host = host_scratch(gpu, r.host_bytes);
     if k > 0 {
         match sh.routine {
             Routine::JacobiBatched => {
@@ -417,7 +429,6 @@ pub(crate) fn run_at<T: CudaScalar>(
             }
             Routine::Polar => {
                 for b in 0..sh.batch {
-                    let mut err_sigma = 0f64;
                     // SAFETY: as above; U mw×ucols, V nw×vcols per item.
                     unsafe {
                         solver_status(solver::cusolverDnXgesvdp(
@@ -444,12 +455,13 @@ pub(crate) fn run_at<T: CudaScalar>(
                             host.as_mut_ptr().cast(),
                             r.host_bytes,
                             (info + (b * 4) as u64) as _,
-                            &mut err_sigma,
+                            err_sigma.as_mut_ptr(),
                         ))?;
                     }
                 }
             }
         }
+        host.release()?;
         check_info(gpu, name, info, sh.batch, at(r.fail), |b| non_convergence(name, b))?;
     }
     // Singular values (real, descending from every routine).

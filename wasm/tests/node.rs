@@ -3,7 +3,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use lindiff_wasm::js::{
-    js_det, js_eigh, js_finite_difference, js_gradient, js_gradient_batch, js_qr, js_solve, js_svd, simd_build,
+    js_det, js_eigh, js_finite_difference, js_gradient, js_gradient_batch, js_qr, js_solve, js_svd,
+    simd_build,
 };
 use lindiff_wasm::{GradientOptions, Layout, Loss, Matrix};
 use wasm_bindgen::JsValue;

@@ -301,6 +301,8 @@ function sweep() {
       referenceVsFd: errorOf(ref, fd),
       referenceVsLindiff: errorOf(ref, grad),
       lindiffInf: grad ? Math.max(...Array.from(grad, Math.abs)) : NaN,
+      value: g ? g.value : NaN, // the loss L, for AD-RULES' |L|/‖A‖ scale
+      aNorm: norm(mats[i]), // ‖A‖_F (the norm the FD step uses)
     };
   });
   loss.free();

@@ -149,6 +149,17 @@ try {
   check('tie, P₂: gradient finite', L.error === null && allFinite(L.grad), L.error?.message ?? '');
   check('tie, P₂: gradient matches FD', L.maxDiff <= fdTol(L), `max |∇ − FD| ${L.maxDiff.toExponential(2)}`);
   await shot('03-tie-P2');
+  // The same sweep as gradient magnitudes (the view toggle).
+  const showView = async (v) => {
+    const sel = `input[name=plot-view][value=${v}]`;
+    await page.evaluate((q) => document.querySelector(q).scrollIntoView({ block: 'center' }), sel);
+    await page.check(sel);
+    return page.evaluate(() => window.demo.state.plotDrawn);
+  };
+  let drawn = await showView('magnitudes');
+  check('magnitude view, P₂: ‖lindiff‖, ‖FD‖, ‖reference‖ drawn at every gap', ['lindiff', 'fd', 'reference'].every((key) => drawn?.[key] === 34), JSON.stringify(drawn));
+  await shot('03b-tie-P2-magnitudes');
+  await showView('errors');
   const sweep = await page.evaluate(() => window.demo.state.sweepPoints);
   check('tie sweep, P₂: lindiff finite at every gap', sweep.every((p) => Number.isFinite(p.lindiff)));
   const worst = (pts, key) => Math.max(...pts.map((p) => p[key]).filter(Number.isFinite));
@@ -156,6 +167,9 @@ try {
   // tolerance; in between, a gap just above the tie tolerance δ meets
   // rounding in the coupling term (AD-RULES.md "Tolerance trade-off"): logged.
   const pointTol = (p) => adTol(p.lindiffInf, p.value, p.aNorm);
+  const table = (pts) => pts.map((p) => `${p.gap.toExponential(1)}: lindiff−FD ${p.lindiffVsFd.toExponential(1)} ref−FD ${p.referenceVsFd.toExponential(1)} ` +
+    `‖lindiff‖ ${p.lindiff.toExponential(2)} ‖FD‖ ${p.fd.toExponential(2)} ‖ref‖ ${p.reference.toExponential(2)}`).join('\n  ');
+  console.log(`tie sweep, P₂ (gap: max errors; ‖∇‖_F):\n  ${table(sweep)}`);
   const farOrTied = sweep.filter((p) => p.gap === 0 || p.gap >= 1e-6);
   check('tie sweep, P₂: lindiff matches FD at the tie and at gaps ≥ 1e-6', farOrTied.every((p) => p.lindiffVsFd <= pointTol(p)),
     `worst ${worst(farOrTied, 'lindiffVsFd').toExponential(2)}`);
@@ -190,7 +204,13 @@ try {
   const st = await status();
   check('tie, P₁: "not differentiable" shown', /not differentiable here/i.test(st), st.split('\n')[0]);
   check('tie, P₁: reported as svd/u', L.error?.kind === 'NotDifferentiable' && L.error.op === 'svd' && L.error.output === 'u');
+  console.log(`tie sweep, P₁ (gap: max errors; ‖∇‖_F):\n  ${table(sweep1)}`);
   await shot('04-tie-P1-not-differentiable');
+  drawn = await showView('magnitudes');
+  check('magnitude view, P₁: lindiff drawn where it answers, FD and the reference at every gap',
+    drawn?.lindiff === 34 - reported.length && drawn?.fd === 34 && drawn?.reference >= 1, JSON.stringify(drawn));
+  await shot('04b-tie-P1-magnitudes');
+  await showView('errors');
 
   // The zero control to an exact zero: P₂ is differentiable, Σs is not.
   await press('#reset-spectrum');

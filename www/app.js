@@ -27,6 +27,8 @@ const S = {
   c: [1, 0.5, 0.25, 0.125, 0, 0, 0, 0],
   eps: null,
   sweep: 'tie',
+  plotView: 'errors', // or 'magnitudes'
+  plotDrawn: null, // finite points drawn per series, from gapPlot
   threads: 1,
   last: null,
   sweepPoints: null,
@@ -301,6 +303,8 @@ function sweep() {
       referenceVsFd: errorOf(ref, fd),
       referenceVsLindiff: errorOf(ref, grad),
       lindiffInf: grad ? Math.max(...Array.from(grad, Math.abs)) : NaN,
+      value: g ? g.value : NaN, // the loss L, for AD-RULES' |L|/‖A‖ scale
+      aNorm: norm(mats[i]), // ‖A‖_F (the norm the FD step uses)
     };
   });
   loss.free();
@@ -316,8 +320,18 @@ function drawPlot() {
   if (!points.length) return;
   const current = S.sweep === 'tie' ? (S.tie === STEPS ? null : tieGap(S.tie)) : S.zero === STEPS ? null : zeroValue(S.zero);
   const h = 1e-6 * norm(S.base); // the FD step: below it FD cannot resolve a kink
-  gapPlot($('plot'), points, { current, fdStep: h, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}` });
-  legend($('legend'), ['○ on the axis: lindiff reported “not differentiable” (no error to plot)', '× NaN (reference)', '0 error drawn at 1e-17', '┆ grey: the FD step h']);
+  const view = S.plotView;
+  S.plotDrawn = gapPlot($('plot'), points, { current, fdStep: h, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}`, view }).drawn;
+  const errors = view === 'errors';
+  legend($('legend'), [`○ on the axis: lindiff reported “not differentiable” (${errors ? 'no error' : 'no gradient'} to plot)`, '× NaN (reference)', `${errors ? '0 error' : '0'} drawn at 1e-17`, '┆ grey: the FD step h'], view);
+  $('plot-title').textContent = errors ? 'Gradient error against the gap' : 'Gradient magnitude against the gap';
+  $('plot-caption').textContent = errors
+    ? 'Shown: max |error| of each gradient against finite differences (and the reference against lindiff), per gap.'
+    : 'Shown: the gradient magnitude ‖∇‖_F of lindiff, of finite differences and of the reference, per gap. ' +
+      'Where the loss is differentiable at the tie (P₂) the three stay at the same O(1) size down to the tie; ' +
+      'for P₁ the true gradient grows like 1/gap: lindiff follows it until it reports, the reference follows ' +
+      'it until its broadening takes over (a peak near 1/2ε, then smaller numbers towards the tie), and FD, ' +
+      'left of its step, cannot follow (it levels off, of order 1/h).';
   const T = S.sweepTiming;
   const how = T.fellBack ? 'one by one (the batch as a whole was reported, so each matrix got its own call)' : 'in one batched call';
   $('t-sweep').textContent = `${T.count} gradients ${how} ${T.batch.toFixed(1)} ms (${T.fellBack ? 1 : S.threads} thread${!T.fellBack && S.threads > 1 ? 's' : ''}); with FD and the reference ${T.total.toFixed(1)} ms`;
@@ -421,6 +435,11 @@ function wire() {
   };
   $('eps-on').addEventListener('change', epsChanged);
   $('eps').addEventListener('change', epsChanged);
+  for (const r of document.querySelectorAll('input[name=plot-view]'))
+    r.addEventListener('change', () => {
+      S.plotView = r.value;
+      drawPlot();
+    });
   for (const r of document.querySelectorAll('input[name=sweep]'))
     r.addEventListener('change', () => {
       S.sweep = r.value;

@@ -1,26 +1,47 @@
-// The gap plot: the error of each gradient against the gap (log–log) —
-// lindiff vs central finite differences, the reference's rule vs finite
-// differences and vs lindiff — so the reference's error near a tie (SPEC §6:
-// ~1e-6 for P₂) shows beside ours. The exact 0 gap gets its own column on
-// the left; NaN and "not differentiable" get markers instead of points; an
-// error of exactly 0 is drawn at the floor 1e-17.
+// The gap plot, log–log, in one of two views: `errors` — how far each
+// gradient is from another (lindiff vs central finite differences, the
+// reference's rule vs finite differences and vs lindiff), so the
+// reference's error near a tie shows beside ours — or `magnitudes` — the
+// gradient magnitude ‖∇‖_F of lindiff, finite differences and the reference
+// against the gap. The exact 0 gap gets its own column on the left; NaN and
+// "not differentiable" get markers instead of points; a value of exactly 0
+// is drawn at the floor 1e-17.
 
 import { short } from './heatmap.js';
 
-// Drawn in this order, so lindiff's curve lies on top where they agree.
-const SERIES = [
-  { key: 'referenceVsLindiff', label: 'max |reference − lindiff|', color: '#e67e22', dash: [4, 3] },
-  { key: 'referenceVsFd', label: 'max |reference − FD| (reference rule, ε = 1e-12, SPEC §6 formula computed in this page)', color: '#c0392b' },
-  { key: 'lindiffVsFd', label: 'max |lindiff − FD| (exact rule, wasm)', color: '#1b7f3b', width: 3 },
-];
+// Drawn in this order (errors: lindiff's curve on top where they agree).
+// `nan`: a NaN reference gets the NaN marker; `reported`: lindiff's "not
+// differentiable" gets a hollow circle on the axis.
+const VIEWS = {
+  errors: {
+    ylabel: 'max |error|',
+    series: [
+      { key: 'referenceVsLindiff', label: 'max |reference − lindiff|', color: '#e67e22', dash: [4, 3] },
+      { key: 'referenceVsFd', label: 'max |reference − FD| (reference rule, ε = 1e-12, SPEC §6 formula computed in this page)', color: '#c0392b', nan: true },
+      { key: 'lindiffVsFd', label: 'max |lindiff − FD| (exact rule, wasm)', color: '#1b7f3b', width: 3, reported: true },
+    ],
+  },
+  magnitudes: {
+    ylabel: '‖∇‖_F',
+    series: [
+      // lindiff underneath, thick, so FD's dashes show on it where they agree.
+      { key: 'lindiff', label: '‖lindiff‖_F (exact rule, wasm)', color: '#1b7f3b', width: 4, reported: true },
+      { key: 'reference', label: '‖reference‖_F (SPEC §6 rule, ε = 1e-12, in this page)', color: '#c0392b', width: 2, nan: true },
+      { key: 'fd', label: '‖FD‖_F (central differences)', color: '#1f2433', dash: [4, 3] },
+    ],
+  },
+};
 const FLOOR = 1e-17;
 const shown = (v) => (v === 0 ? FLOOR : v);
 
 /**
- * Draws `points` ({gap, lindiff, fd, reference, reported}) on `canvas`;
- * `current` marks the slider's gap; `xlabel` names the gap.
+ * Draws `points` ({gap, lindiff, fd, reference, reported, …Vs…}) on
+ * `canvas` in `view` ('errors' or 'magnitudes'); `current` marks the
+ * slider's gap; `xlabel` names the gap. Returns the number of finite
+ * points drawn per series key.
  */
-export function gapPlot(canvas, points, { current = null, fdStep = null, xlabel = 'gap' } = {}) {
+export function gapPlot(canvas, points, { current = null, fdStep = null, xlabel = 'gap', view = 'errors' } = {}) {
+  const { series: SERIES, ylabel } = VIEWS[view];
   const dpr = window.devicePixelRatio || 1;
   const W = canvas.clientWidth || 640;
   const H = canvas.clientHeight || 300;
@@ -66,7 +87,7 @@ export function gapPlot(canvas, points, { current = null, fdStep = null, xlabel 
   g.save();
   g.translate(12, pad.t + 60);
   g.rotate(-Math.PI / 2);
-  g.fillText('max |error|', -30, 0);
+  g.fillText(ylabel, -30, 0);
   g.restore();
   g.strokeStyle = '#9aa1b5';
   g.beginPath();
@@ -93,7 +114,9 @@ export function gapPlot(canvas, points, { current = null, fdStep = null, xlabel 
     g.setLineDash([]);
   }
   // Series.
+  const drawn = {};
   for (const s of SERIES) {
+    drawn[s.key] = 0;
     g.strokeStyle = s.color;
     g.fillStyle = s.color;
     g.lineWidth = s.width ?? 1.5;
@@ -115,26 +138,27 @@ export function gapPlot(canvas, points, { current = null, fdStep = null, xlabel 
       const v = p[s.key];
       const x = X(p.gap);
       if (Number.isFinite(v)) {
+        drawn[s.key]++;
         g.beginPath();
         g.arc(x, Y(shown(v)), p.gap === 0 ? 4 : 2.2, 0, 2 * Math.PI);
         g.fill();
-      } else if (Number.isNaN(p.reference) && s.key === 'referenceVsFd') {
+      } else if (Number.isNaN(p.reference) && s.nan) {
         g.fillText('NaN', x - 10, pad.t - 6);
         g.fillText('×', x - 3, pad.t + 6);
-      } else if (s.key === 'lindiffVsFd' && p.reported) {
+      } else if (s.reported && p.reported) {
         g.beginPath();
         g.arc(x, H - pad.b - 6, 4, 0, 2 * Math.PI);
         g.stroke();
       }
     }
   }
-  return { series: SERIES, short };
+  return { drawn, short };
 }
 
-/** The legend as HTML (colour swatches). */
-export function legend(el, extra = []) {
+/** The legend of `view` as HTML (colour swatches). */
+export function legend(el, extra = [], view = 'errors') {
   el.replaceChildren();
-  for (const s of SERIES) {
+  for (const s of VIEWS[view].series) {
     const item = document.createElement('span');
     item.className = 'legend-item';
     item.innerHTML = `<i style="background:${s.color}"></i>${s.label}`;

@@ -2,7 +2,10 @@
 //! as JS sees them — a `LindiffError` with `kind`, `op`, `output`, `why`.
 #![cfg(target_arch = "wasm32")]
 
-use lindiff_wasm::js::{js_det, js_finite_difference, js_gradient, js_gradient_batch, js_svd, simd_build};
+use lindiff_wasm::js::{
+    js_det, js_eigh, js_finite_difference, js_gradient, js_gradient_batch, js_qr, js_solve, js_svd,
+    simd_build,
+};
 use lindiff_wasm::{GradientOptions, Layout, Loss, Matrix};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -92,4 +95,69 @@ fn a_batch_reports_per_matrix() {
     assert!(items[1].error().is_undefined());
     let e = js_gradient_batch(data[..10].to_vec(), 3, 3, Layout::ColMajor, &loss, &options).unwrap_err();
     assert_eq!((field(&e, "kind").as_str(), field(&e, "argument").as_str()), ("InvalidArgument", "data"));
+}
+
+#[wasm_bindgen_test]
+fn eigh_of_a_known_symmetric_matrix() {
+    // [[2, 1], [1, 2]]: eigenvalues 1 and 3, eigenvectors (1, −1)/√2 and
+    // (1, 1)/√2, known in closed form (signs are a convention: compared up
+    // to sign, through |v|).
+    let a = Matrix::js_new(vec![2.0, 1.0, 1.0, 2.0], 2, 2, None).unwrap();
+    let f = js_eigh(&a).unwrap();
+    let w = f.w();
+    assert!((w[0] - 1.0).abs() <= 4e-15 && (w[1] - 3.0).abs() <= 4e-15, "w = {w:?}");
+    let v = f.v();
+    let r = std::f64::consts::FRAC_1_SQRT_2;
+    for (i, j, want) in [(0, 0, r), (1, 0, -r), (0, 1, r), (1, 1, r)] {
+        // Column j up to its sign (the closed forms have a positive first entry).
+        let sign = v.get(0, j).signum();
+        assert!((v.get(i, j) * sign - want).abs() <= 1e-14, "v[{i}][{j}] = {}", v.get(i, j));
+    }
+}
+
+#[wasm_bindgen_test]
+fn qr_is_orthonormal_upper_and_reproduces_a() {
+    // A 4×3 of small integers: Q has orthonormal columns, R is upper
+    // triangular with diag(R) ≥ 0, and Q R = A, all checked by products
+    // formed here, not by the library.
+    let rows = [[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [4.0, 0.0, 1.0], [2.0, 5.0, 2.0]];
+    let a = Matrix::js_new(rows.concat(), 4, 3, None).unwrap();
+    let f = js_qr(&a).unwrap();
+    let (q, r) = (f.q(), f.r());
+    assert_eq!((q.rows(), q.cols(), r.rows(), r.cols()), (4, 3, 3, 3));
+    for i in 0..3 {
+        for j in 0..3 {
+            let qtq: f64 = (0..4).map(|l| q.get(l, i) * q.get(l, j)).sum();
+            assert!((qtq - f64::from(u8::from(i == j))).abs() <= 1e-14, "QᵀQ[{i}][{j}] = {qtq}");
+            if i > j {
+                assert_eq!(r.get(i, j), 0.0, "R[{i}][{j}] below the diagonal");
+            }
+        }
+        assert!(r.get(i, i) >= 0.0, "R[{i}][{i}] = {}", r.get(i, i));
+    }
+    for (i, row) in rows.iter().enumerate() {
+        for (j, want) in row.iter().enumerate() {
+            let qr: f64 = (0..3).map(|l| q.get(i, l) * r.get(l, j)).sum();
+            assert!((qr - want).abs() <= 1e-14, "(QR)[{i}][{j}] = {qr}, A has {want}");
+        }
+    }
+    // |R[0][0]| is the first column's norm: √(1 + 16 + 4) = √21.
+    assert!((r.get(0, 0) - 21f64.sqrt()).abs() <= 1e-14);
+}
+
+#[wasm_bindgen_test]
+fn solve_gives_the_known_solution() {
+    // A x = b with x = (1, −2, 3) chosen first: b = A x by hand.
+    // A = [[2, 1, 1], [1, 3, 2], [1, 0, 0]]: b = (2 − 2 + 3, 1 − 6 + 6, 1) = (3, 1, 1).
+    let a = Matrix::js_new(vec![2.0, 1.0, 1.0, 1.0, 3.0, 2.0, 1.0, 0.0, 0.0], 3, 3, None).unwrap();
+    let b = Matrix::js_new(vec![3.0, 1.0, 1.0], 3, 1, None).unwrap();
+    let x = js_solve(&a, &b).unwrap();
+    assert_eq!((x.rows(), x.cols()), (3, 1));
+    for (i, want) in [1.0, -2.0, 3.0].into_iter().enumerate() {
+        assert!((x.get(i, 0) - want).abs() <= 1e-14, "x[{i}] = {}", x.get(i, 0));
+    }
+    // A mismatched b is the library's shape error, naming it.
+    let e = js_solve(&a, &Matrix::js_new(vec![1.0, 2.0], 2, 1, None).unwrap()).unwrap_err();
+    assert_eq!(field(&e, "kind"), "Lindiff");
+    assert!(field(&e, "message").contains("`b`"), "{}", field(&e, "message"));
 }

@@ -140,34 +140,35 @@ fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
     }
     args.extend_from_slice(&[&bg, "-o", &bg]);
     run(&npm_bin.join("wasm-opt").to_string_lossy(), &args)?;
-    write_package_json(root, &out)?;
-    copy_docs(root, &out)
+    copy_docs(root, &out)?;
+    write_package_json(root, &out)
 }
 
-/// README and LICENSE files next to the package, as wasm-pack copies them
-/// (from the crate, else the workspace root: lindiff keeps them there).
+/// README.md and LICENSE* files next to the package, as wasm-pack copies
+/// them: from the crate's own folder only (`wasm/`, which has none today, so
+/// nothing is copied; the workspace root's README is not wasm-pack's).
 fn copy_docs(root: &Path, out: &Path) -> Result<(), String> {
-    for dir in [root.join("wasm"), root.to_path_buf()] {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n == "README.md" || n.starts_with("LICENSE"))
-            .collect();
-        names.sort();
-        if names.is_empty() {
-            continue;
-        }
-        for name in names {
-            std::fs::copy(dir.join(&name), out.join(&name))
-                .map_err(|e| format!("cannot copy {name} into {}: {e}", out.display()))?;
-        }
-        return Ok(());
+    let dir = root.join("wasm");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(()) };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n == "README.md" || n.starts_with("LICENSE"))
+        .collect();
+    names.sort();
+    for name in names {
+        std::fs::copy(dir.join(&name), out.join(&name))
+            .map_err(|e| format!("cannot copy {name} into {}: {e}", out.display()))?;
     }
     Ok(())
 }
 
 /// The npm package.json, as `wasm-pack build --mode no-install --target web`
-/// writes it (wasm-pack is not needed: wasm-bindgen made the rest).
+/// writes it (wasm-pack is not needed: wasm-bindgen made the rest): the same
+/// fields in the same order, LICENSE-* files listed, no trailing newline
+/// (serde_json's pretty printer). One deliberate difference: when the build
+/// has a `snippets/` folder (the threaded build: wasm-bindgen-rayon's worker
+/// helpers) it is listed in `files`; wasm-pack leaves it out, so `npm pack`
+/// of its package would drop the files the threaded build imports.
 fn write_package_json(root: &Path, out: &Path) -> Result<(), String> {
     let manifest = std::fs::read_to_string(root.join("wasm/Cargo.toml")).map_err(|e| e.to_string())?;
     let field = |name: &str| {
@@ -181,15 +182,23 @@ fn write_package_json(root: &Path, out: &Path) -> Result<(), String> {
             .lines()
             .find_map(|l| l.strip_prefix(&format!("{name} = \""))?.strip_suffix('"').map(str::to_owned))
     };
+    // wasm-pack lists the LICENSE-* files it copied (not a plain LICENSE).
+    let mut licenses: Vec<String> = std::fs::read_dir(out)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("LICENSE") && n != "LICENSE")
+        .collect();
+    licenses.sort();
     let json = format!(
         "{{\n  \"name\": \"lindiff-wasm\",\n  \"type\": \"module\",\n  \"description\": {:?},\n  \"version\": {:?},\n  \
          \"license\": {:?},\n  \"repository\": {{\n    \"type\": \"git\",\n    \"url\": {:?}\n  }},\n  \"files\": [\n    \
-         \"lindiff_wasm_bg.wasm\",\n    \"lindiff_wasm.js\",\n    \"lindiff_wasm.d.ts\"{}\n  ],\n  \"main\": \"lindiff_wasm.js\",\n  \
-         \"types\": \"lindiff_wasm.d.ts\",\n  \"sideEffects\": [\n    \"./snippets/*\"\n  ]\n}}\n",
+         \"lindiff_wasm_bg.wasm\",\n    \"lindiff_wasm.js\",\n    \"lindiff_wasm.d.ts\"{}{}\n  ],\n  \"main\": \"lindiff_wasm.js\",\n  \
+         \"types\": \"lindiff_wasm.d.ts\",\n  \"sideEffects\": [\n    \"./snippets/*\"\n  ]\n}}",
         field("description").unwrap_or_default(),
         ws("version").unwrap_or_default(),
         ws("license").unwrap_or_default(),
         ws("repository").unwrap_or_default(),
+        licenses.iter().map(|n| format!(",\n    {n:?}")).collect::<String>(),
         // The threaded build's worker helpers (wasm-bindgen-rayon) live in snippets/.
         if out.join("snippets").is_dir() { ",\n    \"snippets/\"" } else { "" },
     );

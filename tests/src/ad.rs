@@ -144,7 +144,10 @@ where
     }
 }
 
-/// Central finite difference of the loss along `ds` with step `h`.
+/// Central finite difference of the loss along `ds` with step `h`: the
+/// reference of the derivative checks. It runs on `provider`, or on
+/// host-cpu when the suite is on the `cuda` arm
+/// ([`reference::is_on_host`](crate::reference::is_on_host)).
 pub fn finite_difference<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
     provider: &P,
     loss: &L,
@@ -155,10 +158,28 @@ pub fn finite_difference<T: Scalar + Element, P: Provider<Memory = Host> + Clone
 where
     Re<T>: Element,
 {
-    let mut face = Direct::new(provider.clone());
-    let plus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(h, d)).collect();
-    let minus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(-h, d)).collect();
-    (value(&mut face, loss, &plus) - value(&mut face, loss, &minus)) / (2.0 * h)
+    fn central<T: Scalar + Element, Q: Provider<Memory = Host>, L: Loss>(
+        provider: Q,
+        loss: &L,
+        xs: &[Input<T>],
+        ds: &[Input<T>],
+        h: f64,
+    ) -> f64
+    where
+        Re<T>: Element,
+    {
+        let mut face = Direct::new(provider);
+        let plus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(h, d)).collect();
+        let minus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(-h, d)).collect();
+        (value(&mut face, loss, &plus) - value(&mut face, loss, &minus)) / (2.0 * h)
+    }
+    crate::reference::evaluating(|| {
+        if crate::reference::is_on_host() {
+            central(crate::Cpu::default(), loss, xs, ds, h)
+        } else {
+            central(provider.clone(), loss, xs, ds, h)
+        }
+    })
 }
 
 /// What [`check`] measured: the worst error relative to its tolerance scale.

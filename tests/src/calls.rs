@@ -23,6 +23,9 @@ use lindiff_core::{Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static CALLS: AtomicUsize = AtomicUsize::new(0);
+/// The calls made by the finite-difference reference (`reference.rs`),
+/// which the `cuda` arm runs on host-cpu instead of the device.
+static REFERENCE_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// `P` with every `run_into` counted (process-wide).
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,6 +54,9 @@ impl<P: TestProvider> Provider for Counted<P> {
         workspace: &mut HostBuffer<'m>,
     ) -> Result<()> {
         CALLS.fetch_add(1, Ordering::Relaxed);
+        if crate::reference::inside() {
+            REFERENCE_CALLS.fetch_add(1, Ordering::Relaxed);
+        }
         // SAFETY: forwarded under the caller's guarantees.
         unsafe { self.0.run_into(op, inputs, outputs, workspace) }
     }
@@ -64,9 +70,14 @@ impl<P: TestProvider> TestProvider for Counted<P> {
 
 /// The `calls` arm: runs `suite` on `Counted<Cpu>` and prints its count.
 pub fn run_suite(name: &str, suite: impl FnOnce(&Counted<crate::Cpu>)) {
-    let before = CALLS.load(Ordering::Relaxed);
+    let before = (CALLS.load(Ordering::Relaxed), REFERENCE_CALLS.load(Ordering::Relaxed));
     suite(&Counted::default());
     // libtest names the test's thread after the test (`file::suite::calls`).
     let test = std::thread::current().name().map_or_else(|| name.to_owned(), str::to_owned);
-    println!("calls: {test}: {} run_into calls", CALLS.load(Ordering::Relaxed) - before);
+    let all = CALLS.load(Ordering::Relaxed) - before.0;
+    let reference = REFERENCE_CALLS.load(Ordering::Relaxed) - before.1;
+    println!(
+        "calls: {test}: {all} run_into calls, {reference} of them finite-difference reference, {} on the device",
+        all - reference
+    );
 }

@@ -560,3 +560,61 @@ where
     );
     worst
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lindiff_core::{Exec, HostBuffer, Op, Output, WorkspaceReq};
+
+    /// A provider that refuses every call (a device the reference must not use).
+    #[derive(Clone, Copy, Debug, Default)]
+    struct Refuses;
+
+    impl Provider for Refuses {
+        type Memory = Host;
+        fn name(&self) -> &'static str {
+            "refuses"
+        }
+        fn exec(&self) -> Exec {
+            Exec::serial()
+        }
+        fn workspace(&self, _: &Op, _: &[&TensorDesc]) -> Result<WorkspaceReq> {
+            Err(lindiff_core::Error::ProviderUnavailable { provider: "refuses", why: "test" })
+        }
+        unsafe fn run_into<'m>(
+            &self,
+            _: &Op,
+            _: &[OpInput<'_, Host>],
+            _: &mut [Option<Output<'_, 'm, Host>>],
+            _: &mut HostBuffer<'m>,
+        ) -> Result<()> {
+            Err(lindiff_core::Error::ProviderUnavailable { provider: "refuses", why: "test" })
+        }
+    }
+
+    /// Σ x, the simplest loss.
+    struct Sum;
+    impl Loss for Sum {
+        fn name(&self) -> String {
+            "sum".into()
+        }
+        fn eval<F: Face + ?Sized>(&self, face: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+            crate::losses::total(face, &xs[0])
+        }
+    }
+
+    #[test]
+    fn the_reference_runs_on_host_cpu_under_on_host() {
+        let xs = [Input { dims: vec![2, 2], data: vec![1.0f64, 2.0, 3.0, 4.0] }];
+        let ds = [Input { dims: vec![2, 2], data: vec![1.0f64; 4] }];
+        // On the cpu arm the reference uses the suite's provider …
+        let cpu = finite_difference(&crate::Cpu::default(), &Sum, &xs, &ds, 1e-3);
+        assert!((cpu - 4.0).abs() < 1e-9, "{cpu}");
+        let refused = std::panic::catch_unwind(|| finite_difference(&Refuses, &Sum, &xs, &ds, 1e-3));
+        assert!(refused.is_err(), "the reference ran on the suite's provider");
+        // … under `on_host` (the cuda arm) it never calls it.
+        let host = crate::reference::on_host(|| finite_difference(&Refuses, &Sum, &xs, &ds, 1e-3));
+        assert_eq!(host.to_bits(), cpu.to_bits());
+        assert!(!crate::reference::is_on_host(), "the flag is restored");
+    }
+}

@@ -420,7 +420,7 @@ mod tests {
         // A suite that caught the panic: later calls answer the error.
         let (outcome, budget) = caught(cap, || {
             assert!(charge().is_ok() && charge().is_ok());
-            assert!(std::panic::catch_unwind(|| charge()).is_err());
+            assert!(std::panic::catch_unwind(charge).is_err());
             assert_eq!(charge(), Err(BUDGET_SPENT));
         });
         assert!(outcome.is_ok() && budget.spent == Some(Stop::Calls(2)));

@@ -10,13 +10,15 @@
 //!     --test cuda_conformance -- ::calls --test-threads=1 --nocapture | grep '^calls:'
 //! ```
 //!
-//! Counts are process-wide, so run with `--test-threads=1`. Measured on
-//! 2026-12-01: about 5.0 million calls in `cuda_conformance` (householder_*,
-//! qr_*, the spectral and composite AD suites have 10⁴–10⁶ each; 60 of 90
-//! suites have under 10⁴), 704 in `prims`, 410 in `ad_program`. These are
-//! host-cpu's counts; on `cuda` an `Unsupported` op ends a suite earlier.
-//! The device check therefore caps each suite's calls
-//! (`LINDIFF_CUDA_SUITE_CALLS`, see `cuda.rs`).
+//! Counts are process-wide, so run with `--test-threads=1`. Each line also
+//! says how many of the calls were the finite-difference reference
+//! (`reference.rs`), which the `cuda` arm runs on host-cpu: the rest is what
+//! the device gets. Measured on 2026-12-01 before that change: about 5.0
+//! million calls in `cuda_conformance`, 704 in `prims`, 410 in `ad_program`
+//! (README "CUDA" has the per-suite figures with the reference on the
+//! host). These are host-cpu's counts; on `cuda` an `Unsupported` op ends a
+//! suite earlier. The device check therefore also limits each suite's
+//! device time (`LINDIFF_CUDA_SUITE_SECONDS`, see `cuda.rs`).
 
 use crate::TestProvider;
 use lindiff_core::{Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq};

@@ -251,6 +251,21 @@ fn test_name() -> String {
     std::thread::current().name().unwrap_or("?").to_owned()
 }
 
+/// Installs (once) a panic hook that prints nothing for a [`BudgetStop`]
+/// (the suite's `stopped at …` line says it) and defers to the previous
+/// hook for every other panic.
+fn quiet_budget_stops() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<BudgetStop>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// What [`run_suite`] makes of a suite's end.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
@@ -310,6 +325,7 @@ pub fn run_suite(suite: impl FnOnce(&CudaStaged)) {
             return;
         }
     };
+    quiet_budget_stops();
     LAST_UNSUPPORTED.with(|l| *l.borrow_mut() = None);
     BUDGET.with(|b| {
         b.set(Budget {

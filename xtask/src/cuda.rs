@@ -14,7 +14,8 @@
 //!   `skipped: …` cleanly without a GPU. Debug builds, like the workspace
 //!   tests, whose dependency builds they share (only lindiff-tests itself is
 //!   built again, with the `cuda` feature). lindiff-cuda itself is built and
-//!   its unit tests run by the workspace tests. About a minute when cached.
+//!   its unit tests run by the workspace tests. About 5 s when cached (measured
+//!   2026-12-01; the first build of lindiff-tests with `cuda` takes minutes).
 //! * `cuda-check`: `host-cuda/device-check.sh build` — the stripped release
 //!   test binary and timing binary in `.device/`, and the `run` tool call for
 //!   a GPU session.

@@ -13,11 +13,17 @@
 #       finds the CUDA 13 libraries, runs (each under `timeout`, ≤ TOTAL s in
 #       all, see run()) the required timing rows, the suites filtered to
 #       `::cuda` with LINDIFF_REQUIRE_CUDA=1 (a suite that cannot get the GPU
-#       fails) and `--show-output` (so the passing tests' "skipped (unsupported
-#       on cuda)" lines reach the logs), then the explicit SVD drivers
-#       (informational: their failure or timeout does not fail the run),
-#       writing logs under $OUT (default .device/out). Without a GPU it stops
-#       at once with "no GPU: …" (exit 3).
+#       fails) and `--nocapture` (the harness's lines — "skipped (unsupported
+#       on cuda)", "cuda: N device calls", the budget stops — reach the logs
+#       as they happen, also when `timeout` kills the binary), then the
+#       explicit SVD drivers (informational: their failure or timeout does
+#       not fail the run), writing logs under $OUT (default .device/out).
+#       Without a GPU it stops at once with "no GPU: …" (exit 3).
+#
+# Testing only: LINDIFF_DEVICE_CHECK_FAKE_GPU=1 skips the GPU detection so
+# that `run` can be exercised with stub binaries on a machine without a GPU
+# (host-cuda/device-check-test.sh, part of `cargo xtask test`). Never set it
+# on a real device run.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel 2>/dev/null || echo "$(dirname "$0")/..")"
 DEV=.device
@@ -25,20 +31,30 @@ mode=${1:-build}
 
 # Time budgets (s) of the run's steps. The suites make far more provider
 # calls than a device session affords (host-cpu counts, `--features calls`,
-# tests/src/calls.rs: ~5.0 million in cuda_conformance, 704 in prims, 410 in
-# ad_program), and each CudaStaged call is a staged round trip (alloc,
-# memset, uploads, the op with 1–3 synchronisations, downloads, free: ~10
-# driver calls at ~0.3–1 ms under gVisor, so ~3–12 ms). So each suite is
-# capped at SUITE_CALLS calls (LINDIFF_CUDA_SUITE_CALLS; a capped suite
-# prints "stopped at the call budget" and passes): 120 → at most 9 171 calls
-# in cuda_conformance (sum over its 90 suites of min(calls, 120)), ≤ 110 s at
-# 12 ms; the separate binaries run in full (400 ≥ their largest suite, 352).
-# Each process also pays the CUDA/cuSOLVER start and the NVRTC compile once
-# (~10–20 s). Worst case 80 + 140 + 30 + 30 + 50 = 330 s; expected ~200 s.
-# Every suite logs "cuda: <n> device calls in <t> s": retune from those.
-SUITE_CALLS=120
-SEPARATE_CALLS=400
-T_TIMING=80 T_CONFORMANCE=140 T_PRIMS=30 T_AD_PROGRAM=30 T_DRIVERS=50
+# tests/src/calls.rs and README "CUDA"), and each CudaStaged call is a
+# staged round trip (alloc, memset, uploads, the op with 1–3
+# synchronisations, downloads, free: ~10 driver calls at ~0.3–1 ms under
+# gVisor, so ~3–12 ms). Three limits keep each step inside its budget
+# (tests/src/cuda.rs):
+#  * LINDIFF_CUDA_SUITE_SECONDS: each suite stops ("stopped at the suite
+#    budget") once its own time in staged device calls exceeds it; it adapts
+#    to the real per-call cost. 1 s × ~90 suites in cuda_conformance ≈ 90 s
+#    of device time (the staged calls are serialised, so the sum is wall
+#    time); 4 s per suite in prims/ad_program.
+#  * LINDIFF_CUDA_DEADLINE_S: a process-wide deadline counted from the first
+#    device call, the step's budget − 20 s (room for the CUDA/cuSOLVER start
+#    and the NVRTC compile, ~10 s per process, before the first call, and for
+#    the report): every call after it is refused ("stopped at the deadline"),
+#    so a step ends on its own before `timeout` kills it.
+#  * LINDIFF_CUDA_SUITE_CALLS (optional override, unset by default): a fixed
+#    call cap per suite; export it to pass it through.
+# A stopped suite passes; a failure before the stop fails it. Worst case
+# 80 + 140 + 45 + 45 + 50 = 360 s (≤ 380 s, within the run tool's 420 s).
+# Every suite logs "<test>: cuda: <n> device calls in <t> s": retune from those.
+SUITE_SECONDS=1
+SEPARATE_SECONDS=4
+DEADLINE_MARGIN=20
+T_TIMING=80 T_CONFORMANCE=140 T_PRIMS=45 T_AD_PROGRAM=45 T_DRIVERS=50
 TOTAL=$((T_TIMING + T_CONFORMANCE + T_PRIMS + T_AD_PROGRAM + T_DRIVERS))
 
 build() {
@@ -51,8 +67,10 @@ build() {
     json=$(cargo test --release -p lindiff-tests --no-default-features --features cuda \
         --test cuda_conformance --test prims --test ad_program --no-run --message-format=json)
     for name in cuda_conformance prims ad_program; do
-        exe=$(printf '%s\n' "$json" | grep '"executable":"[^"]*"' | grep "\"name\":\"$name\"" |
-            sed 's/.*"executable":"\([^"]*\)".*/\1/' | tail -1)
+        # `|| true`: under pipefail a grep matching nothing would end the
+        # script here, before the message below.
+        exe=$(printf '%s\n' "$json" | { grep '"executable":"[^"]*"' || true; } |
+            { grep "\"name\":\"$name\"" || true; } | sed 's/.*"executable":"\([^"]*\)".*/\1/' | tail -1)
         [ -n "$exe" ] || { echo "device-check: no test binary for $name" >&2; exit 1; }
         cp "$exe" "$DEV/$name"
     done
@@ -74,8 +92,10 @@ build() {
     # carried folder: tracked files and untracked ones git does not ignore.
     local size tree limit
     size=$(du -sb "$DEV" --exclude=out | cut -f1)
-    tree=$(git ls-files -z --cached --others --exclude-standard |
-        du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+    # `|| true`: du fails on a tracked file deleted in the working tree (it
+    # still prints the total), which under pipefail would end the script.
+    tree=$( { git ls-files -z --cached --others --exclude-standard |
+        du -cb --files0-from=- 2>/dev/null || true; } | tail -1 | cut -f1)
     limit=$((64 * 1024 * 1024 - tree))
     if [ "$size" -gt "$limit" ]; then
         echo "device-check: $DEV is $size bytes; with the working tree ($tree bytes) it is over the 64 MiB carry limit (room: $limit bytes)" >&2
@@ -88,7 +108,8 @@ build() {
 On a session whose device tool has a GPU (status: can_start_another true), call:
   run(command="bash .device/device-check.sh run", carry=[".device"], timeout_s=420)
 (the run keeps itself to at most ${TOTAL} s: timing ${T_TIMING} + suites ${T_CONFORMANCE}/${T_PRIMS}/${T_AD_PROGRAM}
-+ drivers ${T_DRIVERS} (informational), each under \`timeout\`; suites capped at ${SUITE_CALLS} calls each)
++ drivers ${T_DRIVERS} (informational), each under \`timeout\`; each suite stops after ${SUITE_SECONDS} s
+(${SEPARATE_SECONDS} s in prims/ad_program) of device calls, each suite binary at its step's budget − ${DEADLINE_MARGIN} s)
 The logs come back under \$OUT: cuda_conformance.log, prims.log, ad_program.log, timing.md,
 timing_drivers.md, summary.txt.
 CALL
@@ -167,15 +188,25 @@ step() {
         [ "$rc" -eq 124 ] && echo "TIMED OUT after ${secs}s" | tee -a "$out/summary.txt"
         grep -E '^test .* FAILED|^test result|^\||panicked' "$out/$log" | tail -40 | tee -a "$out/summary.txt" || true
     fi
+    # Every count below must survive a log without matches (grep exits 1):
+    # under `set -euo pipefail` a failing substitution ends the script.
     local unsupported skipped capped calls
     unsupported=$(grep -c 'skipped (unsupported on cuda)' "$out/$log" || true)
-    skipped=$(grep -c '^skipped: ' "$out/$log" || true)
-    capped=$(grep -c 'stopped at the call budget' "$out/$log" || true)
-    calls=$(grep -o 'cuda: [0-9]* device calls' "$out/$log" | awk '{s += $2} END {print s + 0}')
+    skipped=$(grep -c 'skipped: ' "$out/$log" || true)
+    capped=$(grep -c 'stopped at the \(suite budget\|call budget\|deadline\)' "$out/$log" || true)
+    calls=$( { grep -o 'cuda: [0-9]* device calls' "$out/$log" || true; } | awk '{s += $2} END {print s + 0}')
     echo "rc=$rc, $((SECONDS - start)) s, device calls: $calls; suites skipped as unsupported on cuda: $unsupported," \
-        "stopped at the call budget: $capped, skipped for no GPU: $skipped" | tee -a "$out/summary.txt"
-    grep -h 'skipped (unsupported on cuda)' "$out/$log" | sort | uniq -c | sort -rn | head -20 |
-        tee -a "$out/summary.txt" || true
+        "stopped at a budget or the deadline: $capped, skipped for no GPU: $skipped" | tee -a "$out/summary.txt"
+    { grep -ho 'skipped (unsupported on cuda).*' "$out/$log" || true; } | sort | uniq -c | sort -rn | head -20 |
+        tee -a "$out/summary.txt"
+}
+
+# A suite binary's step: SECS budget, each suite stopped after SUITE_SECS s
+# of device calls, the process after SECS − DEADLINE_MARGIN s of them.
+suite() {
+    local secs=$1 suite_secs=$2 name=$3
+    LINDIFF_CUDA_SUITE_SECONDS=$suite_secs LINDIFF_CUDA_DEADLINE_S=$((secs - DEADLINE_MARGIN)) \
+        step required "$secs" "$name.log" "$DEV/$name" ::cuda --nocapture
 }
 
 run() {
@@ -185,14 +216,19 @@ run() {
     chmod +x "$DEV"/* 2>/dev/null || true
     local libs
     libs=$(find_libs)
-    export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # Joined without an empty entry (a leading ':' means the working directory).
+    LD_LIBRARY_PATH=$(printf '%s:%s' "$libs" "${LD_LIBRARY_PATH:-}" | tr -s : | sed 's/^://; s/:$//')
+    export LD_LIBRARY_PATH
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" | tee "$out/summary.txt"
-    if ! have_libcuda "$LD_LIBRARY_PATH"; then
+    if [ "${LINDIFF_DEVICE_CHECK_FAKE_GPU:-}" = 1 ]; then
+        # Testing only (see the top of this file): stub binaries, no GPU.
+        echo "LINDIFF_DEVICE_CHECK_FAKE_GPU=1: GPU detection skipped (a test of this script with stub binaries)" |
+            tee -a "$out/summary.txt"
+    elif ! have_libcuda "$LD_LIBRARY_PATH"; then
         echo "no GPU: no CUDA driver library (libcuda.so.1) known to ldconfig or under the searched roots" |
             tee -a "$out/summary.txt"
         exit 3
-    fi
-    if command -v nvidia-smi >/dev/null && ! nvidia-smi -L >>"$out/summary.txt" 2>&1; then
+    elif command -v nvidia-smi >/dev/null && ! nvidia-smi -L >>"$out/summary.txt" 2>&1; then
         echo "no GPU: nvidia-smi sees no device" | tee -a "$out/summary.txt"
         exit 3
     fi
@@ -203,13 +239,11 @@ run() {
     # suites overflow the default 2 MiB stack).
     export RUST_MIN_STACK=67108864
     status=0
-    # Budgets and call caps: see the top of this file.
+    # Budgets, deadlines and the optional call cap: see the top of this file.
     step required "$T_TIMING" timing.md "$DEV/cuda_timing" --require-gpu --part required
-    LINDIFF_CUDA_SUITE_CALLS=$SUITE_CALLS \
-        step required "$T_CONFORMANCE" cuda_conformance.log "$DEV/cuda_conformance" ::cuda --show-output
-    LINDIFF_CUDA_SUITE_CALLS=$SEPARATE_CALLS step required "$T_PRIMS" prims.log "$DEV/prims" ::cuda --show-output
-    LINDIFF_CUDA_SUITE_CALLS=$SEPARATE_CALLS \
-        step required "$T_AD_PROGRAM" ad_program.log "$DEV/ad_program" ::cuda --show-output
+    suite "$T_CONFORMANCE" "$SUITE_SECONDS" cuda_conformance
+    suite "$T_PRIMS" "$SEPARATE_SECONDS" prims
+    suite "$T_AD_PROGRAM" "$SEPARATE_SECONDS" ad_program
     step info "$T_DRIVERS" timing_drivers.md "$DEV/cuda_timing" --require-gpu --part drivers
     echo "total ${SECONDS} s, status $status (the drivers step is informational)" | tee -a "$out/summary.txt"
     exit $status

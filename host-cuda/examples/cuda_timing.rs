@@ -13,7 +13,9 @@
 //!
 //! Run: `cargo run --release -p lindiff-cuda --example cuda_timing [-- --quick]`.
 //! Without a GPU it prints `skipped: <reason>` and exits 0 (2 with
-//! `--require-gpu`, which the device check passes); when NVRTC rejected the
+//! `--require-gpu`, which the device check passes); a failing required row
+//! prints `error: …` in its row and makes the exit status 1 (a failing
+//! driver row is only printed); when NVRTC rejected the
 //! kernels it prints NVRTC's log after the reason. `--quick` times 1024²
 //! instead of 4096².
 
@@ -96,15 +98,21 @@ fn row<T: Element + Copy>(
     dims: &[&[usize]],
     cast: fn(f64) -> T,
     runs: usize,
-) {
+) -> bool {
     let host: Vec<Vec<T>> = dims
         .iter()
         .enumerate()
         .map(|(i, d)| fill(d.iter().product(), 7 + i as u64).into_iter().map(cast).collect())
         .collect();
     match time(cuda, &op, dims, &host, runs) {
-        Ok(ms) => println!("| {label} | {} | {ms:.2} |", T::DTYPE.name()),
-        Err(e) => println!("| {label} | {} | error: {e} |", T::DTYPE.name()),
+        Ok(ms) => {
+            println!("| {label} | {} | {ms:.2} |", T::DTYPE.name());
+            true
+        }
+        Err(e) => {
+            println!("| {label} | {} | error: {e} |", T::DTYPE.name());
+            false
+        }
     }
 }
 
@@ -119,15 +127,22 @@ enum Part {
     All,
 }
 
-fn table<T: Element + Copy>(cuda: &Cuda, cast: fn(f64) -> T, quick: bool, part: Part) {
+/// Prints the rows of `part`; returns how many of the required rows
+/// (batched SVD, Auto SVD, solve) failed. A failing driver row is only
+/// reported.
+fn table<T: Element + Copy>(cuda: &Cuda, cast: fn(f64) -> T, quick: bool, part: Part) -> usize {
+    let mut failed = 0;
     let n = if quick { 1024 } else { 4096 };
     let big_runs = if quick { 3 } else { 1 };
     let svd = |driver| Op::Linalg(LinalgOp::Svd(Svd(SvdOptions::default().driver(driver))));
     if part != Part::Drivers {
-        row(cuda, "svd 10000 × 8×8 (gesvdjBatched)", svd(SvdDriver::Auto), &[&[8, 8, 10_000]], cast, 3);
-        row(cuda, &format!("svd {n}² (Auto = Xgesvd)"), svd(SvdDriver::Auto), &[&[n, n]], cast, big_runs);
         let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve));
-        row(cuda, &format!("solve {n}² (Xgetrf + Xgetrs)"), solve, &[&[n, n], &[n, 1]], cast, big_runs);
+        let required = [
+            row(cuda, "svd 10000 × 8×8 (gesvdjBatched)", svd(SvdDriver::Auto), &[&[8, 8, 10_000]], cast, 3),
+            row(cuda, &format!("svd {n}² (Auto = Xgesvd)"), svd(SvdDriver::Auto), &[&[n, n]], cast, big_runs),
+            row(cuda, &format!("solve {n}² (Xgetrf + Xgetrs)"), solve, &[&[n, n], &[n, 1]], cast, big_runs),
+        ];
+        failed += required.iter().filter(|ok| !**ok).count();
     }
     if part != Part::Required {
         // QrIteration (Xgesvd) is the Auto row's routine at this size.
@@ -136,6 +151,7 @@ fn table<T: Element + Copy>(cuda: &Cuda, cast: fn(f64) -> T, quick: bool, part: 
             row(cuda, &format!("svd {n}² ({name})"), svd(driver), &[&[n, n]], cast, big_runs);
         }
     }
+    failed
 }
 
 fn main() {
@@ -165,6 +181,11 @@ fn main() {
     println!("device: {}", cuda.device_name());
     println!("| op | dtype | median ms |");
     println!("|---|---|---|");
-    table::<f64>(&cuda, |x| x, quick, part);
-    table::<f32>(&cuda, |x| x as f32, quick, part);
+    let failed = table::<f64>(&cuda, |x| x, quick, part) + table::<f32>(&cuda, |x| x as f32, quick, part);
+    if failed > 0 {
+        // The device check's timing step is required: a failed required row
+        // fails it (the driver rows are informational and never count).
+        println!("error: {failed} required row(s) failed");
+        std::process::exit(1);
+    }
 }

@@ -144,7 +144,10 @@ where
     }
 }
 
-/// Central finite difference of the loss along `ds` with step `h`.
+/// Central finite difference of the loss along `ds` with step `h`: the
+/// reference of the derivative checks. It runs on `provider`, or on
+/// host-cpu when the suite is on the `cuda` arm
+/// ([`reference::is_on_host`](crate::reference::is_on_host)).
 pub fn finite_difference<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
     provider: &P,
     loss: &L,
@@ -155,10 +158,28 @@ pub fn finite_difference<T: Scalar + Element, P: Provider<Memory = Host> + Clone
 where
     Re<T>: Element,
 {
-    let mut face = Direct::new(provider.clone());
-    let plus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(h, d)).collect();
-    let minus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(-h, d)).collect();
-    (value(&mut face, loss, &plus) - value(&mut face, loss, &minus)) / (2.0 * h)
+    fn central<T: Scalar + Element, Q: Provider<Memory = Host>, L: Loss>(
+        provider: Q,
+        loss: &L,
+        xs: &[Input<T>],
+        ds: &[Input<T>],
+        h: f64,
+    ) -> f64
+    where
+        Re<T>: Element,
+    {
+        let mut face = Direct::new(provider);
+        let plus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(h, d)).collect();
+        let minus: Vec<Input<T>> = xs.iter().zip(ds).map(|(x, d)| x.axpy(-h, d)).collect();
+        (value(&mut face, loss, &plus) - value(&mut face, loss, &minus)) / (2.0 * h)
+    }
+    crate::reference::evaluating(|| {
+        if crate::reference::is_on_host() {
+            central(crate::Cpu::default(), loss, xs, ds, h)
+        } else {
+            central(provider.clone(), loss, xs, ds, h)
+        }
+    })
 }
 
 /// What [`check`] measured: the worst error relative to its tolerance scale.
@@ -538,4 +559,62 @@ where
         "{name}: gradient vs entrywise finite differences: relative error {worst:e} (‖g‖∞ = {g_max:e})"
     );
     worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lindiff_core::{Exec, HostBuffer, Op, Output, WorkspaceReq};
+
+    /// A provider that refuses every call (a device the reference must not use).
+    #[derive(Clone, Copy, Debug, Default)]
+    struct Refuses;
+
+    impl Provider for Refuses {
+        type Memory = Host;
+        fn name(&self) -> &'static str {
+            "refuses"
+        }
+        fn exec(&self) -> Exec {
+            Exec::serial()
+        }
+        fn workspace(&self, _: &Op, _: &[&TensorDesc]) -> Result<WorkspaceReq> {
+            Err(lindiff_core::Error::ProviderUnavailable { provider: "refuses", why: "test" })
+        }
+        unsafe fn run_into<'m>(
+            &self,
+            _: &Op,
+            _: &[OpInput<'_, Host>],
+            _: &mut [Option<Output<'_, 'm, Host>>],
+            _: &mut HostBuffer<'m>,
+        ) -> Result<()> {
+            Err(lindiff_core::Error::ProviderUnavailable { provider: "refuses", why: "test" })
+        }
+    }
+
+    /// Σ x, the simplest loss.
+    struct Sum;
+    impl Loss for Sum {
+        fn name(&self) -> String {
+            "sum".into()
+        }
+        fn eval<F: Face + ?Sized>(&self, face: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+            crate::losses::total(face, &xs[0])
+        }
+    }
+
+    #[test]
+    fn the_reference_runs_on_host_cpu_under_on_host() {
+        let xs = [Input { dims: vec![2, 2], data: vec![1.0f64, 2.0, 3.0, 4.0] }];
+        let ds = [Input { dims: vec![2, 2], data: vec![1.0f64; 4] }];
+        // On the cpu arm the reference uses the suite's provider …
+        let cpu = finite_difference(&crate::Cpu::default(), &Sum, &xs, &ds, 1e-3);
+        assert!((cpu - 4.0).abs() < 1e-9, "{cpu}");
+        let refused = std::panic::catch_unwind(|| finite_difference(&Refuses, &Sum, &xs, &ds, 1e-3));
+        assert!(refused.is_err(), "the reference ran on the suite's provider");
+        // … under `on_host` (the cuda arm) it never calls it.
+        let host = crate::reference::on_host(|| finite_difference(&Refuses, &Sum, &xs, &ds, 1e-3));
+        assert_eq!(host.to_bits(), cpu.to_bits());
+        assert!(!crate::reference::is_on_host(), "the flag is restored");
+    }
 }

@@ -10,19 +10,24 @@
 //!     --test cuda_conformance -- ::calls --test-threads=1 --nocapture | grep '^calls:'
 //! ```
 //!
-//! Counts are process-wide, so run with `--test-threads=1`. Measured on
-//! 2026-12-01: about 5.0 million calls in `cuda_conformance` (householder_*,
-//! qr_*, the spectral and composite AD suites have 10⁴–10⁶ each; 60 of 90
-//! suites have under 10⁴), 704 in `prims`, 410 in `ad_program`. These are
-//! host-cpu's counts; on `cuda` an `Unsupported` op ends a suite earlier.
-//! The device check therefore caps each suite's calls
-//! (`LINDIFF_CUDA_SUITE_CALLS`, see `cuda.rs`).
+//! Counts are process-wide, so run with `--test-threads=1`. Each line also
+//! says how many of the calls were the finite-difference reference
+//! (`reference.rs`), which the `cuda` arm runs on host-cpu: the rest is what
+//! the device gets. Measured on 2026-12-01 before that change: about 5.0
+//! million calls in `cuda_conformance`, 704 in `prims`, 410 in `ad_program`
+//! (README "CUDA" has the per-suite figures with the reference on the
+//! host). These are host-cpu's counts; on `cuda` an `Unsupported` op ends a
+//! suite earlier. The device check therefore also limits each suite's
+//! device time (`LINDIFF_CUDA_SUITE_SECONDS`, see `cuda.rs`).
 
 use crate::TestProvider;
 use lindiff_core::{Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static CALLS: AtomicUsize = AtomicUsize::new(0);
+/// The calls made by the finite-difference reference (`reference.rs`),
+/// which the `cuda` arm runs on host-cpu instead of the device.
+static REFERENCE_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// `P` with every `run_into` counted (process-wide).
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,6 +56,9 @@ impl<P: TestProvider> Provider for Counted<P> {
         workspace: &mut HostBuffer<'m>,
     ) -> Result<()> {
         CALLS.fetch_add(1, Ordering::Relaxed);
+        if crate::reference::inside() {
+            REFERENCE_CALLS.fetch_add(1, Ordering::Relaxed);
+        }
         // SAFETY: forwarded under the caller's guarantees.
         unsafe { self.0.run_into(op, inputs, outputs, workspace) }
     }
@@ -64,9 +72,14 @@ impl<P: TestProvider> TestProvider for Counted<P> {
 
 /// The `calls` arm: runs `suite` on `Counted<Cpu>` and prints its count.
 pub fn run_suite(name: &str, suite: impl FnOnce(&Counted<crate::Cpu>)) {
-    let before = CALLS.load(Ordering::Relaxed);
+    let before = (CALLS.load(Ordering::Relaxed), REFERENCE_CALLS.load(Ordering::Relaxed));
     suite(&Counted::default());
     // libtest names the test's thread after the test (`file::suite::calls`).
     let test = std::thread::current().name().map_or_else(|| name.to_owned(), str::to_owned);
-    println!("calls: {test}: {} run_into calls", CALLS.load(Ordering::Relaxed) - before);
+    let all = CALLS.load(Ordering::Relaxed) - before.0;
+    let reference = REFERENCE_CALLS.load(Ordering::Relaxed) - before.1;
+    println!(
+        "calls: {test}: {all} run_into calls, {reference} of them finite-difference reference, {} on the device",
+        all - reference
+    );
 }

@@ -108,6 +108,10 @@ impl suite::Sink for Semihosting {
     fn stack_peak(&mut self) -> Option<usize> {
         Some(stack::peak())
     }
+
+    fn stack_capacity(&self) -> Option<usize> {
+        Some(stack::capacity())
+    }
 }
 
 fn stdout() -> Semihosting {

@@ -39,7 +39,15 @@ pub trait Sink {
     fn stack_peak(&mut self) -> Option<usize> {
         None
     }
+    /// Size of the stack region in bytes, if measured.
+    fn stack_capacity(&self) -> Option<usize> {
+        None
+    }
 }
+
+/// A peak this close to the stack region's size means the stack may have
+/// run past its bottom (into the static data below it) and corrupted it.
+const STACK_GUARD: usize = 256;
 
 /// Largest order the fixed-size test data holds.
 const MAX_N: usize = 64;
@@ -166,6 +174,12 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         run(self).map_err(|error| Failed { check, error })?;
         if let Some(bytes) = self.report.sink.stack_peak() {
             Line::new(self.report.sink).s(check).s(": stack ").n(bytes).s(" bytes").end();
+            // Reported (and counted) only when it fails, so the check
+            // counts stay those of the computations.
+            let capacity = self.report.sink.stack_capacity().unwrap_or(usize::MAX);
+            if bytes.saturating_add(STACK_GUARD) >= capacity {
+                self.report.verdict("stack stayed inside its region", false);
+            }
             let peak = self.report.outcome.peak_stack.get_or_insert(0);
             *peak = (*peak).max(bytes);
         }

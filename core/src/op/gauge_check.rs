@@ -39,6 +39,37 @@
 //!
 //! [`Error::NotDifferentiable`]: crate::Error::NotDifferentiable
 
+/// Why a gauge check fails: the `why` of its [`Error::NotDifferentiable`],
+/// one text per kind of failure, the same on every provider.
+///
+/// [`Error::NotDifferentiable`]: crate::Error::NotDifferentiable
+pub mod why {
+    /// A tied group's basis enters the cotangent (SVD).
+    pub const SVD_TIE: &str =
+        "the cotangent depends on the basis chosen inside a group of tied singular values \
+                               (e.g. a projector that splits the group, or one entry of U)";
+    /// A complex phase enters the cotangent (SVD).
+    pub const SVD_PHASE: &str = "the cotangent depends on the complex phase of a singular vector";
+    /// A null-space vector enters the cotangent.
+    pub const SVD_NULL: &str = "the cotangent depends on the singular vectors of a zero singular value, \
+                                an arbitrary basis of the null space";
+    /// ∂L/∂s_i ≠ 0 at s_i = 0.
+    pub const SVD_KINK: &str =
+        "∂L/∂s_i ≠ 0 at s_i = 0 (a kink, e.g. the nuclear norm at a zero singular value)";
+    /// ∂L/∂s differs inside a tied group.
+    pub const SVD_VALUES: &str = "∂L/∂s differs between tied singular values (the loss is not a symmetric \
+                                  function of them, e.g. the largest of two equal values)";
+    /// A tied group's basis enters the cotangent (eigh).
+    pub const EIGH_TIE: &str =
+        "the cotangent depends on the basis chosen inside a group of tied eigenvalues \
+                                (e.g. a projector that splits the group, or one entry of V)";
+    /// A complex phase enters the cotangent (eigh).
+    pub const EIGH_PHASE: &str = "the cotangent depends on the complex phase of an eigenvector";
+    /// ∂L/∂w differs inside a tied group.
+    pub const EIGH_VALUES: &str = "∂L/∂w differs between tied eigenvalues (the loss is not a symmetric \
+                                   function of them, e.g. the smallest of two equal values)";
+}
+
 use super::check::{dim, float_matrix, operand, out, outputs, same_batch, square, vector, Mat};
 use super::{OpSpec, Outputs};
 use crate::error::{Dim, Result};

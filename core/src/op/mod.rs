@@ -41,7 +41,7 @@ pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
-pub use gauge_check::{EighGaugeCheck, GaugeOf, SvdGaugeCheck};
+pub use gauge_check::{why as gauge_why, EighGaugeCheck, GaugeOf, SvdGaugeCheck};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };

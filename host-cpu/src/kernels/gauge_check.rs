@@ -26,33 +26,14 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef, Par};
+use lindiff_core::op::gauge_why::{
+    EIGH_PHASE, EIGH_TIE, EIGH_VALUES, SVD_KINK, SVD_NULL, SVD_PHASE, SVD_TIE, SVD_VALUES,
+};
 use lindiff_core::op::{EighGaugeCheck, GaugeOf, SvdGaugeCheck};
 use lindiff_core::{LinalgOp, RealScalar, Scalar};
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
-
-/// A tied group's basis enters the cotangent (SVD).
-const SVD_TIE: &str = "the cotangent depends on the basis chosen inside a group of tied singular values \
-                       (e.g. a projector that splits the group, or one entry of U)";
-/// A complex phase enters the cotangent (SVD).
-const SVD_PHASE: &str = "the cotangent depends on the complex phase of a singular vector";
-/// A null-space vector enters the cotangent.
-const SVD_NULL: &str = "the cotangent depends on the singular vectors of a zero singular value, \
-                        an arbitrary basis of the null space";
-/// ∂L/∂s_i ≠ 0 at s_i = 0.
-const SVD_KINK: &str = "∂L/∂s_i ≠ 0 at s_i = 0 (a kink, e.g. the nuclear norm at a zero singular value)";
-/// ∂L/∂s differs inside a tied group.
-const SVD_VALUES: &str = "∂L/∂s differs between tied singular values (the loss is not a symmetric \
-                          function of them, e.g. the largest of two equal values)";
-/// A tied group's basis enters the cotangent (eigh).
-const EIGH_TIE: &str = "the cotangent depends on the basis chosen inside a group of tied eigenvalues \
-                        (e.g. a projector that splits the group, or one entry of V)";
-/// A complex phase enters the cotangent (eigh).
-const EIGH_PHASE: &str = "the cotangent depends on the complex phase of an eigenvector";
-/// ∂L/∂w differs inside a tied group.
-const EIGH_VALUES: &str = "∂L/∂w differs between tied eigenvalues (the loss is not a symmetric \
-                           function of them, e.g. the smallest of two equal values)";
 
 /// The largest violation seen so far: its size, the output blamed, why.
 struct Worst<R> {

@@ -18,22 +18,11 @@ use crate::memory::Device;
 use crate::nvrtc::{launch, View, Walk};
 use crate::scalar::CudaScalar;
 use crate::DeviceBuffer;
+use lindiff_core::op::gauge_why::{
+    EIGH_PHASE, EIGH_TIE, EIGH_VALUES, SVD_KINK, SVD_NULL, SVD_PHASE, SVD_TIE, SVD_VALUES,
+};
 use lindiff_core::op::GaugeOf;
 use lindiff_core::{DType, Error, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
-
-const SVD_TIE: &str = "the cotangent depends on the basis chosen inside a group of tied singular values \
-                       (e.g. a projector that splits the group, or one entry of U)";
-const SVD_PHASE: &str = "the cotangent depends on the complex phase of a singular vector";
-const SVD_NULL: &str = "the cotangent depends on the singular vectors of a zero singular value, \
-                        an arbitrary basis of the null space";
-const SVD_KINK: &str = "∂L/∂s_i ≠ 0 at s_i = 0 (a kink, e.g. the nuclear norm at a zero singular value)";
-const SVD_VALUES: &str = "∂L/∂s differs between tied singular values (the loss is not a symmetric \
-                          function of them, e.g. the largest of two equal values)";
-const EIGH_TIE: &str = "the cotangent depends on the basis chosen inside a group of tied eigenvalues \
-                        (e.g. a projector that splits the group, or one entry of V)";
-const EIGH_PHASE: &str = "the cotangent depends on the complex phase of an eigenvector";
-const EIGH_VALUES: &str = "∂L/∂w differs between tied eigenvalues (the loss is not a symmetric \
-                           function of them, e.g. the smallest of two equal values)";
 
 /// The error of a failing SVD check from the kernel's code
 /// (`1 + 4·why + output`, see `svd_gauge_impl`).

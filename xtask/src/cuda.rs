@@ -10,7 +10,8 @@
 //!   -- ::cuda --nocapture`: without a GPU it must pass `1 passed` printing
 //!   `skipped: …`, and fail under `LINDIFF_REQUIRE_CUDA=1` naming why; with
 //!   one it runs), runs `host-cuda/device-check-test.sh` (the device check's
-//!   `run` path with stub binaries, ~1 s), and runs the timing example, which must print
+//!   `run` path end to end with fake test binaries that print what the real ones
+//!   print, ~1 s), and runs the timing example, which must print
 //!   `skipped: …` cleanly without a GPU. Debug builds, like the workspace
 //!   tests, whose dependency builds they share (only lindiff-tests itself is
 //!   built again, with the `cuda` feature). lindiff-cuda itself is built and
@@ -77,7 +78,8 @@ pub fn test() -> Step {
         eprintln!("LINDIFF_REQUIRE_CUDA=1: failed as it must, naming why");
     }
     eprintln!("cuda arm of ad_cholesky: {}", if gpu { "ran on a GPU" } else { "printed its skip (no GPU)" });
-    // The device check's `run` path with stub binaries (no GPU needed, ~1 s).
+    // The device check's `run` path end to end, with fake binaries standing in
+    // for the GPU test binaries (no GPU needed, ~1 s).
     run("bash", &["host-cuda/device-check-test.sh"])?;
     let out = Command::new("cargo")
         .args(["run", "-q", "-p", "lindiff-cuda", "--example", "cuda_timing", "--", "--quick"])

@@ -364,6 +364,16 @@ pub(crate) fn read_i32(gpu: &Gpu, at: u64) -> Result<i32> {
     Ok(v[0])
 }
 
+/// cuSOLVER's `jobz`: with or without vectors (SVD, eigh, eig).
+pub(crate) fn jobz(vectors: bool) -> cudarc::cusolver::sys::cusolverEigMode_t {
+    use cudarc::cusolver::sys::cusolverEigMode_t as Mode;
+    if vectors {
+        Mode::CUSOLVER_EIG_MODE_VECTOR
+    } else {
+        Mode::CUSOLVER_EIG_MODE_NOVECTOR
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,8 +16,8 @@
 //! `NonConvergence`, lowest batch index.
 
 use super::common::{
-    check_info, empty_outputs_written, first_nonfinite, gather, host_scratch, matrix_dims, non_convergence,
-    output_ptr, workspace_base,
+    check_info, empty_outputs_written, first_nonfinite, gather, host_scratch, jobz, matrix_dims,
+    non_convergence, output_ptr, workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -28,14 +28,6 @@ use crate::scalar::CudaScalar;
 use crate::DeviceBuffer;
 use cudarc::cusolver::sys as solver;
 use lindiff_core::{Error, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
-
-fn mode(on: bool) -> solver::cusolverEigMode_t {
-    if on {
-        solver::cusolverEigMode_t::CUSOLVER_EIG_MODE_VECTOR
-    } else {
-        solver::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR
-    }
-}
 
 /// Regions of one call (offsets from the workspace start).
 struct Plan {
@@ -77,8 +69,8 @@ fn plan<T: CudaScalar>(gpu: &Gpu, op: &LinalgOp, desc: &TensorDesc, vectors: boo
             solver_status(solver::cusolverDnXgeev_bufferSize(
                 gpu.solver(),
                 gpu.params(),
-                mode(false),
-                mode(vectors),
+                jobz(false),
+                jobz(vectors),
                 n as i64,
                 T::SOLVER_TYPE,
                 null,
@@ -142,8 +134,8 @@ pub(crate) fn run<T: CudaScalar>(
             solver_status(solver::cusolverDnXgeev(
                 gpu.solver(),
                 gpu.params(),
-                mode(false),
-                mode(p.vectors),
+                jobz(false),
+                jobz(p.vectors),
                 n as i64,
                 T::SOLVER_TYPE,
                 (a + (b * n * n * ts) as u64) as _,

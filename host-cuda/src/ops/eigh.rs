@@ -4,7 +4,7 @@
 //! eigenvalues; the eigenvectors get the canonical phase on the device.
 
 use super::common::{
-    check_info, first_nonfinite_tri, gather, host_scratch, int, map_view, matrix_dims, non_convergence,
+    check_info, first_nonfinite_tri, gather, host_scratch, int, jobz, map_view, matrix_dims, non_convergence,
     output_ptr, workspace_base, Part,
 };
 use crate::carve::Layout;
@@ -32,14 +32,6 @@ struct Plan {
     buffer: usize,
     buffer_bytes: usize,
     host_bytes: usize,
-}
-
-fn jobz(vectors: bool) -> solver::cusolverEigMode_t {
-    if vectors {
-        solver::cusolverEigMode_t::CUSOLVER_EIG_MODE_VECTOR
-    } else {
-        solver::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR
-    }
 }
 
 const LOWER: solver::cublasFillMode_t = solver::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;

@@ -16,8 +16,8 @@
 //! Singular values come out descending from every routine.
 
 use super::common::{
-    check_info, first_nonfinite, host_scratch, int, map, map_view, matrix_dims, non_convergence, output_ptr,
-    workspace_base,
+    check_info, first_nonfinite, host_scratch, int, jobz, map, map_view, matrix_dims, non_convergence,
+    output_ptr, workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
@@ -111,14 +111,6 @@ struct Regions {
     buffer: usize,
     buffer_bytes: usize,
     host_bytes: usize,
-}
-
-fn jobz(vectors: bool) -> solver::cusolverEigMode_t {
-    if vectors {
-        solver::cusolverEigMode_t::CUSOLVER_EIG_MODE_VECTOR
-    } else {
-        solver::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR
-    }
 }
 
 /// The `jobu`/`jobvt` letter of Xgesvd.

@@ -26,8 +26,17 @@ type Real<T> = <T as Scalar>::Real;
 
 /// Scratch of [`accepts`] for an m×n matrix.
 pub fn scratch<T: Field>(m: usize, n: usize, _k: usize) -> StackReq {
-    temp_mat_scratch::<T>(m.max(n), 4)
+    temp_mat_scratch::<T>(m.max(n), 3 * PROBES)
 }
+
+/// ‖x‖_F by faer (vectorised; scaled internally, so huge or tiny entries
+/// neither overflow nor underflow), as lindiff's real type.
+fn norm<T: Field>(x: MatRef<'_, T>) -> Real<T> {
+    Scalar::re(T::from_real_impl(&x.norm_l2()))
+}
+
+/// Residual probes: applied as one block, so A, U and V are each read once.
+const PROBES: usize = 2;
 
 /// Deterministic probe entries in [-1, 1) (xorshift64*), so a given matrix is
 /// always judged the same way.
@@ -41,65 +50,42 @@ impl Probe {
         let bits = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
         T::from_f64(bits as f64 / (1u64 << 52) as f64 - 1.0)
     }
-}
 
-fn norm<T: Field>(x: MatRef<'_, T>) -> Real<T> {
-    // Scaled so that huge or tiny entries neither overflow nor underflow.
-    let mut scale = Real::<T>::zero();
-    for j in 0..x.ncols() {
-        for i in 0..x.nrows() {
-            scale = scale.max_real(Scalar::abs(x[(i, j)]));
+    /// Fills `x` column by column.
+    fn fill<T: Field>(&mut self, mut x: MatMut<'_, T>) {
+        for j in 0..x.ncols() {
+            for i in 0..x.nrows() {
+                x[(i, j)] = self.next::<T>();
+            }
         }
     }
-    if scale == Real::<T>::zero() || !scale.is_finite_real() {
-        return scale;
-    }
-    let mut sum = Real::<T>::zero();
-    for j in 0..x.ncols() {
-        for i in 0..x.nrows() {
-            sum += Scalar::abs2(x[(i, j)].scale(Real::<T>::one() / scale));
-        }
-    }
-    scale * Scalar::sqrt(sum)
 }
 
-/// `out = op · x` for a plain or adjoint `op` (faer's matrix-vector
-/// kernels: SIMD, no allocation).
-fn apply<T: Field>(op: MatRef<'_, T>, adjoint: bool, x: MatRef<'_, T>, out: MatMut<'_, T>) {
-    if adjoint {
-        matmul(out, Accum::Replace, op.adjoint(), x, T::one(), Par::Seq);
-    } else {
-        matmul(out, Accum::Replace, op, x, T::one(), Par::Seq);
-    }
-}
-
-/// `true` when `q` has orthonormal columns to within `tol` on one probe.
+/// `true` when `q` has orthonormal columns to within `tol` on one probe:
+/// ‖Qᴴ(Q w) − w‖ ≤ tol·‖w‖. `w`, `p`, `r` are scratch columns of at least
+/// q.ncols(), q.nrows() and q.ncols() rows.
 fn orthonormal<T: Field>(
     q: MatRef<'_, T>,
     probe: &mut Probe,
     tol: Real<T>,
-    mut w: MatMut<'_, T>,
-    mut p: MatMut<'_, T>,
-    mut r: MatMut<'_, T>,
+    w: MatMut<'_, T>,
+    p: MatMut<'_, T>,
+    r: MatMut<'_, T>,
 ) -> bool {
-    let c = q.ncols();
-    for i in 0..c {
-        w[(i, 0)] = probe.next::<T>();
-    }
-    let w = w.rb().subrows(0, c);
-    apply(q, false, w, p.rb_mut().subrows_mut(0, q.nrows()));
-    apply(q, true, p.rb().subrows(0, q.nrows()), r.rb_mut().subrows_mut(0, c));
-    for i in 0..c {
-        r[(i, 0)] -= w[(i, 0)];
-    }
-    let error = norm(r.rb().subrows(0, c));
-    error.is_finite_real() && error <= tol * norm(w)
+    let (m, c) = (q.nrows(), q.ncols());
+    let (mut w, mut p, mut r) = (w.subrows_mut(0, c), p.subrows_mut(0, m), r.subrows_mut(0, c));
+    probe.fill(w.rb_mut());
+    matmul(p.rb_mut(), Accum::Replace, q, w.rb(), T::one(), Par::Seq);
+    r.copy_from(w.rb());
+    matmul(r.rb_mut(), Accum::Add, q.adjoint(), p.rb(), -T::one(), Par::Seq);
+    let error = norm(r.rb());
+    error.is_finite_real() && error <= tol * norm(w.rb())
 }
 
 /// `true` when `u diag(s) vᴴ` is an accurate SVD of `a`: see the module docs.
 /// `s` holds the singular values as `T` (imaginary parts zero); `u`, `v` are
-/// thin or full. Mismatched shapes, or a `stack` smaller than
-/// [`scratch`]`(m, n, k)`, are rejected (`false`).
+/// thin or full, with any strides. Mismatched shapes, or a `stack` smaller
+/// than [`scratch`]`(m, n, k)`, are rejected (`false`).
 pub fn accepts<T: Field>(
     a: MatRef<'_, T>,
     s: ColRef<'_, T>,
@@ -128,37 +114,40 @@ pub fn accepts<T: Field>(
     let tol = Real::<T>::from_usize(32) * Scalar::sqrt(Real::<T>::from_usize(m.max(n))) * Real::<T>::EPSILON;
     let norm_a = norm(a);
     // SAFETY: every element of the temporaries is written before it is read
-    // (`apply` and the probe loops fill exactly the ranges they later read).
-    let (mut tmp, _) = unsafe { temp_mat_uninit::<T, _, _>(m.max(n), 4, stack) };
+    // (the probe fills, `matmul` with `Accum::Replace` and `copy_from` write
+    // exactly the ranges later read).
+    let (mut tmp, _) = unsafe { temp_mat_uninit::<T, _, _>(m.max(n), 3 * PROBES, stack) };
     let mut tmp = tmp.as_mat_mut();
-    let (x, rest) = tmp.rb_mut().split_at_col_mut(1);
-    let (ax, rest) = rest.split_at_col_mut(1);
-    let (t, y) = rest.split_at_col_mut(1);
-    let (mut x, mut ax, mut t, mut y) = (x, ax, t, y);
     let mut probe = Probe(0x9E37_79B9_7F4A_7C15 ^ ((m as u64) << 32) ^ n as u64);
-    let (uk, vk) = (u.subcols(0, k), v.subcols(0, k));
-    for _ in 0..2 {
-        for i in 0..n {
-            x[(i, 0)] = probe.next::<T>();
+    {
+        let (x, rest) = tmp.rb_mut().split_at_col_mut(PROBES);
+        let (r, t) = rest.split_at_col_mut(PROBES);
+        let (mut x, mut r, mut t) = (x.subrows_mut(0, n), r.subrows_mut(0, m), t.subrows_mut(0, k));
+        let (uk, vk) = (u.subcols(0, k), v.subcols(0, k));
+        // R = A X − U (s ∘ Vᴴ X), every probe at once.
+        probe.fill(x.rb_mut());
+        matmul(r.rb_mut(), Accum::Replace, a, x.rb(), T::one(), Par::Seq);
+        matmul(t.rb_mut(), Accum::Replace, vk.adjoint(), x.rb(), T::one(), Par::Seq);
+        for j in 0..PROBES {
+            for i in 0..k {
+                t[(i, j)] = t[(i, j)].scale(Scalar::re(s[i]));
+            }
         }
-        let xs = x.rb().subrows(0, n);
-        apply(a, false, xs, ax.rb_mut().subrows_mut(0, m));
-        apply(vk, true, xs, t.rb_mut().subrows_mut(0, k));
-        for i in 0..k {
-            t[(i, 0)] = t[(i, 0)].scale(Scalar::re(s[i]));
-        }
-        apply(uk, false, t.rb().subrows(0, k), y.rb_mut().subrows_mut(0, m));
-        for i in 0..m {
-            y[(i, 0)] = ax[(i, 0)] - y[(i, 0)];
-        }
-        let residual = norm(y.rb().subrows(0, m));
-        // A NaN residual must fail too, hence the finiteness test.
-        if !residual.is_finite_real() || residual > tol * norm_a * norm(xs) {
-            return false;
+        matmul(r.rb_mut(), Accum::Add, uk, t.rb(), -T::one(), Par::Seq);
+        for j in 0..PROBES {
+            let residual = norm(r.rb().col(j).as_mat());
+            // A NaN residual must fail too, hence the finiteness test.
+            if !residual.is_finite_real() || residual > tol * norm_a * norm(x.rb().col(j).as_mat()) {
+                return false;
+            }
         }
     }
-    orthonormal(u, &mut probe, tol, x.rb_mut(), ax.rb_mut(), t.rb_mut())
-        && orthonormal(v, &mut probe, tol, x.rb_mut(), ax.rb_mut(), t.rb_mut())
+    // Orthogonality: one probe each for U and V, in the first three columns.
+    let (w, rest) = tmp.split_at_col_mut(1);
+    let (p, rest) = rest.split_at_col_mut(1);
+    let (mut w, mut p, mut r) = (w, p, rest.subcols_mut(0, 1));
+    orthonormal(u, &mut probe, tol, w.rb_mut(), p.rb_mut(), r.rb_mut())
+        && orthonormal(v, &mut probe, tol, w.rb_mut(), p.rb_mut(), r.rb_mut())
 }
 
 /// Test hook (feature `test-hooks`): while set, the guard rejects every

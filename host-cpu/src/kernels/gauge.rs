@@ -5,7 +5,7 @@
 
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::MatMut;
+use faer::{unzip, zip, ColMut, MatMut};
 use lindiff_core::Scalar;
 
 /// The unit factor `c` with `c·x` real and positive for the largest-magnitude
@@ -79,6 +79,39 @@ pub fn canonicalize_pairs<T: Field>(mut u: MatMut<'_, T>, mut v: MatMut<'_, T>, 
     for j in k..v.ncols() {
         let c = column_phase(&v, j);
         scale_column(&mut v, j, c);
+    }
+}
+
+/// [`canonicalize_pairs`] for factors computed straight into the outputs:
+/// `vh`'s transpose holds V (not yet conjugated), as faer wrote it through
+/// `vh.transpose_mut()`. Afterwards U is canonical and `vh` holds the
+/// canonical Vᴴ. The phases go through `phases` (at least `vh.nrows()`
+/// rows) so that Vᴴ is rewritten in one pass down its contiguous columns
+/// instead of scaling its strided rows one by one.
+pub fn canonicalize_pairs_adjoint<T: Field>(
+    mut u: MatMut<'_, T>,
+    mut vh: MatMut<'_, T>,
+    k: usize,
+    phases: ColMut<'_, T>,
+) {
+    let mut phases = phases.subrows_mut(0, vh.nrows());
+    phases.fill(T::one());
+    for j in 0..u.ncols() {
+        let c = column_phase(&u, j);
+        scale_column(&mut u, j, c);
+        if j < k && j < phases.nrows() {
+            phases[j] = c;
+        }
+    }
+    let vt = vh.rb_mut().transpose_mut();
+    for j in k..phases.nrows() {
+        phases[j] = column_phase(&vt, j);
+    }
+    // Vᴴ[i, l] = conj(V[l, i] · c_i); a real Vᴴ with every c_i = 1 is done.
+    if <T as Scalar>::IS_COMPLEX || phases.rb().iter().any(|&c| c != T::one()) {
+        for l in 0..vh.ncols() {
+            zip!(vh.rb_mut().col_mut(l), phases.rb()).for_each(|unzip!(x, c)| *x = Scalar::conj(*x * *c));
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::columns::copy_mat;
 use super::finite::all_finite;
-use super::gauge::canonicalize_pairs;
+use super::gauge::{canonicalize_pairs, canonicalize_pairs_adjoint};
 use super::recombine::{kept_by_truncation, set_rank};
 use super::svd_jacobi;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -147,11 +147,7 @@ pub(super) fn compute<T: Field>(
     let (mut s, mut u, mut v) = (s.as_mat_mut(), u.as_mat_mut(), v.as_mat_mut());
     let with_vectors = shape != Shape::Values;
     let with_v = with_vectors && shape != Shape::ThinLeft;
-    if JACOBI {
-        svd_jacobi::svd(a, s.rb_mut().col_mut(0), u.rb_mut(), v.rb_mut(), stack)?;
-    } else {
-        faer_svd(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
-    }
+    factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
     if with_vectors {
         canonicalize_pairs(u.rb_mut(), v.rb_mut(), k);
         write(Some(u), s.rb(), with_v.then_some(v));
@@ -159,6 +155,61 @@ pub(super) fn compute<T: Field>(
         write(None, s.rb(), None);
     }
     Ok(())
+}
+
+/// [`compute`] straight into the item's outputs U (`ui`), s (`si`) and Vᴴ
+/// (`vi`), all present: U is written in place and V through the transposed
+/// view of Vᴴ's memory, then conjugated and phased there. This skips the
+/// copy of U and the transposing copy of V that [`compute`] + [`store`]
+/// make (a visible share of a call at n ≤ 512). `shape` is `Thin` or `Full`.
+fn compute_into<T: Field>(
+    item: &mut Item<'_>,
+    opts: &SvdOptions,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    (ui, si, vi): (usize, usize, usize),
+) -> Result<(), Failure> {
+    let a = item.mat::<T>(0);
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    let (_, vcols) = shape.cols(m, n);
+    // SAFETY: faer (or the Jacobi SVD) writes every value of `s` before it
+    // is read; `canonicalize_pairs_adjoint` fills `phases` first. `phases`
+    // (vcols ≤ n entries) takes less than the V temporary `scratch` counts.
+    let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
+    let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(vcols, 1, stack) };
+    let (mut s, mut phases) = (s.as_mat_mut(), phases.as_mat_mut());
+    {
+        let (mut u, mut vh) = item.out_pair::<T, T>(ui, vi);
+        factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), vh.rb_mut().transpose_mut()))?;
+        canonicalize_pairs_adjoint(u, vh, k, phases.rb_mut().col_mut(0));
+    }
+    store_values(item, si, s.rb());
+    Ok(())
+}
+
+/// The SVD of `a` into `s`, `u`, `v` (shaped for `shape`; any strides):
+/// lindiff's Jacobi SVD in a `svd-jacobi` build, faer's guarded SVD
+/// otherwise. Phases are not yet canonical.
+fn factor<T: Field>(
+    a: MatRef<'_, T>,
+    opts: &SvdOptions,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    (s, u, v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
+) -> Result<(), Failure> {
+    if JACOBI {
+        svd_jacobi::svd(a, s.col_mut(0), u, v, stack)
+    } else {
+        faer_svd(a, opts, shape, par, stack, (s, u, v))
+    }
+}
+
+/// `true` when outputs 0, 1 and 2 (U, s, Vᴴ) are all present.
+fn all_outputs(item: &Item<'_>) -> bool {
+    (0..3).all(|i| item.has_output(i))
 }
 
 /// faer's SVD of `a` into `s`, `u`, `v` (shaped for `shape`), with the
@@ -244,6 +295,9 @@ impl<T: Field> Kernel<T> for Svd {
         // With Vᴴ switched off, V is skipped unless the guard needs it. U is
         // always computed: the canonical phase of each pair is U's.
         let shape = thin_shape(&self.0, a.nrows(), a.ncols());
+        if shape == Shape::Thin && all_outputs(item) {
+            return compute_into::<T>(item, &self.0, shape, par, stack, (0, 1, 2));
+        }
         compute(a, &self.0, shape, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
     }
 }
@@ -255,6 +309,9 @@ impl<T: Field> Kernel<T> for SvdFull {
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        if all_outputs(item) {
+            return compute_into::<T>(item, &self.0, Shape::Full, par, stack, (0, 1, 2));
+        }
         let a = item.mat::<T>(0);
         compute(a, &self.0, Shape::Full, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
     }

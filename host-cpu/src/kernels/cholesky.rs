@@ -19,14 +19,14 @@
 //! Scratch: faer's (one n×1 temporary); no copy, as `l` itself is the
 //! working matrix.
 
-use super::columns::{copy_mat, zero_col};
+use super::columns::{copy_col, copy_mat, zero_col};
 use super::eigh::check_finite_lower;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::reborrow::ReborrowMut;
-use faer::{MatMut, Par};
+use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::Cholesky;
 use lindiff_core::{LinalgOp, Scalar};
 
@@ -40,10 +40,7 @@ impl<T: Field> Kernel<T> for Cholesky {
         let a = item.mat::<T>(0);
         let n = a.nrows();
         let mut l = item.out_mat::<T>(0);
-        // `l` starts as a copy of all of `a` (one memcpy: faster than the
-        // triangle alone at small n); faer reads only its lower triangle, the
-        // upper one is cleared below.
-        copy_mat(a, l.rb_mut());
+        copy_lower(a, l.rb_mut());
         if <T as Scalar>::IS_COMPLEX {
             for k in 0..n {
                 l[(k, k)] = T::from_real(Scalar::re(l[(k, k)]));
@@ -66,6 +63,25 @@ impl<T: Field> Kernel<T> for Cholesky {
             l[(k, k)] = T::from_real(Scalar::re(l[(k, k)]));
         }
         Ok(())
+    }
+}
+
+/// Column count from which [`copy_lower`] copies the lower triangle alone.
+const TRIANGLE_FROM: usize = 64;
+
+/// Starts `l` as `a` where faer reads it (the lower triangle). Small
+/// matrices are copied whole, in one `memcpy` (cheaper than n short
+/// copies); from [`TRIANGLE_FROM`] on only the lower triangle, so the strict
+/// upper triangle is written once (zeroed after the factorization) instead
+/// of copied and then zeroed.
+fn copy_lower<T: Field>(a: MatRef<'_, T>, mut l: MatMut<'_, T>) {
+    let n = a.nrows();
+    if n < TRIANGLE_FROM {
+        copy_mat(a, l);
+        return;
+    }
+    for j in 0..n {
+        copy_col(a.col(j).subrows(j, n - j), l.rb_mut().col_mut(j).subrows_mut(j, n - j));
     }
 }
 

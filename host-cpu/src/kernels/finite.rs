@@ -4,7 +4,9 @@
 
 use crate::batch::Failure;
 use crate::field::Field;
-use faer::{ColRef, MatRef};
+use super::columns::copy_col;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{ColRef, MatMut, MatRef};
 use lindiff_core::Scalar;
 
 /// `true` when every entry of `m` is finite.
@@ -21,6 +23,20 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
         Some(c) => slice_finite(c.as_slice()),
         None => c.iter().all(|&x| Scalar::is_finite(x)),
     }
+}
+
+/// `dst = src`, column by column, checking each copied column while it is
+/// still in cache: `Err(NonFinite(arg))` when `src` has a NaN or infinite
+/// entry (then `dst` holds a partial copy). One pass over `src` where a
+/// check followed by a copy would make two.
+pub(super) fn copy_finite<T: Field>(src: MatRef<'_, T>, mut dst: MatMut<'_, T>, arg: &'static str) -> Result<(), Failure> {
+    for j in 0..src.ncols() {
+        copy_col(src.col(j), dst.rb_mut().col_mut(j));
+        if !col_finite(dst.rb().col(j)) {
+            return Err(Failure::NonFinite(arg));
+        }
+    }
+    Ok(())
 }
 
 /// `Err(NonFinite(arg))` when `m` has a NaN or infinite entry.

@@ -15,8 +15,8 @@
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
-use super::columns::{copy_col, copy_mat, zero_col};
-use super::finite::check_finite;
+use super::columns::{copy_col, zero_col};
+use super::finite::{check_finite, copy_finite};
 use super::householder::phase;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -40,7 +40,9 @@ fn block_size<T: Field>(m: usize, n: usize) -> usize {
 
 /// Writes the explicit Q (its first `q.ncols()` columns) of a factored
 /// matrix `qr` (faer's packed storage with block factors `coeff`) into `q`,
-/// with the diag(R) ≥ 0 phase fix applied to its first k columns.
+/// with the diag(R) ≥ 0 phase fix applied to its first k columns. The fix
+/// rides along for free: H₁⋯H_k applied to diag(c) instead of I gives
+/// (H₁⋯H_k)·diag(c), so no pass over Q scales its columns afterwards.
 fn form_q<T: Field>(
     qr: MatRef<'_, T>,
     coeff: MatRef<'_, T>,
@@ -52,7 +54,7 @@ fn form_q<T: Field>(
     let k = qr.nrows().min(qr.ncols());
     q.fill(T::zero());
     for i in 0..q.nrows().min(q.ncols()) {
-        q[(i, i)] = T::one();
+        q[(i, i)] = if i < k { Scalar::conj(phases[i]) } else { T::one() };
     }
     if k == 0 {
         return;
@@ -65,12 +67,6 @@ fn form_q<T: Field>(
         par,
         stack,
     );
-    for j in 0..k {
-        let c = Scalar::conj(phases[j]);
-        if c != T::one() {
-            zip!(q.rb_mut().col_mut(j)).for_each(|unzip!(x)| *x *= c);
-        }
-    }
 }
 
 /// The phases conj(d)/|d| of R's diagonal entries d (1 for d = 0): row i of
@@ -102,6 +98,26 @@ fn form_r<T: Field>(qr: MatRef<'_, T>, phases: ColRef<'_, T>, mut r: MatMut<'_, 
     }
 }
 
+/// [`form_r`] in place, for a factorization made in R's own memory (R has
+/// A's shape): rows scaled by their phases above the diagonal, the real
+/// diagonal |r_jj|, zeros below (where the Householder vectors were).
+fn fix_r<T: Field>(mut r: MatMut<'_, T>, phases: ColRef<'_, T>) {
+    let rows = r.nrows();
+    let k = phases.nrows().min(rows);
+    let rephase = phases.iter().any(|&c| c != T::one());
+    for j in 0..r.ncols() {
+        let mut col = r.rb_mut().col_mut(j);
+        let scaled = j.min(k);
+        if rephase {
+            zip!(col.rb_mut().subrows_mut(0, scaled), phases.subrows(0, scaled)).for_each(|unzip!(d, c)| *d *= *c);
+        }
+        if j < rows {
+            col[j] = T::from_real(Scalar::abs(col[j]));
+            zero_col(col.subrows_mut(j + 1, rows - j - 1));
+        }
+    }
+}
+
 impl<T: Field> Kernel<T> for Qr {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         let (m, n) = shapes.input(0);
@@ -122,27 +138,42 @@ impl<T: Field> Kernel<T> for Qr {
         ])
     }
 
+    /// Where R has A's shape (m ≤ n, or the complete mode), A is factored
+    /// in R's own memory and R is fixed up in place; otherwise in a
+    /// temporary that R is then formed from.
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
         let (m, n) = (a.nrows(), a.ncols());
         let k = m.min(n);
         let bs = block_size::<T>(m, n);
-        // SAFETY: `qr` is fully written by `copy_from` before it is read;
-        // faer writes (and only then reads) the upper triangle of each
-        // diagonal block of `coeff`, which is all the apply reads.
-        let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
+        let (mut q, mut r) = item.out_pair::<T, T>(0, 1);
+        let in_r = r.nrows() == m;
+        // SAFETY: `qr` (R's memory or the temporary) is fully written by
+        // `copy_finite` before it is read; faer writes (and only then reads)
+        // the upper triangle of each diagonal block of `coeff`, which is all
+        // the apply reads.
+        let (mut tmp, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, if in_r { 0 } else { n }, stack) };
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
         // SAFETY: every phase is written by `row_phases` before it is read.
         let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
-        let (mut qr, mut coeff, mut phases) = (qr.as_mat_mut(), coeff.as_mat_mut(), phases.as_mat_mut());
-        copy_mat(a, qr.rb_mut());
-        if k > 0 {
-            no_pivoting::factor::qr_in_place(qr.rb_mut(), coeff.rb_mut(), par, stack, Default::default());
+        let (mut coeff, mut phases) = (coeff.as_mat_mut(), phases.as_mat_mut());
+        let mut factor = |mut qr: MatMut<'_, T>| -> Result<(), Failure> {
+            copy_finite(a, qr.rb_mut(), "a")?;
+            if k > 0 {
+                no_pivoting::factor::qr_in_place(qr.rb_mut(), coeff.rb_mut(), par, &mut *stack, Default::default());
+            }
+            row_phases(qr.rb(), phases.rb_mut().col_mut(0));
+            form_q(qr.rb(), coeff.rb(), phases.rb().col(0), q.rb_mut(), par, &mut *stack);
+            Ok(())
+        };
+        if in_r {
+            factor(r.rb_mut())?;
+            fix_r(r, phases.rb().col(0));
+        } else {
+            let mut tmp = tmp.as_mat_mut();
+            factor(tmp.rb_mut())?;
+            form_r(tmp.rb(), phases.rb().col(0), r);
         }
-        row_phases(qr.rb(), phases.rb_mut().col_mut(0));
-        form_q(qr.rb(), coeff.rb(), phases.rb().col(0), item.out_mat::<T>(0), par, stack);
-        form_r(qr.rb(), phases.rb().col(0), item.out_mat::<T>(1));
         Ok(())
     }
 }

@@ -114,6 +114,21 @@ impl<T: Scalar> Dense<T> {
     pub fn orthonormality_error(&self) -> f64 {
         self.adjoint().matmul(self).sub(&Self::eye(self.cols, self.cols)).norm()
     }
+
+    /// The first column (if any) that breaks the canonical phase: its first
+    /// largest-magnitude entry is not real (|im| > tol) and positive.
+    pub fn first_non_canonical_column(&self, tol: f64) -> Option<usize> {
+        (0..self.cols).find(|&j| {
+            let (mut best, mut at) = (0.0, 0);
+            for i in 0..self.rows {
+                if self[(i, j)].abs().to_f64() > best {
+                    best = self[(i, j)].abs().to_f64();
+                    at = i;
+                }
+            }
+            !(self[(at, j)].re().to_f64() > 0.0 && self[(at, j)].im().to_f64().abs() <= tol)
+        })
+    }
 }
 
 impl<T> core::ops::Index<(usize, usize)> for Dense<T> {

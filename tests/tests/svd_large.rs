@@ -1,6 +1,6 @@
 //! The SVD at sizes where faer's default is divide and conquer (min(m, n) ≥
 //! 128), with the default driver and with `SvdDriver::QrIteration`: known
-//! spectrum, reconstruction, orthonormality. Run also with lindiff-cpu's
+//! spectrum, reconstruction, orthonormality, canonical phases. Run also with lindiff-cpu's
 //! `svd-jacobi` feature (`cargo test -p lindiff-tests --features
 //! lindiff-cpu/svd-jacobi --test svd --test svd_large`, part of `cargo
 //! xtask embedded`), where every driver is the one-sided Jacobi SVD.
@@ -37,6 +37,9 @@ fn check<T: Scalar, P: Provider<Memory = Host>>(p: &P, driver: SvdDriver, m: usi
     assert!(recon.sub(&a).norm() <= tol * a.norm(), "{m}×{n} reconstruction {}", recon.sub(&a).norm());
     assert!(u.orthonormality_error() <= tol, "{m}×{n} U");
     assert!(vh.adjoint().orthonormality_error() <= tol, "{m}×{n} V");
+    // Canonical phase: the largest-magnitude entry of each column of U is
+    // real and positive (Vᴴ follows: the reconstruction above checks it).
+    assert_eq!(u.first_non_canonical_column(tol), None, "{m}×{n} phase of U's columns");
 }
 
 fn svd_large<P: TestProvider>(provider: &P) {

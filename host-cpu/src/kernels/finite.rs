@@ -2,9 +2,9 @@
 //! everywhere, and a NaN must be reported naming the argument, not returned
 //! as NaN outputs or a hang).
 
+use super::columns::copy_col;
 use crate::batch::Failure;
 use crate::field::Field;
-use super::columns::copy_col;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{ColRef, MatMut, MatRef};
 use lindiff_core::Scalar;
@@ -29,7 +29,11 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
 /// still in cache: `Err(NonFinite(arg))` when `src` has a NaN or infinite
 /// entry (then `dst` holds a partial copy). One pass over `src` where a
 /// check followed by a copy would make two.
-pub(super) fn copy_finite<T: Field>(src: MatRef<'_, T>, mut dst: MatMut<'_, T>, arg: &'static str) -> Result<(), Failure> {
+pub(super) fn copy_finite<T: Field>(
+    src: MatRef<'_, T>,
+    mut dst: MatMut<'_, T>,
+    arg: &'static str,
+) -> Result<(), Failure> {
     for j in 0..src.ncols() {
         copy_col(src.col(j), dst.rb_mut().col_mut(j));
         if !col_finite(dst.rb().col(j)) {

@@ -109,7 +109,8 @@ fn fix_r<T: Field>(mut r: MatMut<'_, T>, phases: ColRef<'_, T>) {
         let mut col = r.rb_mut().col_mut(j);
         let scaled = j.min(k);
         if rephase {
-            zip!(col.rb_mut().subrows_mut(0, scaled), phases.subrows(0, scaled)).for_each(|unzip!(d, c)| *d *= *c);
+            zip!(col.rb_mut().subrows_mut(0, scaled), phases.subrows(0, scaled))
+                .for_each(|unzip!(d, c)| *d *= *c);
         }
         if j < rows {
             col[j] = T::from_real(Scalar::abs(col[j]));
@@ -160,7 +161,13 @@ impl<T: Field> Kernel<T> for Qr {
         let mut factor = |mut qr: MatMut<'_, T>| -> Result<(), Failure> {
             copy_finite(a, qr.rb_mut(), "a")?;
             if k > 0 {
-                no_pivoting::factor::qr_in_place(qr.rb_mut(), coeff.rb_mut(), par, &mut *stack, Default::default());
+                no_pivoting::factor::qr_in_place(
+                    qr.rb_mut(),
+                    coeff.rb_mut(),
+                    par,
+                    &mut *stack,
+                    Default::default(),
+                );
             }
             row_phases(qr.rb(), phases.rb_mut().col_mut(0));
             form_q(qr.rb(), coeff.rb(), phases.rb().col(0), q.rb_mut(), par, &mut *stack);

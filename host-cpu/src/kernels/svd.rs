@@ -158,10 +158,14 @@ pub(super) fn compute<T: Field>(
 }
 
 /// [`compute`] straight into the item's outputs U (`ui`), s (`si`) and Vᴴ
-/// (`vi`), all present: U is written in place and V through the transposed
-/// view of Vᴴ's memory, then conjugated and phased there. This skips the
-/// copy of U and the transposing copy of V that [`compute`] + [`store`]
-/// make (a visible share of a call at n ≤ 512). `shape` is `Thin` or `Full`.
+/// (`vi`), all present. U is always written in place. Where faer uses
+/// divide and conquer (its V comes out of GEMMs, which do not mind the
+/// layout), V is written through the transposed view of Vᴴ's memory and
+/// conjugated and phased there; below that, faer's QR iteration rotates
+/// V's columns, which is up to 35 % slower on a row-major V (measured at
+/// 8×8), so V goes through a column-major temporary and one transposing
+/// copy. This skips the copy of U (and of V) that [`compute`] + [`store`]
+/// make, a visible share of a call at n ≤ 512. `shape` is `Thin` or `Full`.
 fn compute_into<T: Field>(
     item: &mut Item<'_>,
     opts: &SvdOptions,
@@ -174,16 +178,27 @@ fn compute_into<T: Field>(
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
     let (_, vcols) = shape.cols(m, n);
-    // SAFETY: faer (or the Jacobi SVD) writes every value of `s` before it
-    // is read; `canonicalize_pairs_adjoint` fills `phases` first. `phases`
-    // (vcols ≤ n entries) takes less than the V temporary `scratch` counts.
+    let v_in_place = uses_divide_and_conquer(m, n);
+    // SAFETY: faer (or the Jacobi SVD) writes every value of `s` and every
+    // entry of a thin `v` before it is read, and a full `v` is zero-filled
+    // first (`faer_svd`); `canonicalize_pairs_adjoint` fills `phases`
+    // first. `v` and `phases` together take no more than the V temporary
+    // that `scratch` counts (one of them is empty).
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
-    let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(vcols, 1, stack) };
-    let (mut s, mut phases) = (s.as_mat_mut(), phases.as_mat_mut());
+    let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, if v_in_place { 0 } else { vcols }, stack) };
+    let (mut phases, stack) =
+        unsafe { temp_mat_uninit::<T, _, _>(if v_in_place { vcols } else { 0 }, 1, stack) };
+    let (mut s, mut v, mut phases) = (s.as_mat_mut(), v.as_mat_mut(), phases.as_mat_mut());
     {
         let (mut u, mut vh) = item.out_pair::<T, T>(ui, vi);
-        factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), vh.rb_mut().transpose_mut()))?;
-        canonicalize_pairs_adjoint(u, vh, k, phases.rb_mut().col_mut(0));
+        if v_in_place {
+            factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), vh.rb_mut().transpose_mut()))?;
+            canonicalize_pairs_adjoint(u, vh, k, phases.rb_mut().col_mut(0));
+        } else {
+            factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
+            canonicalize_pairs(u, v.rb_mut(), k);
+            vh.copy_from(v.rb().adjoint());
+        }
     }
     store_values(item, si, s.rb());
     Ok(())

@@ -74,8 +74,11 @@ impl Planned {
         let refs: Vec<&TensorDesc> = descs.iter().collect();
         let plan = call::prepare(&cpu, &Op::Linalg(op), &refs).unwrap();
         // f64 and i64 outputs alike: 8-byte elements.
-        let outs =
-            plan.outputs().iter().map(|m| m.as_ref().map(|m| Aligned::new(&vec![0.0; m.bytes().unwrap() / 8]))).collect();
+        let outs = plan
+            .outputs()
+            .iter()
+            .map(|m| m.as_ref().map(|m| Aligned::new(&vec![0.0; m.bytes().unwrap() / 8])))
+            .collect();
         let req = plan.workspace();
         let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
         let data = inputs.iter().map(|(_, d)| Aligned::new(d)).collect();

@@ -15,7 +15,7 @@
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
-use super::columns::{copy_col, zero_col};
+use super::columns::{copy_col, mul_col, zero_col};
 use super::finite::{check_finite, copy_finite};
 use super::householder::phase;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -109,8 +109,7 @@ fn fix_r<T: Field>(mut r: MatMut<'_, T>, phases: ColRef<'_, T>) {
         let mut col = r.rb_mut().col_mut(j);
         let scaled = j.min(k);
         if rephase {
-            zip!(col.rb_mut().subrows_mut(0, scaled), phases.subrows(0, scaled))
-                .for_each(|unzip!(d, c)| *d *= *c);
+            mul_col(col.rb_mut().subrows_mut(0, scaled), phases.subrows(0, scaled));
         }
         if j < rows {
             col[j] = T::from_real(Scalar::abs(col[j]));

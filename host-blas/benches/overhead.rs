@@ -101,17 +101,17 @@ impl RawSvd {
                 job,
                 ni,
                 ni,
-                &mut r.a,
+                r.a.as_mut_ptr(),
                 ni,
-                &mut r.s,
-                &mut r.u,
+                r.s.as_mut_ptr(),
+                r.u.as_mut_ptr(),
                 ni,
-                &mut r.vt,
+                r.vt.as_mut_ptr(),
                 ni,
-                &mut r.work,
+                r.work.as_mut_ptr(),
                 -1,
-                &mut [],
-                &mut r.iwork,
+                [].as_mut_ptr(),
+                r.iwork.as_mut_ptr(),
             )
         };
         assert_eq!(info, 0);
@@ -129,17 +129,17 @@ impl RawSvd {
                 self.job,
                 ni,
                 ni,
-                &mut self.a,
+                self.a.as_mut_ptr(),
                 ni,
-                &mut self.s,
-                &mut self.u,
+                self.s.as_mut_ptr(),
+                self.u.as_mut_ptr(),
                 ni,
-                &mut self.vt,
+                self.vt.as_mut_ptr(),
                 ni,
-                &mut self.work,
+                self.work.as_mut_ptr(),
                 lw,
-                &mut [],
-                &mut self.iwork,
+                [].as_mut_ptr(),
+                self.iwork.as_mut_ptr(),
             )
         };
         assert_eq!(info, 0);
@@ -163,8 +163,8 @@ impl RawQr {
         let mut w2 = [0.0];
         // SAFETY: workspace queries; arrays sized for n×n.
         unsafe {
-            f64::geqrf(ni, ni, &mut r.a, ni, &mut r.tau, &mut r.work, -1);
-            f64::ungqr(ni, ni, ni, &mut r.q, ni, &r.tau, &mut w2, -1);
+            f64::geqrf(ni, ni, r.a.as_mut_ptr(), ni, r.tau.as_mut_ptr(), r.work.as_mut_ptr(), -1);
+            f64::ungqr(ni, ni, ni, r.q.as_mut_ptr(), ni, r.tau.as_ptr(), w2.as_mut_ptr(), -1);
         }
         r.work = vec![0.0; lwork(r.work[0].max(w2[0]))];
         r
@@ -176,12 +176,35 @@ impl RawQr {
         self.a.copy_from_slice(data);
         // SAFETY: arrays sized for n×n; LWORK is WORK's length.
         unsafe {
-            assert_eq!(f64::geqrf(ni, ni, &mut self.a, ni, &mut self.tau, &mut self.work, lw), 0);
+            assert_eq!(
+                f64::geqrf(
+                    ni,
+                    ni,
+                    self.a.as_mut_ptr(),
+                    ni,
+                    self.tau.as_mut_ptr(),
+                    self.work.as_mut_ptr(),
+                    lw
+                ),
+                0
+            );
         }
         self.q.copy_from_slice(&self.a);
         // SAFETY: as above.
         unsafe {
-            assert_eq!(f64::ungqr(ni, ni, ni, &mut self.q, ni, &self.tau, &mut self.work, lw), 0);
+            assert_eq!(
+                f64::ungqr(
+                    ni,
+                    ni,
+                    ni,
+                    self.q.as_mut_ptr(),
+                    ni,
+                    self.tau.as_ptr(),
+                    self.work.as_mut_ptr(),
+                    lw
+                ),
+                0
+            );
         }
     }
 }
@@ -203,7 +226,20 @@ impl RawEigh {
         let ni = n as i32;
         // SAFETY: a workspace query; arrays sized for n×n.
         let info = unsafe {
-            f64::heevd(job, b'L', ni, &mut r.a, ni, &mut r.w, &mut r.work, -1, &mut [], -1, &mut r.iwork, -1)
+            f64::heevd(
+                job,
+                b'L',
+                ni,
+                r.a.as_mut_ptr(),
+                ni,
+                r.w.as_mut_ptr(),
+                r.work.as_mut_ptr(),
+                -1,
+                [].as_mut_ptr(),
+                -1,
+                r.iwork.as_mut_ptr(),
+                -1,
+            )
         };
         assert_eq!(info, 0);
         r.work = vec![0.0; lwork(r.work[0])];
@@ -221,14 +257,14 @@ impl RawEigh {
                 self.job,
                 b'L',
                 ni,
-                &mut self.a,
+                self.a.as_mut_ptr(),
                 ni,
-                &mut self.w,
-                &mut self.work,
+                self.w.as_mut_ptr(),
+                self.work.as_mut_ptr(),
                 lw,
-                &mut [],
+                [].as_mut_ptr(),
                 0,
-                &mut self.iwork,
+                self.iwork.as_mut_ptr(),
                 liw,
             )
         };
@@ -251,8 +287,11 @@ impl RawSolve {
         self.x.copy_from_slice(b);
         // SAFETY: A n×n, IPIV n, B n×1.
         unsafe {
-            assert_eq!(f64::getrf(ni, ni, &mut self.a, ni, &mut self.ipiv), 0);
-            assert_eq!(f64::getrs(b'N', ni, 1, &self.a, ni, &self.ipiv, &mut self.x, ni), 0);
+            assert_eq!(f64::getrf(ni, ni, self.a.as_mut_ptr(), ni, self.ipiv.as_mut_ptr()), 0);
+            assert_eq!(
+                f64::getrs(b'N', ni, 1, self.a.as_ptr(), ni, self.ipiv.as_ptr(), self.x.as_mut_ptr(), ni),
+                0
+            );
         }
     }
 }

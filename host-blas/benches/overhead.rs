@@ -11,13 +11,72 @@
 //!   (same routines, JOBZ, UPLO) on preallocated buffers with a
 //!   preallocated optimal work array, including the copy of the input each
 //!   call needs because LAPACK overwrites it; the lindiff side goes through
-//!   the direct face (checks, pool, workspace queries, conventions).
+//!   the direct face (checks, pool, workspace queries, conventions). The
+//!   rows marked "(plan)" run the lindiff side as a call planned once
+//!   (`call::prepare` + `call::run_prepared` over caller buffers: the same
+//!   checks, LAPACK calls and conventions, without the direct face's pool
+//!   and per-call plan) against the same raw calls.
 //! * Table 2, host-cpu vs host-blas through the same direct face.
 
 use lindiff_blas::{Blas, Direct, Lapack, Linalg, Tensor};
+use lindiff_core::call::{self, Prepared};
+use lindiff_core::op::{Eigh, EighVals, LuFactorSolve, Qr, Svd, SvdVals};
+use lindiff_core::{Host, HostBuffer, HostData, Input, LinalgOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_cpu::Cpu;
 use std::hint::black_box;
+use std::mem::MaybeUninit;
 use std::time::Instant;
+
+/// One op planned once (`call::prepare`) on host-blas over caller-owned
+/// inputs, outputs and workspace, then run with `call::run_prepared`: the
+/// hot-loop use, with the same preallocated setup as the raw side.
+struct Planned {
+    blas: Blas,
+    plan: Prepared,
+    descs: Vec<TensorDesc>,
+    data: Vec<Vec<f64>>,
+    outs: Vec<Option<Vec<f64>>>,
+    workspace: Vec<MaybeUninit<u8>>,
+}
+
+impl Planned {
+    fn new(op: LinalgOp, inputs: &[(&[usize], &[f64])]) -> Planned {
+        let blas = Blas::new();
+        let descs: Vec<TensorDesc> = inputs
+            .iter()
+            .map(|(dims, _)| {
+                let meta = TensorMeta::new(lindiff_core::DType::F64, Shape::new(dims).unwrap());
+                TensorDesc::contiguous(meta).unwrap()
+            })
+            .collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let plan = call::prepare(&blas, &Op::Linalg(op), &refs).unwrap();
+        // f64 and i64 outputs alike: 8-byte elements.
+        let outs =
+            plan.outputs().iter().map(|m| m.as_ref().map(|m| vec![0.0; m.bytes().unwrap() / 8])).collect();
+        let req = plan.workspace();
+        let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
+        let data = inputs.iter().map(|(_, d)| d.to_vec()).collect();
+        Planned { blas, plan, descs, data, outs, workspace }
+    }
+
+    fn run(&mut self) {
+        let mut ins = heapless::Vec::<Input<'_, Host>, 6>::new();
+        for (desc, data) in self.descs.iter().zip(&self.data) {
+            let _ = ins.push(Input { desc, data: HostData::from_slice(data) });
+        }
+        let mut bufs = heapless::Vec::<Option<HostBuffer<'_>>, 4>::new();
+        for out in self.outs.iter_mut() {
+            let _ = bufs.push(out.as_mut().map(|o| HostBuffer::from_slice_mut(o)));
+        }
+        let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, 4>::new();
+        for b in bufs.iter_mut() {
+            let _ = refs.push(b.as_mut());
+        }
+        let mut ws = HostBuffer::from_uninit(&mut self.workspace);
+        call::run_prepared(&self.blas, &self.plan, &ins, &mut refs, &mut ws).unwrap();
+    }
+}
 
 /// Uniform [-0.5, 0.5) entries from xorshift, as in host-cpu's bench.
 fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
@@ -62,7 +121,7 @@ fn reps_for(n: usize) -> (usize, usize) {
 }
 
 fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<10} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+    println!("{op:<16} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
 }
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
@@ -313,7 +372,7 @@ impl Case {
 
 fn overhead_table() {
     println!("lindiff-blas vs raw LAPACK (f64, serial, ms; ratio = lindiff / LAPACK)");
-    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
+    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
     let mut la = Direct::new(Blas::new());
     for n in [32usize, 128, 512] {
         let (rounds, reps) = reps_for(n);
@@ -327,26 +386,36 @@ fn overhead_table() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.svd(&a).unwrap())), || raw.run(&c.data)),
         );
+        let mut plan = Planned::new(LinalgOp::Svd(Svd::default()), &[(&[n, n], &c.data)]);
+        row("svd (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawSvd::new(n, b'N');
         row(
             "svd_vals",
             n,
             side_by_side(rounds, reps, || drop(black_box(la.svd_vals(&a).unwrap())), || raw.run(&c.data)),
         );
+        let mut plan = Planned::new(LinalgOp::SvdVals(SvdVals::default()), &[(&[n, n], &c.data)]);
+        row("svd_vals (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawQr::new(n);
         row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), || raw.run(&c.data)));
+        let mut plan = Planned::new(LinalgOp::Qr(Qr::default()), &[(&[n, n], &c.data)]);
+        row("qr (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawEigh::new(n, b'V');
         row(
             "eigh",
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigh(&sym).unwrap())), || raw.run(&c.sym)),
         );
+        let mut plan = Planned::new(LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &c.sym)]);
+        row("eigh (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.sym)));
         let mut raw = RawEigh::new(n, b'N');
         row(
             "eigvalsh",
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigvalsh(&sym).unwrap())), || raw.run(&c.sym)),
         );
+        let mut plan = Planned::new(LinalgOp::EighVals(EighVals::default()), &[(&[n, n], &c.sym)]);
+        row("eigvalsh (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.sym)));
         let mut raw = RawSolve { n, a: vec![0.0; n * n], x: vec![0.0; n], ipiv: vec![0; n] };
         row(
             "solve",
@@ -358,13 +427,16 @@ fn overhead_table() {
                 || raw.run(&c.data, &c.b),
             ),
         );
+        let mut plan =
+            Planned::new(LinalgOp::LuFactorSolve(LuFactorSolve), &[(&[n, n], &c.data), (&[n, 1], &c.b)]);
+        row("solve (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data, &c.b)));
     }
 }
 
 fn cpu_vs_blas_table() {
     println!();
     println!("host-cpu vs host-blas through the direct face (f64, serial, ms; ratio = blas / cpu)");
-    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
+    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
     let mut blas = Direct::new(Blas::new());
     let mut cpu = Direct::new(Cpu::new());
     for n in [32usize, 128, 512] {

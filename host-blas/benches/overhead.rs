@@ -11,13 +11,72 @@
 //!   (same routines, JOBZ, UPLO) on preallocated buffers with a
 //!   preallocated optimal work array, including the copy of the input each
 //!   call needs because LAPACK overwrites it; the lindiff side goes through
-//!   the direct face (checks, pool, workspace queries, conventions).
+//!   the direct face (checks, pool, workspace queries, conventions). The
+//!   rows marked "(plan)" run the lindiff side as a call planned once
+//!   (`call::prepare` + `call::run_prepared` over caller buffers: the same
+//!   checks, LAPACK calls and conventions, without the direct face's pool
+//!   and per-call plan) against the same raw calls.
 //! * Table 2, host-cpu vs host-blas through the same direct face.
 
 use lindiff_blas::{Blas, Direct, Lapack, Linalg, Tensor};
+use lindiff_core::call::{self, Prepared};
+use lindiff_core::op::{Eigh, EighVals, LuFactorSolve, Qr, Svd, SvdVals};
+use lindiff_core::{Host, HostBuffer, HostData, Input, LinalgOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_cpu::Cpu;
 use std::hint::black_box;
+use std::mem::MaybeUninit;
 use std::time::Instant;
+
+/// One op planned once (`call::prepare`) on host-blas over caller-owned
+/// inputs, outputs and workspace, then run with `call::run_prepared`: the
+/// hot-loop use, with the same preallocated setup as the raw side.
+struct Planned {
+    blas: Blas,
+    plan: Prepared,
+    descs: Vec<TensorDesc>,
+    data: Vec<Vec<f64>>,
+    outs: Vec<Option<Vec<f64>>>,
+    workspace: Vec<MaybeUninit<u8>>,
+}
+
+impl Planned {
+    fn new(op: LinalgOp, inputs: &[(&[usize], &[f64])]) -> Planned {
+        let blas = Blas::new();
+        let descs: Vec<TensorDesc> = inputs
+            .iter()
+            .map(|(dims, _)| {
+                let meta = TensorMeta::new(lindiff_core::DType::F64, Shape::new(dims).unwrap());
+                TensorDesc::contiguous(meta).unwrap()
+            })
+            .collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let plan = call::prepare(&blas, &Op::Linalg(op), &refs).unwrap();
+        // f64 and i64 outputs alike: 8-byte elements.
+        let outs =
+            plan.outputs().iter().map(|m| m.as_ref().map(|m| vec![0.0; m.bytes().unwrap() / 8])).collect();
+        let req = plan.workspace();
+        let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
+        let data = inputs.iter().map(|(_, d)| d.to_vec()).collect();
+        Planned { blas, plan, descs, data, outs, workspace }
+    }
+
+    fn run(&mut self) {
+        let mut ins = heapless::Vec::<Input<'_, Host>, 6>::new();
+        for (desc, data) in self.descs.iter().zip(&self.data) {
+            let _ = ins.push(Input { desc, data: HostData::from_slice(data) });
+        }
+        let mut bufs = heapless::Vec::<Option<HostBuffer<'_>>, 4>::new();
+        for out in self.outs.iter_mut() {
+            let _ = bufs.push(out.as_mut().map(|o| HostBuffer::from_slice_mut(o)));
+        }
+        let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, 4>::new();
+        for b in bufs.iter_mut() {
+            let _ = refs.push(b.as_mut());
+        }
+        let mut ws = HostBuffer::from_uninit(&mut self.workspace);
+        call::run_prepared(&self.blas, &self.plan, &ins, &mut refs, &mut ws).unwrap();
+    }
+}
 
 /// Uniform [-0.5, 0.5) entries from xorshift, as in host-cpu's bench.
 fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
@@ -62,7 +121,7 @@ fn reps_for(n: usize) -> (usize, usize) {
 }
 
 fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<10} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+    println!("{op:<16} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
 }
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
@@ -101,17 +160,17 @@ impl RawSvd {
                 job,
                 ni,
                 ni,
-                &mut r.a,
+                r.a.as_mut_ptr(),
                 ni,
-                &mut r.s,
-                &mut r.u,
+                r.s.as_mut_ptr(),
+                r.u.as_mut_ptr(),
                 ni,
-                &mut r.vt,
+                r.vt.as_mut_ptr(),
                 ni,
-                &mut r.work,
+                r.work.as_mut_ptr(),
                 -1,
-                &mut [],
-                &mut r.iwork,
+                [].as_mut_ptr(),
+                r.iwork.as_mut_ptr(),
             )
         };
         assert_eq!(info, 0);
@@ -129,17 +188,17 @@ impl RawSvd {
                 self.job,
                 ni,
                 ni,
-                &mut self.a,
+                self.a.as_mut_ptr(),
                 ni,
-                &mut self.s,
-                &mut self.u,
+                self.s.as_mut_ptr(),
+                self.u.as_mut_ptr(),
                 ni,
-                &mut self.vt,
+                self.vt.as_mut_ptr(),
                 ni,
-                &mut self.work,
+                self.work.as_mut_ptr(),
                 lw,
-                &mut [],
-                &mut self.iwork,
+                [].as_mut_ptr(),
+                self.iwork.as_mut_ptr(),
             )
         };
         assert_eq!(info, 0);
@@ -163,8 +222,8 @@ impl RawQr {
         let mut w2 = [0.0];
         // SAFETY: workspace queries; arrays sized for n×n.
         unsafe {
-            f64::geqrf(ni, ni, &mut r.a, ni, &mut r.tau, &mut r.work, -1);
-            f64::ungqr(ni, ni, ni, &mut r.q, ni, &r.tau, &mut w2, -1);
+            f64::geqrf(ni, ni, r.a.as_mut_ptr(), ni, r.tau.as_mut_ptr(), r.work.as_mut_ptr(), -1);
+            f64::ungqr(ni, ni, ni, r.q.as_mut_ptr(), ni, r.tau.as_ptr(), w2.as_mut_ptr(), -1);
         }
         r.work = vec![0.0; lwork(r.work[0].max(w2[0]))];
         r
@@ -176,12 +235,35 @@ impl RawQr {
         self.a.copy_from_slice(data);
         // SAFETY: arrays sized for n×n; LWORK is WORK's length.
         unsafe {
-            assert_eq!(f64::geqrf(ni, ni, &mut self.a, ni, &mut self.tau, &mut self.work, lw), 0);
+            assert_eq!(
+                f64::geqrf(
+                    ni,
+                    ni,
+                    self.a.as_mut_ptr(),
+                    ni,
+                    self.tau.as_mut_ptr(),
+                    self.work.as_mut_ptr(),
+                    lw
+                ),
+                0
+            );
         }
         self.q.copy_from_slice(&self.a);
         // SAFETY: as above.
         unsafe {
-            assert_eq!(f64::ungqr(ni, ni, ni, &mut self.q, ni, &self.tau, &mut self.work, lw), 0);
+            assert_eq!(
+                f64::ungqr(
+                    ni,
+                    ni,
+                    ni,
+                    self.q.as_mut_ptr(),
+                    ni,
+                    self.tau.as_ptr(),
+                    self.work.as_mut_ptr(),
+                    lw
+                ),
+                0
+            );
         }
     }
 }
@@ -203,7 +285,20 @@ impl RawEigh {
         let ni = n as i32;
         // SAFETY: a workspace query; arrays sized for n×n.
         let info = unsafe {
-            f64::heevd(job, b'L', ni, &mut r.a, ni, &mut r.w, &mut r.work, -1, &mut [], -1, &mut r.iwork, -1)
+            f64::heevd(
+                job,
+                b'L',
+                ni,
+                r.a.as_mut_ptr(),
+                ni,
+                r.w.as_mut_ptr(),
+                r.work.as_mut_ptr(),
+                -1,
+                [].as_mut_ptr(),
+                -1,
+                r.iwork.as_mut_ptr(),
+                -1,
+            )
         };
         assert_eq!(info, 0);
         r.work = vec![0.0; lwork(r.work[0])];
@@ -221,14 +316,14 @@ impl RawEigh {
                 self.job,
                 b'L',
                 ni,
-                &mut self.a,
+                self.a.as_mut_ptr(),
                 ni,
-                &mut self.w,
-                &mut self.work,
+                self.w.as_mut_ptr(),
+                self.work.as_mut_ptr(),
                 lw,
-                &mut [],
+                [].as_mut_ptr(),
                 0,
-                &mut self.iwork,
+                self.iwork.as_mut_ptr(),
                 liw,
             )
         };
@@ -251,8 +346,11 @@ impl RawSolve {
         self.x.copy_from_slice(b);
         // SAFETY: A n×n, IPIV n, B n×1.
         unsafe {
-            assert_eq!(f64::getrf(ni, ni, &mut self.a, ni, &mut self.ipiv), 0);
-            assert_eq!(f64::getrs(b'N', ni, 1, &self.a, ni, &self.ipiv, &mut self.x, ni), 0);
+            assert_eq!(f64::getrf(ni, ni, self.a.as_mut_ptr(), ni, self.ipiv.as_mut_ptr()), 0);
+            assert_eq!(
+                f64::getrs(b'N', ni, 1, self.a.as_ptr(), ni, self.ipiv.as_ptr(), self.x.as_mut_ptr(), ni),
+                0
+            );
         }
     }
 }
@@ -274,7 +372,7 @@ impl Case {
 
 fn overhead_table() {
     println!("lindiff-blas vs raw LAPACK (f64, serial, ms; ratio = lindiff / LAPACK)");
-    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
+    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
     let mut la = Direct::new(Blas::new());
     for n in [32usize, 128, 512] {
         let (rounds, reps) = reps_for(n);
@@ -288,26 +386,36 @@ fn overhead_table() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.svd(&a).unwrap())), || raw.run(&c.data)),
         );
+        let mut plan = Planned::new(LinalgOp::Svd(Svd::default()), &[(&[n, n], &c.data)]);
+        row("svd (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawSvd::new(n, b'N');
         row(
             "svd_vals",
             n,
             side_by_side(rounds, reps, || drop(black_box(la.svd_vals(&a).unwrap())), || raw.run(&c.data)),
         );
+        let mut plan = Planned::new(LinalgOp::SvdVals(SvdVals::default()), &[(&[n, n], &c.data)]);
+        row("svd_vals (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawQr::new(n);
         row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), || raw.run(&c.data)));
+        let mut plan = Planned::new(LinalgOp::Qr(Qr::default()), &[(&[n, n], &c.data)]);
+        row("qr (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawEigh::new(n, b'V');
         row(
             "eigh",
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigh(&sym).unwrap())), || raw.run(&c.sym)),
         );
+        let mut plan = Planned::new(LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &c.sym)]);
+        row("eigh (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.sym)));
         let mut raw = RawEigh::new(n, b'N');
         row(
             "eigvalsh",
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigvalsh(&sym).unwrap())), || raw.run(&c.sym)),
         );
+        let mut plan = Planned::new(LinalgOp::EighVals(EighVals::default()), &[(&[n, n], &c.sym)]);
+        row("eigvalsh (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.sym)));
         let mut raw = RawSolve { n, a: vec![0.0; n * n], x: vec![0.0; n], ipiv: vec![0; n] };
         row(
             "solve",
@@ -319,13 +427,16 @@ fn overhead_table() {
                 || raw.run(&c.data, &c.b),
             ),
         );
+        let mut plan =
+            Planned::new(LinalgOp::LuFactorSolve(LuFactorSolve), &[(&[n, n], &c.data), (&[n, 1], &c.b)]);
+        row("solve (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data, &c.b)));
     }
 }
 
 fn cpu_vs_blas_table() {
     println!();
     println!("host-cpu vs host-blas through the direct face (f64, serial, ms; ratio = blas / cpu)");
-    println!("{:<10} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
+    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
     let mut blas = Direct::new(Blas::new());
     let mut cpu = Direct::new(Cpu::new());
     for n in [32usize, 128, 512] {

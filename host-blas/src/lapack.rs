@@ -7,13 +7,22 @@
 //! and complex-only output (`w`) are ignored by the other kind. Real types
 //! map `ungqr` to ?orgqr and `heevd` to ?syevd. Each returns LAPACK's `info`.
 //!
+//! Arrays are raw pointers, passed to the Fortran routine as they are (as
+//! the `lapack` crate does with a slice's pointer), so that an array LAPACK
+//! only writes (work arrays, outputs) may be uninitialised memory: the
+//! kernels carve those from their scratch without zeroing them.
+//!
 //! # Safety
-//! Every method is a raw LAPACK call: the caller guarantees that every slice
-//! is at least as long as LAPACK reads or writes for the given sizes and
-//! leading dimensions (the kernels check each length with
-//! `kernels::fits` first), that leading dimensions are ≥ max(1,
-//! rows), and that `lwork`/`lrwork`/`liwork` do not exceed the slices.
+//! Every method is a raw LAPACK call: the caller guarantees that every
+//! pointer is valid for as many elements as LAPACK reads or writes for the
+//! given sizes and leading dimensions (the kernels check each length with
+//! `kernels::fits` first), that what LAPACK reads is initialised, that
+//! leading dimensions are ≥ max(1, rows), and that `lwork`/`lrwork`/`liwork`
+//! do not exceed the arrays. Arrays a routine does not reference for the
+//! given job may be dangling (e.g. `NonNull::dangling()`), never null.
 
+use core::ffi::c_char;
+use lapack_sys as ffi;
 use lindiff_core::{Element, Scalar};
 use lindiff_cpu::kernel_api::Field;
 use num_complex::Complex;
@@ -28,7 +37,7 @@ pub type Re<T> = <T as Scalar>::Real;
 /// // A 2×2 Cholesky through the generic method (column-major, lower).
 /// let mut a = [4.0f64, 2.0, 2.0, 5.0];
 /// // SAFETY: `a` holds the 2×2 matrix with leading dimension 2.
-/// let info = unsafe { f64::potrf(2, &mut a, 2) };
+/// let info = unsafe { f64::potrf(2, a.as_mut_ptr(), 2) };
 /// assert_eq!((info, a[0], a[1], a[3]), (0, 2.0, 1.0, 2.0));
 /// ```
 #[allow(clippy::too_many_arguments)]
@@ -44,17 +53,17 @@ pub trait Lapack: Field + Element {
         jobz: u8,
         m: i32,
         n: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        s: &mut [Re<Self>],
-        u: &mut [Self],
+        s: *mut Re<Self>,
+        u: *mut Self,
         ldu: i32,
-        vt: &mut [Self],
+        vt: *mut Self,
         ldvt: i32,
-        work: &mut [Self],
+        work: *mut Self,
         lwork: i32,
-        rwork: &mut [Re<Self>],
-        iwork: &mut [i32],
+        rwork: *mut Re<Self>,
+        iwork: *mut i32,
     ) -> i32;
     /// ?gesvd: SVD by bidiagonal QR iteration.
     ///
@@ -65,16 +74,16 @@ pub trait Lapack: Field + Element {
         jobvt: u8,
         m: i32,
         n: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        s: &mut [Re<Self>],
-        u: &mut [Self],
+        s: *mut Re<Self>,
+        u: *mut Self,
         ldu: i32,
-        vt: &mut [Self],
+        vt: *mut Self,
         ldvt: i32,
-        work: &mut [Self],
+        work: *mut Self,
         lwork: i32,
-        rwork: &mut [Re<Self>],
+        rwork: *mut Re<Self>,
     ) -> i32;
     /// ?geqrf: Householder QR.
     ///
@@ -83,10 +92,10 @@ pub trait Lapack: Field + Element {
     unsafe fn geqrf(
         m: i32,
         n: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        tau: &mut [Self],
-        work: &mut [Self],
+        tau: *mut Self,
+        work: *mut Self,
         lwork: i32,
     ) -> i32;
     /// ?orgqr / ?ungqr: the explicit Q from ?geqrf's reflectors.
@@ -97,10 +106,10 @@ pub trait Lapack: Field + Element {
         m: i32,
         n: i32,
         k: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        tau: &[Self],
-        work: &mut [Self],
+        tau: *const Self,
+        work: *mut Self,
         lwork: i32,
     ) -> i32;
     /// ?geqp3: column-pivoted QR.
@@ -110,13 +119,13 @@ pub trait Lapack: Field + Element {
     unsafe fn geqp3(
         m: i32,
         n: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        jpvt: &mut [i32],
-        tau: &mut [Self],
-        work: &mut [Self],
+        jpvt: *mut i32,
+        tau: *mut Self,
+        work: *mut Self,
         lwork: i32,
-        rwork: &mut [Re<Self>],
+        rwork: *mut Re<Self>,
     ) -> i32;
     /// ?syevd / ?heevd: Hermitian eigendecomposition (divide and conquer).
     ///
@@ -126,14 +135,14 @@ pub trait Lapack: Field + Element {
         jobz: u8,
         uplo: u8,
         n: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        w: &mut [Re<Self>],
-        work: &mut [Self],
+        w: *mut Re<Self>,
+        work: *mut Self,
         lwork: i32,
-        rwork: &mut [Re<Self>],
+        rwork: *mut Re<Self>,
         lrwork: i32,
-        iwork: &mut [i32],
+        iwork: *mut i32,
         liwork: i32,
     ) -> i32;
     /// ?geev: general eigendecomposition, right vectors only.
@@ -143,27 +152,27 @@ pub trait Lapack: Field + Element {
     unsafe fn geev(
         jobvr: u8,
         n: i32,
-        a: &mut [Self],
+        a: *mut Self,
         lda: i32,
-        wr: &mut [Re<Self>],
-        wi: &mut [Re<Self>],
-        w: &mut [Self],
-        vr: &mut [Self],
+        wr: *mut Re<Self>,
+        wi: *mut Re<Self>,
+        w: *mut Self,
+        vr: *mut Self,
         ldvr: i32,
-        work: &mut [Self],
+        work: *mut Self,
         lwork: i32,
-        rwork: &mut [Re<Self>],
+        rwork: *mut Re<Self>,
     ) -> i32;
     /// ?potrf: Cholesky.
     ///
     /// # Safety
     /// Slices and sizes as the module docs say.
-    unsafe fn potrf(n: i32, a: &mut [Self], lda: i32) -> i32;
+    unsafe fn potrf(n: i32, a: *mut Self, lda: i32) -> i32;
     /// ?getrf: partial-pivot LU.
     ///
     /// # Safety
     /// Slices and sizes as the module docs say.
-    unsafe fn getrf(m: i32, n: i32, a: &mut [Self], lda: i32, ipiv: &mut [i32]) -> i32;
+    unsafe fn getrf(m: i32, n: i32, a: *mut Self, lda: i32, ipiv: *mut i32) -> i32;
     /// ?getrs: solve with ?getrf's factors.
     ///
     /// # Safety
@@ -172,10 +181,10 @@ pub trait Lapack: Field + Element {
         trans: u8,
         n: i32,
         nrhs: i32,
-        a: &[Self],
+        a: *const Self,
         lda: i32,
-        ipiv: &[i32],
-        b: &mut [Self],
+        ipiv: *const i32,
+        b: *mut Self,
         ldb: i32,
     ) -> i32;
     /// ?trtrs: triangular solve (refuses an exactly zero diagonal).
@@ -188,11 +197,16 @@ pub trait Lapack: Field + Element {
         diag: u8,
         n: i32,
         nrhs: i32,
-        a: &[Self],
+        a: *const Self,
         lda: i32,
-        b: &mut [Self],
+        b: *mut Self,
         ldb: i32,
     ) -> i32;
+}
+
+/// `jobz`-style option as Fortran's CHARACTER*1.
+fn ch(c: u8) -> c_char {
+    c as c_char
 }
 
 /// Implements [`Lapack`] for a real type from its routine names.
@@ -205,22 +219,37 @@ macro_rules! real {
                 jobz: u8,
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                s: &mut [$t],
-                u: &mut [Self],
+                s: *mut $t,
+                u: *mut Self,
                 ldu: i32,
-                vt: &mut [Self],
+                vt: *mut Self,
                 ldvt: i32,
-                work: &mut [Self],
+                work: *mut Self,
                 lwork: i32,
-                _rwork: &mut [$t],
-                iwork: &mut [i32],
+                _rwork: *mut $t,
+                iwork: *mut i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    lapack::$gesdd(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, &mut info)
+                    ffi::$gesdd(
+                        &ch(jobz),
+                        &m,
+                        &n,
+                        a,
+                        &lda,
+                        s,
+                        u,
+                        &ldu,
+                        vt,
+                        &ldvt,
+                        work,
+                        &lwork,
+                        iwork,
+                        &mut info,
+                    )
                 };
                 info
             }
@@ -229,138 +258,168 @@ macro_rules! real {
                 jobvt: u8,
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                s: &mut [$t],
-                u: &mut [Self],
+                s: *mut $t,
+                u: *mut Self,
                 ldu: i32,
-                vt: &mut [Self],
+                vt: *mut Self,
                 ldvt: i32,
-                work: &mut [Self],
+                work: *mut Self,
                 lwork: i32,
-                _rwork: &mut [$t],
+                _rwork: *mut $t,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    lapack::$gesvd(jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, &mut info)
+                    ffi::$gesvd(
+                        &ch(jobu),
+                        &ch(jobvt),
+                        &m,
+                        &n,
+                        a,
+                        &lda,
+                        s,
+                        u,
+                        &ldu,
+                        vt,
+                        &ldvt,
+                        work,
+                        &lwork,
+                        &mut info,
+                    )
                 };
                 info
             }
             unsafe fn geqrf(
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                tau: &mut [Self],
-                work: &mut [Self],
+                tau: *mut Self,
+                work: *mut Self,
                 lwork: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$geqrf(m, n, a, lda, tau, work, lwork, &mut info) };
+                unsafe { ffi::$geqrf(&m, &n, a, &lda, tau, work, &lwork, &mut info) };
                 info
             }
             unsafe fn ungqr(
                 m: i32,
                 n: i32,
                 k: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                tau: &[Self],
-                work: &mut [Self],
+                tau: *const Self,
+                work: *mut Self,
                 lwork: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$orgqr(m, n, k, a, lda, tau, work, lwork, &mut info) };
+                unsafe { ffi::$orgqr(&m, &n, &k, a, &lda, tau, work, &lwork, &mut info) };
                 info
             }
             unsafe fn geqp3(
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                jpvt: &mut [i32],
-                tau: &mut [Self],
-                work: &mut [Self],
+                jpvt: *mut i32,
+                tau: *mut Self,
+                work: *mut Self,
                 lwork: i32,
-                _rwork: &mut [$t],
+                _rwork: *mut $t,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$geqp3(m, n, a, lda, jpvt, tau, work, lwork, &mut info) };
+                unsafe { ffi::$geqp3(&m, &n, a, &lda, jpvt, tau, work, &lwork, &mut info) };
                 info
             }
             unsafe fn heevd(
                 jobz: u8,
                 uplo: u8,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                w: &mut [$t],
-                work: &mut [Self],
+                w: *mut $t,
+                work: *mut Self,
                 lwork: i32,
-                _rwork: &mut [$t],
+                _rwork: *mut $t,
                 _lrwork: i32,
-                iwork: &mut [i32],
+                iwork: *mut i32,
                 liwork: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$syevd(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, &mut info) };
+                unsafe {
+                    ffi::$syevd(&ch(jobz), &ch(uplo), &n, a, &lda, w, work, &lwork, iwork, &liwork, &mut info)
+                };
                 info
             }
             unsafe fn geev(
                 jobvr: u8,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                wr: &mut [$t],
-                wi: &mut [$t],
-                _w: &mut [Self],
-                vr: &mut [Self],
+                wr: *mut $t,
+                wi: *mut $t,
+                _w: *mut Self,
+                vr: *mut Self,
                 ldvr: i32,
-                work: &mut [Self],
+                work: *mut Self,
                 lwork: i32,
-                _rwork: &mut [$t],
+                _rwork: *mut $t,
             ) -> i32 {
                 let mut info = 0;
                 let mut vl = [0.0 as $t; 1];
                 // SAFETY: the caller's contract (module docs); VL is not
                 // referenced with JOBVL = 'N' and LDVL = 1.
                 unsafe {
-                    lapack::$geev(
-                        b'N', jobvr, n, a, lda, wr, wi, &mut vl, 1, vr, ldvr, work, lwork, &mut info,
+                    ffi::$geev(
+                        &ch(b'N'),
+                        &ch(jobvr),
+                        &n,
+                        a,
+                        &lda,
+                        wr,
+                        wi,
+                        vl.as_mut_ptr(),
+                        &1,
+                        vr,
+                        &ldvr,
+                        work,
+                        &lwork,
+                        &mut info,
                     )
                 };
                 info
             }
-            unsafe fn potrf(n: i32, a: &mut [Self], lda: i32) -> i32 {
+            unsafe fn potrf(n: i32, a: *mut Self, lda: i32) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$potrf(b'L', n, a, lda, &mut info) };
+                unsafe { ffi::$potrf(&ch(b'L'), &n, a, &lda, &mut info) };
                 info
             }
-            unsafe fn getrf(m: i32, n: i32, a: &mut [Self], lda: i32, ipiv: &mut [i32]) -> i32 {
+            unsafe fn getrf(m: i32, n: i32, a: *mut Self, lda: i32, ipiv: *mut i32) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$getrf(m, n, a, lda, ipiv, &mut info) };
+                unsafe { ffi::$getrf(&m, &n, a, &lda, ipiv, &mut info) };
                 info
             }
             unsafe fn getrs(
                 trans: u8,
                 n: i32,
                 nrhs: i32,
-                a: &[Self],
+                a: *const Self,
                 lda: i32,
-                ipiv: &[i32],
-                b: &mut [Self],
+                ipiv: *const i32,
+                b: *mut Self,
                 ldb: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, &mut info) };
+                unsafe { ffi::$getrs(&ch(trans), &n, &nrhs, a, &lda, ipiv, b, &ldb, &mut info) };
                 info
             }
             unsafe fn trtrs(
@@ -369,21 +428,25 @@ macro_rules! real {
                 diag: u8,
                 n: i32,
                 nrhs: i32,
-                a: &[Self],
+                a: *const Self,
                 lda: i32,
-                b: &mut [Self],
+                b: *mut Self,
                 ldb: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$trtrs(uplo, trans, diag, n, nrhs, a, lda, b, ldb, &mut info) };
+                unsafe {
+                    ffi::$trtrs(&ch(uplo), &ch(trans), &ch(diag), &n, &nrhs, a, &lda, b, &ldb, &mut info)
+                };
                 info
             }
         }
     };
 }
 
-/// Implements [`Lapack`] for a complex type from its routine names.
+/// Implements [`Lapack`] for a complex type from its routine names. The
+/// pointers are cast to lapack-sys's complex type, which has the same
+/// layout (`#[repr(C)] { re, im }`) as `num_complex::Complex`.
 macro_rules! complex {
     ($r:ty, $gesdd:ident, $gesvd:ident, $geqrf:ident, $ungqr:ident, $geqp3:ident, $heevd:ident,
      $geev:ident, $potrf:ident, $getrf:ident, $getrs:ident, $trtrs:ident) => {
@@ -393,23 +456,37 @@ macro_rules! complex {
                 jobz: u8,
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                s: &mut [$r],
-                u: &mut [Self],
+                s: *mut $r,
+                u: *mut Self,
                 ldu: i32,
-                vt: &mut [Self],
+                vt: *mut Self,
                 ldvt: i32,
-                work: &mut [Self],
+                work: *mut Self,
                 lwork: i32,
-                rwork: &mut [$r],
-                iwork: &mut [i32],
+                rwork: *mut $r,
+                iwork: *mut i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    lapack::$gesdd(
-                        jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, &mut info,
+                    ffi::$gesdd(
+                        &ch(jobz),
+                        &m,
+                        &n,
+                        a.cast(),
+                        &lda,
+                        s,
+                        u.cast(),
+                        &ldu,
+                        vt.cast(),
+                        &ldvt,
+                        work.cast(),
+                        &lwork,
+                        rwork,
+                        iwork,
+                        &mut info,
                     )
                 };
                 info
@@ -419,22 +496,36 @@ macro_rules! complex {
                 jobvt: u8,
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                s: &mut [$r],
-                u: &mut [Self],
+                s: *mut $r,
+                u: *mut Self,
                 ldu: i32,
-                vt: &mut [Self],
+                vt: *mut Self,
                 ldvt: i32,
-                work: &mut [Self],
+                work: *mut Self,
                 lwork: i32,
-                rwork: &mut [$r],
+                rwork: *mut $r,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    lapack::$gesvd(
-                        jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, &mut info,
+                    ffi::$gesvd(
+                        &ch(jobu),
+                        &ch(jobvt),
+                        &m,
+                        &n,
+                        a.cast(),
+                        &lda,
+                        s,
+                        u.cast(),
+                        &ldu,
+                        vt.cast(),
+                        &ldvt,
+                        work.cast(),
+                        &lwork,
+                        rwork,
+                        &mut info,
                     )
                 };
                 info
@@ -442,67 +533,94 @@ macro_rules! complex {
             unsafe fn geqrf(
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                tau: &mut [Self],
-                work: &mut [Self],
+                tau: *mut Self,
+                work: *mut Self,
                 lwork: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$geqrf(m, n, a, lda, tau, work, lwork, &mut info) };
+                unsafe { ffi::$geqrf(&m, &n, a.cast(), &lda, tau.cast(), work.cast(), &lwork, &mut info) };
                 info
             }
             unsafe fn ungqr(
                 m: i32,
                 n: i32,
                 k: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                tau: &[Self],
-                work: &mut [Self],
+                tau: *const Self,
+                work: *mut Self,
                 lwork: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$ungqr(m, n, k, a, lda, tau, work, lwork, &mut info) };
+                unsafe {
+                    ffi::$ungqr(&m, &n, &k, a.cast(), &lda, tau.cast(), work.cast(), &lwork, &mut info)
+                };
                 info
             }
             unsafe fn geqp3(
                 m: i32,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                jpvt: &mut [i32],
-                tau: &mut [Self],
-                work: &mut [Self],
+                jpvt: *mut i32,
+                tau: *mut Self,
+                work: *mut Self,
                 lwork: i32,
-                rwork: &mut [$r],
+                rwork: *mut $r,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$geqp3(m, n, a, lda, jpvt, tau, work, lwork, rwork, &mut info) };
+                unsafe {
+                    ffi::$geqp3(
+                        &m,
+                        &n,
+                        a.cast(),
+                        &lda,
+                        jpvt,
+                        tau.cast(),
+                        work.cast(),
+                        &lwork,
+                        rwork,
+                        &mut info,
+                    )
+                };
                 info
             }
             unsafe fn heevd(
                 jobz: u8,
                 uplo: u8,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                w: &mut [$r],
-                work: &mut [Self],
+                w: *mut $r,
+                work: *mut Self,
                 lwork: i32,
-                rwork: &mut [$r],
+                rwork: *mut $r,
                 lrwork: i32,
-                iwork: &mut [i32],
+                iwork: *mut i32,
                 liwork: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    lapack::$heevd(
-                        jobz, uplo, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork, &mut info,
+                    ffi::$heevd(
+                        &ch(jobz),
+                        &ch(uplo),
+                        &n,
+                        a.cast(),
+                        &lda,
+                        w,
+                        work.cast(),
+                        &lwork,
+                        rwork,
+                        &lrwork,
+                        iwork,
+                        &liwork,
+                        &mut info,
                     )
                 };
                 info
@@ -510,53 +628,68 @@ macro_rules! complex {
             unsafe fn geev(
                 jobvr: u8,
                 n: i32,
-                a: &mut [Self],
+                a: *mut Self,
                 lda: i32,
-                _wr: &mut [$r],
-                _wi: &mut [$r],
-                w: &mut [Self],
-                vr: &mut [Self],
+                _wr: *mut $r,
+                _wi: *mut $r,
+                w: *mut Self,
+                vr: *mut Self,
                 ldvr: i32,
-                work: &mut [Self],
+                work: *mut Self,
                 lwork: i32,
-                rwork: &mut [$r],
+                rwork: *mut $r,
             ) -> i32 {
                 let mut info = 0;
                 let mut vl = [Complex::new(0.0 as $r, 0.0); 1];
                 // SAFETY: the caller's contract (module docs); VL is not
                 // referenced with JOBVL = 'N' and LDVL = 1.
                 unsafe {
-                    lapack::$geev(
-                        b'N', jobvr, n, a, lda, w, &mut vl, 1, vr, ldvr, work, lwork, rwork, &mut info,
+                    ffi::$geev(
+                        &ch(b'N'),
+                        &ch(jobvr),
+                        &n,
+                        a.cast(),
+                        &lda,
+                        w.cast(),
+                        vl.as_mut_ptr().cast(),
+                        &1,
+                        vr.cast(),
+                        &ldvr,
+                        work.cast(),
+                        &lwork,
+                        rwork,
+                        &mut info,
                     )
                 };
                 info
             }
-            unsafe fn potrf(n: i32, a: &mut [Self], lda: i32) -> i32 {
+            unsafe fn potrf(n: i32, a: *mut Self, lda: i32) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$potrf(b'L', n, a, lda, &mut info) };
+                unsafe { ffi::$potrf(&ch(b'L'), &n, a.cast(), &lda, &mut info) };
                 info
             }
-            unsafe fn getrf(m: i32, n: i32, a: &mut [Self], lda: i32, ipiv: &mut [i32]) -> i32 {
+            unsafe fn getrf(m: i32, n: i32, a: *mut Self, lda: i32, ipiv: *mut i32) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$getrf(m, n, a, lda, ipiv, &mut info) };
+                unsafe { ffi::$getrf(&m, &n, a.cast(), &lda, ipiv, &mut info) };
                 info
             }
             unsafe fn getrs(
                 trans: u8,
                 n: i32,
                 nrhs: i32,
-                a: &[Self],
+                a: *const Self,
                 lda: i32,
-                ipiv: &[i32],
-                b: &mut [Self],
+                ipiv: *const i32,
+                b: *mut Self,
                 ldb: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, &mut info) };
+                unsafe {
+                    ffi::$getrs(&ch(trans), &n, &nrhs, a.cast(), &lda, ipiv, b.cast(), &ldb, &mut info)
+                };
                 info
             }
             unsafe fn trtrs(
@@ -565,21 +698,38 @@ macro_rules! complex {
                 diag: u8,
                 n: i32,
                 nrhs: i32,
-                a: &[Self],
+                a: *const Self,
                 lda: i32,
-                b: &mut [Self],
+                b: *mut Self,
                 ldb: i32,
             ) -> i32 {
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
-                unsafe { lapack::$trtrs(uplo, trans, diag, n, nrhs, a, lda, b, ldb, &mut info) };
+                unsafe {
+                    ffi::$trtrs(
+                        &ch(uplo),
+                        &ch(trans),
+                        &ch(diag),
+                        &n,
+                        &nrhs,
+                        a.cast(),
+                        &lda,
+                        b.cast(),
+                        &ldb,
+                        &mut info,
+                    )
+                };
                 info
             }
         }
     };
 }
 
-real!(f32, sgesdd, sgesvd, sgeqrf, sorgqr, sgeqp3, ssyevd, sgeev, spotrf, sgetrf, sgetrs, strtrs);
-real!(f64, dgesdd, dgesvd, dgeqrf, dorgqr, dgeqp3, dsyevd, dgeev, dpotrf, dgetrf, dgetrs, dtrtrs);
-complex!(f32, cgesdd, cgesvd, cgeqrf, cungqr, cgeqp3, cheevd, cgeev, cpotrf, cgetrf, cgetrs, ctrtrs);
-complex!(f64, zgesdd, zgesvd, zgeqrf, zungqr, zgeqp3, zheevd, zgeev, zpotrf, zgetrf, zgetrs, ztrtrs);
+real!(f32, sgesdd_, sgesvd_, sgeqrf_, sorgqr_, sgeqp3_, ssyevd_, sgeev_, spotrf_, sgetrf_, sgetrs_, strtrs_);
+real!(f64, dgesdd_, dgesvd_, dgeqrf_, dorgqr_, dgeqp3_, dsyevd_, dgeev_, dpotrf_, dgetrf_, dgetrs_, dtrtrs_);
+complex!(
+    f32, cgesdd_, cgesvd_, cgeqrf_, cungqr_, cgeqp3_, cheevd_, cgeev_, cpotrf_, cgetrf_, cgetrs_, ctrtrs_
+);
+complex!(
+    f64, zgesdd_, zgesvd_, zgeqrf_, zungqr_, zgeqp3_, zheevd_, zgeev_, zpotrf_, zgetrf_, zgetrs_, ztrtrs_
+);

@@ -31,9 +31,16 @@
 //!   `OPENBLAS_NUM_THREADS=1` for reproducible bits and for allocation
 //!   counts (the workspace's `.cargo/config.toml` sets it for `cargo test`
 //!   and `cargo bench`).
-//! * Workspace: the `lwork = -1` queries run in `workspace()` and again in
-//!   the call (same sizes), and every LAPACK array is carved from the
-//!   caller's workspace bytes; no Rust heap allocation in a call.
+//! * Workspace: every LAPACK array is carved from the caller's workspace
+//!   bytes, uninitialised where LAPACK only writes it (the routines are
+//!   called through `lapack-sys` with pointers, each array's length checked
+//!   first); no Rust heap allocation in a call. The `lwork = -1` queries
+//!   are remembered per thread and (op, shape, dtype), so `workspace()` and
+//!   the call ask LAPACK once between them.
+//! * Copies: the input LAPACK overwrites is copied once, with the NaN/∞
+//!   check in the same pass, into an output where the shapes allow (Q for a
+//!   tall or square QR, `v` for `eigh`, `lu` and `x` for the solves; U and
+//!   Vᴴ are computed straight into the SVD's outputs).
 //! * Outputs follow lindiff's conventions: Vᴴ, real descending singular
 //!   values, diag(R) ≥ 0, ascending eigh values, canonical phases (host-cpu's
 //!   rule, applied to LAPACK's vectors), eig sorted by (real, imag).

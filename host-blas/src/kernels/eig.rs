@@ -11,6 +11,7 @@
 //! * NaN/∞ input → `NonFinite("a")` (checked first); `info > 0` or a
 //!   non-finite result → `NonConvergence`.
 
+use super::query_cache::{self, cached};
 use super::{carve, check_finite, copy_in, fits, info_ok, int, ld, queried_work, req, span};
 use crate::lapack::{Lapack, Re};
 use faer::dyn_stack::{MemStack, StackReq};
@@ -56,6 +57,12 @@ fn sizes<T: Lapack>(n: usize, vectors: bool) -> Sizes {
     if n == 0 {
         return s;
     }
+    s.work = cached::<T>(query_cache::EIG | u32::from(vectors), n, n, || [query::<T>(n, vectors), 0, 0])[0];
+    s
+}
+
+/// ?geev's optimal LWORK for an n×n input (n > 0).
+fn query<T: Lapack>(n: usize, vectors: bool) -> usize {
     let (mut a, mut wr, mut wi, mut w) =
         ([T::zero(); 1], [Re::<T>::zero(); 1], [Re::<T>::zero(); 1], [T::zero(); 1]);
     let (mut vr, mut work, mut rwork) = ([T::zero(); 1], [T::zero(); 1], [Re::<T>::zero(); 1]);
@@ -67,21 +74,20 @@ fn sizes<T: Lapack>(n: usize, vectors: bool) -> Sizes {
         T::geev(
             jobvr,
             int(n),
-            &mut a,
+            a.as_mut_ptr(),
             int(n),
-            &mut wr,
-            &mut wi,
-            &mut w,
-            &mut vr,
+            wr.as_mut_ptr(),
+            wi.as_mut_ptr(),
+            w.as_mut_ptr(),
+            vr.as_mut_ptr(),
             int(ldvr),
-            &mut work,
+            work.as_mut_ptr(),
             -1,
-            &mut rwork,
+            rwork.as_mut_ptr(),
         )
     };
     info_ok("?geev workspace query", info);
-    s.work = queried_work(work[0], 1);
-    s
+    queried_work(work[0], 1)
 }
 
 impl Sizes {
@@ -137,16 +143,16 @@ impl<T: Lapack> Kernel<T> for EigKernel {
             T::geev(
                 jobvr,
                 int(n),
-                &mut abuf,
+                abuf.as_mut_ptr(),
                 int(n),
-                &mut wr,
-                &mut wi,
-                &mut w,
-                &mut vr,
+                wr.as_mut_ptr(),
+                wi.as_mut_ptr(),
+                w.as_mut_ptr(),
+                vr.as_mut_ptr(),
                 int(ldvr),
-                &mut work,
+                work.as_mut_ptr(),
                 lwork_i,
-                &mut rwork,
+                rwork.as_mut_ptr(),
             )
         };
         if info_ok("?geev", info) > 0 {

@@ -9,13 +9,17 @@
 //! it); the solves report an exactly zero pivot as `Singular("a")` /
 //! `Singular("lu")`, and a `perm` input that is not a permutation of 0..n
 //! as `Singular("perm")`, as on host-cpu. NaN/∞ in an input is
-//! `NonFinite(arg)`, checked first.
+//! `NonFinite(arg)`, checked before LAPACK runs: in the pass that copies the
+//! input where it is copied anyway (`a` into the factor, `b` into `x`).
 
 use super::{
-    carve, carve_int, check_finite, copy_in, fits, in_place, info_ok, int, ld, out_slice, req, span,
+    carve, carve_int, carve_uninit, check_finite, copy_finite, copy_in, fits, in_place, info_ok, int, ld,
+    mat_ptr, out_slice, req, span, uninit_ptr, uninit_view, written,
 };
 use crate::lapack::Lapack;
+use core::mem::MaybeUninit;
 use faer::dyn_stack::{MemStack, StackReq};
+use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::MatOp;
 use lindiff_core::LinalgOp;
@@ -49,9 +53,10 @@ impl<T: Lapack> Kernel<T> for LuKernel {
         let (m, n) = shapes.input(0);
         let k = m.min(n);
         match self {
-            // The factor (in scratch for `lu`), IPIV, perm.
-            LuKernel::Unpacked => StackReq::all_of(&[req::<T>(ld(m) * n), req::<i32>(k), req::<i64>(m)]),
-            LuKernel::Factor | LuKernel::FactorSolve => StackReq::all_of(&[req::<i32>(k), req::<i64>(m)]),
+            // The factor (in scratch for `lu`) and IPIV (`perm` is formed
+            // in its output).
+            LuKernel::Unpacked => StackReq::all_of(&[req::<T>(ld(m) * n), req::<i32>(k)]),
+            LuKernel::Factor | LuKernel::FactorSolve => req::<i32>(k),
             // IPIV, the permutation, its inverse, the swap bookkeeping, and
             // a column-major copy of `lu` (used when it is strided).
             LuKernel::SolvePrepared(_) => {
@@ -70,17 +75,33 @@ impl<T: Lapack> Kernel<T> for LuKernel {
     }
 }
 
-/// Factors the m×n column-major `lu` (leading dimension max(1, m)) in place
-/// with ?getrf, writing IPIV; returns `true` when some pivot is exactly zero.
-fn getrf<T: Lapack>(lu: &mut [T], m: usize, n: usize, ipiv: &mut [i32]) -> bool {
+/// Copies `a` into `lu` (same shape, LAPACK's layout) and factors it there
+/// ([`getrf`]); `NonFinite("a")` (before ?getrf) for NaN/∞ in `a`.
+fn factor_into<T: Lapack>(
+    a: MatRef<'_, T>,
+    mut lu: MatMut<'_, T>,
+    ipiv: &mut [MaybeUninit<i32>],
+) -> Result<bool, Failure> {
+    if !copy_finite(a, lu.rb_mut()) {
+        return Err(Failure::NonFinite("a"));
+    }
+    Ok(getrf(lu, ipiv))
+}
+
+/// Factors the m×n `lu` (initialised, LAPACK's layout) in place with
+/// ?getrf, writing IPIV (min(m, n) entries); `true` when some pivot is
+/// exactly zero.
+fn getrf<T: Lapack>(mut lu: MatMut<'_, T>, ipiv: &mut [MaybeUninit<i32>]) -> bool {
+    let (m, n) = (lu.nrows(), lu.ncols());
     if m == 0 || n == 0 {
         return false;
     }
-    fits(lu.len(), span(m, n, ld(m)));
     fits(ipiv.len(), m.min(n));
-    // SAFETY: A is m×n with LDA = max(1, m), IPIV has min(m, n) elements
-    // (both checked above).
-    let info = unsafe { T::getrf(int(m), int(n), lu, int(ld(m)), ipiv) };
+    let plu = mat_ptr(&mut lu, ld(m));
+    // SAFETY: A is m×n with LDA = max(1, m) (layout checked by `mat_ptr`,
+    // initialised by the caller), IPIV has min(m, n) elements (checked
+    // above) and is only written.
+    let info = unsafe { T::getrf(int(m), int(n), plu, int(ld(m)), uninit_ptr(ipiv)) };
     info_ok("?getrf", info) > 0
 }
 
@@ -95,25 +116,27 @@ fn ipiv_to_perm(ipiv: &[i32], perm: &mut [i64]) {
     }
 }
 
-fn write_perm(item: &mut Item<'_>, out: usize, perm: &[i64]) {
-    for (i, &p) in perm.iter().enumerate() {
-        item.set::<i64>(out, i, p);
-    }
+/// Writes IPIV's permutation (see [`ipiv_to_perm`]) straight into output
+/// `out` (a vector of m entries). `ipiv_buf` holds what ?getrf wrote, its
+/// first k = min(m, n) entries.
+fn write_perm(item: &mut Item<'_>, out: usize, ipiv_buf: &[MaybeUninit<i32>], k: usize) {
+    let mut perm = item.out_mat::<i64>(out);
+    let perm = perm.rb_mut().col_mut(0).try_as_col_major_mut().expect("contiguous output").as_slice_mut();
+    // SAFETY: ?getrf wrote the first k pivots (it always completes;
+    // `info > 0` only reports a zero pivot).
+    ipiv_to_perm(unsafe { written(ipiv_buf, k) }, perm);
 }
 
 fn unpacked<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {
     let a = item.mat::<T>(0);
-    check_finite(a, "a")?;
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
-    let (mut lu, stack) = carve::<T>(stack, ld(m) * n);
-    let (mut ipiv, stack) = carve_int(stack, k);
-    let (mut perm, _) = stack.make_with::<i64>(m, |i| i as i64);
-    copy_in(a, &mut lu, ld(m));
-    getrf(&mut lu, m, n, &mut ipiv);
-    ipiv_to_perm(&ipiv, &mut perm);
-    write_perm(item, 0, &perm);
-    let lu = MatRef::from_column_major_slice_with_stride(&lu[..span(m, n, ld(m))], m, n, ld(m));
+    let (lu, stack) = carve_uninit::<T>(stack, ld(m) * n);
+    let (ipiv, _) = carve_uninit::<i32>(stack, k);
+    let mut lu = uninit_view(lu, m, n, ld(m));
+    factor_into(a, lu.rb_mut(), ipiv)?;
+    write_perm(item, 0, ipiv, k);
+    let lu = lu.rb();
     let mut l = item.out_mat::<T>(1);
     for j in 0..k {
         for i in 0..m {
@@ -133,67 +156,61 @@ fn unpacked<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), 
     Ok(())
 }
 
-/// Copies `a` into the contiguous output `lu` and factors it there; writes
-/// IPIV and returns whether a pivot is exactly zero.
-fn factor_into<T: Lapack>(a: MatRef<'_, T>, mut lu: MatMut<'_, T>, ipiv: &mut [i32]) -> bool {
-    let (m, n) = (a.nrows(), a.ncols());
-    lu.copy_from(a);
-    // SAFETY: `copy_from` wrote every element of `lu`.
-    let buf = unsafe { out_slice(&mut lu) };
-    getrf(buf, m, n, ipiv)
-}
-
 fn factor_output<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {
     let a = item.mat::<T>(0);
-    check_finite(a, "a")?;
-    let m = a.nrows();
-    let (mut ipiv, stack) = carve_int(stack, m.min(a.ncols()));
-    let (mut perm, _) = stack.make_with::<i64>(m, |i| i as i64);
-    factor_into(a, item.out_mat::<T>(0), &mut ipiv);
-    ipiv_to_perm(&ipiv, &mut perm);
-    write_perm(item, 1, &perm);
+    let k = a.nrows().min(a.ncols());
+    let (ipiv, _) = carve_uninit::<i32>(stack, k);
+    factor_into(a, item.out_mat::<T>(0), ipiv)?;
+    write_perm(item, 1, ipiv, k);
     Ok(())
 }
 
-/// ?getrs on the column-major `x` (n×r, leading dimension max(1, n)).
-fn getrs<T: Lapack>(trans: u8, lu: &[T], ldlu: usize, ipiv: &[i32], x: &mut [T], n: usize, r: usize) {
+/// ?getrs on `x` (n×r in LAPACK's layout, LDB = max(1, n)) with the n×n
+/// factor `lu` (leading dimension `ldlu`) and its `n` pivots.
+fn getrs<T: Lapack>(trans: u8, lu: &[T], ldlu: usize, ipiv: &[i32], mut x: MatMut<'_, T>) {
+    let (n, r) = (x.nrows(), x.ncols());
     if n == 0 || r == 0 {
         return;
     }
     fits(lu.len(), span(n, n, ldlu));
     fits(ipiv.len(), n);
-    fits(x.len(), span(n, r, ld(n)));
-    // SAFETY: LU is n×n with its leading dimension, IPIV n, B n×r with LDB
-    // = n (all checked above).
-    let info = unsafe { T::getrs(trans, int(n), int(r), lu, int(ldlu), ipiv, x, int(ld(n))) };
+    let px = mat_ptr(&mut x, ld(n));
+    // SAFETY: LU is n×n with its leading dimension, IPIV n (both checked
+    // above), B n×r with LDB = n (layout checked by `mat_ptr`, initialised
+    // by the caller).
+    let info =
+        unsafe { T::getrs(trans, int(n), int(r), lu.as_ptr(), int(ldlu), ipiv.as_ptr(), px, int(ld(n))) };
     info_ok("?getrs", info);
 }
 
 fn factor_solve<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {
     let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
-    check_finite(a, "a")?;
-    check_finite(b, "b")?;
-    let (n, r) = (a.nrows(), b.ncols());
-    let (mut ipiv, stack) = carve_int(stack, n);
-    let (mut perm, _) = stack.make_with::<i64>(n, |i| i as i64);
+    let n = a.nrows();
+    let (ipiv, _) = carve_uninit::<i32>(stack, n);
     {
         let (mut x, mut lu) = item.out_pair::<T, T>(0, 1);
-        if factor_into(a, lu.as_mut(), &mut ipiv) {
+        // Both inputs are checked (a, then b) before ?getrf can report a
+        // singular `a`.
+        if !copy_finite(a, lu.rb_mut()) {
+            return Err(Failure::NonFinite("a"));
+        }
+        if !copy_finite(b, x.rb_mut()) {
+            return Err(Failure::NonFinite("b"));
+        }
+        if getrf(lu.rb_mut(), ipiv) {
             return Err(Failure::Singular("a"));
         }
-        x.copy_from(b);
-        // SAFETY: both were fully written (`copy_from`, ?getrf in place).
-        let (lu, x) = unsafe { (out_slice(&mut lu), out_slice(&mut x)) };
-        getrs(b'N', lu, ld(n), &ipiv, x, n, r);
+        // SAFETY: ?getrf wrote the n pivots and factored `lu` in place.
+        let (lu, piv) = unsafe { (out_slice(&mut lu), written(ipiv, n)) };
+        getrs(b'N', lu, ld(n), piv, x);
     }
-    ipiv_to_perm(&ipiv, &mut perm);
-    write_perm(item, 2, &perm);
+    write_perm(item, 2, ipiv, n);
     Ok(())
 }
 
 fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStack) -> Result<(), Failure> {
     let (lu, b) = (item.mat::<T>(0), item.mat::<T>(2));
-    let (n, r) = (lu.nrows(), b.ncols());
+    let n = lu.nrows();
     let (mut ipiv, stack) = carve_int(stack, n);
     let (mut fwd, stack) = stack.make_with::<usize>(n, |i| i);
     let (mut pos, stack) = stack.make_with::<usize>(n, |_| usize::MAX);
@@ -209,7 +226,10 @@ fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStac
         pos[p] = i;
     }
     check_finite(lu, "lu")?;
-    check_finite(b, "b")?;
+    let mut x = item.out_mat::<T>(0);
+    if !copy_finite(b, x.rb_mut()) {
+        return Err(Failure::NonFinite("b"));
+    }
     if (0..n).any(|k| lu[(k, k)] == T::zero()) {
         return Err(Failure::Singular("lu"));
     }
@@ -236,17 +256,13 @@ fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStac
         MatOp::Transpose => b'T',
         MatOp::Adjoint => b'C',
     };
-    let mut x = item.out_mat::<T>(0);
-    x.copy_from(b);
-    // SAFETY: `copy_from` wrote every element of `x`.
-    let xs = unsafe { out_slice(&mut x) };
     match in_place(lu) {
-        Some((slice, ldlu)) => getrs(trans, slice, ldlu, &ipiv, xs, n, r),
+        Some((slice, ldlu)) => getrs(trans, slice, ldlu, &ipiv, x),
         None => {
             // Strided `lu`: LAPACK needs it column-major.
             let (mut copy, _) = carve::<T>(stack, n * n);
             copy_in(lu, &mut copy, ld(n));
-            getrs(trans, &copy, ld(n), &ipiv, xs, n, r);
+            getrs(trans, &copy, ld(n), &ipiv, x);
         }
     }
     Ok(())

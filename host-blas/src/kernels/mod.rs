@@ -1,7 +1,9 @@
 //! The LAPACK kernels, their dispatch from an op and dtype, and the helpers
-//! they share: carving LAPACK's arrays from the lane's scratch, copying
-//! strided inputs into column-major buffers, length checks before every
-//! pointer goes to Fortran, and the workspace queries (`lwork = -1`).
+//! they share: carving LAPACK's arrays from the lane's scratch (zeroed, or
+//! uninitialised for arrays LAPACK only writes), copying strided inputs into
+//! column-major buffers with the non-finite check in the same pass, length
+//! checks before every pointer goes to Fortran, and the workspace queries
+//! (`lwork = -1`, remembered per thread in `query_cache`).
 //!
 //! Every kernel implements host-cpu's [`Kernel`] for a small local struct
 //! (host-cpu's batching runs it: lanes, scratch regions, typed errors). The
@@ -13,12 +15,15 @@ mod eig;
 mod eigh;
 mod lu;
 mod qr;
+mod query_cache;
 mod svd;
 mod triangular_solve;
 
 use crate::lapack::{Lapack, Re};
+use core::mem::MaybeUninit;
 use faer::dyn_stack::{DynArray, MemStack, StackReq};
-use faer::{MatMut, MatRef};
+use faer::reborrow::ReborrowMut;
+use faer::{ColMut, ColRef, MatMut, MatRef};
 use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, RealScalar, Result, Scalar, TensorDesc,
     WorkspaceReq,
@@ -187,6 +192,46 @@ pub(crate) fn carve_int(stack: &mut MemStack, n: usize) -> (DynArray<'_, i32>, &
     stack.make_with(n, |_| 0i32)
 }
 
+/// Carves `n` uninitialised elements of `T` from `stack`, for an array
+/// LAPACK only writes (work arrays, outputs it fills): passed as a pointer
+/// ([`uninit_ptr`]), read only where LAPACK wrote it ([`written`]).
+pub(crate) fn carve_uninit<T>(stack: &mut MemStack, n: usize) -> (&mut [MaybeUninit<T>], &mut MemStack) {
+    stack.make_uninit(n)
+}
+
+/// The pointer of an uninitialised array, for LAPACK to write.
+pub(crate) fn uninit_ptr<T>(buf: &mut [MaybeUninit<T>]) -> *mut T {
+    buf.as_mut_ptr().cast()
+}
+
+/// The first `len` elements of `buf` as initialised values.
+///
+/// # Safety
+/// Every one of them must have been written (by LAPACK, for a routine that
+/// returned `info = 0` and fills them).
+pub(crate) unsafe fn written<T>(buf: &[MaybeUninit<T>], len: usize) -> &[T] {
+    let buf = &buf[..len];
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the caller guarantees
+    // the elements are initialised.
+    unsafe { core::slice::from_raw_parts(buf.as_ptr().cast(), len) }
+}
+
+/// A column-major rows×cols view (leading dimension `ld`) of uninitialised
+/// scratch, to be written in full before it is read (as an output's
+/// memory is, see `Item::out_mat`).
+pub(crate) fn uninit_view<T: Lapack>(
+    buf: &mut [MaybeUninit<T>],
+    rows: usize,
+    cols: usize,
+    ld: usize,
+) -> MatMut<'_, T> {
+    fits(buf.len(), span(rows, cols, ld));
+    // SAFETY: the view's elements (i + j·ld, i < rows, j < cols) lie inside
+    // `buf` (checked above), which is uniquely borrowed; `MaybeUninit<T>`
+    // has `T`'s layout. The caller writes before reading.
+    unsafe { MatMut::from_raw_parts_mut(uninit_ptr(buf), rows, cols, 1, ld.max(1) as isize) }
+}
+
 /// A column-major view of `buf` (rows×cols, leading dimension `ld`).
 pub(crate) fn view_mut<T: Lapack>(buf: &mut [T], rows: usize, cols: usize, ld: usize) -> MatMut<'_, T> {
     fits(buf.len(), span(rows, cols, ld));
@@ -194,6 +239,92 @@ pub(crate) fn view_mut<T: Lapack>(buf: &mut [T], rows: usize, cols: usize, ld: u
         return MatMut::from_column_major_slice_with_stride_mut(&mut buf[..0], rows, cols, ld);
     }
     MatMut::from_column_major_slice_with_stride_mut(buf, rows, cols, ld)
+}
+
+/// Copies the strided `a` into `dst` (same shape) and returns `true` when
+/// every entry is finite: the non-finite input check in the pass that copies
+/// the input for LAPACK anyway. Contiguous columns go through a branch-free
+/// slice loop the compiler vectorises; a fully contiguous matrix is one slice.
+pub(crate) fn copy_finite<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) -> bool {
+    if let (Some(src), Some(d)) = (whole(a), whole_mut(dst.rb_mut())) {
+        return copy_slice_finite(src, d);
+    }
+    (0..a.ncols()).fold(true, |ok, j| ok & copy_col_finite(a.col(j), dst.rb_mut().col_mut(j)))
+}
+
+/// [`copy_finite`] for one column.
+fn copy_col_finite<T: Lapack>(src: ColRef<'_, T>, mut dst: ColMut<'_, T>) -> bool {
+    if let (Some(s), Some(d)) = (src.try_as_col_major(), dst.rb_mut().try_as_col_major_mut()) {
+        return copy_slice_finite(s.as_slice(), d.as_slice_mut());
+    }
+    let mut ok = true;
+    for i in 0..src.nrows() {
+        let x = src[i];
+        dst[i] = x;
+        ok &= Scalar::is_finite(x);
+    }
+    ok
+}
+
+/// `dst[i] = src[i]` for all i; `true` when every entry is finite.
+#[inline(never)]
+fn copy_slice_finite<T: Lapack>(src: &[T], dst: &mut [T]) -> bool {
+    dst.copy_from_slice(src);
+    slice_finite(src)
+}
+
+/// `true` when every entry of `s` is finite: x·0 is ±0 for finite x and NaN
+/// for ±∞ and NaN, so the sum of all x·0 is zero exactly when every x is
+/// finite (no overflow: every term is 0 or NaN). Eight independent partial
+/// sums, so that the loop vectorises without reassociating.
+fn slice_finite<T: Lapack>(s: &[T]) -> bool {
+    let zero = Re::<T>::zero();
+    let term = |x: T| Scalar::re(x) * zero + Scalar::im(x) * zero;
+    let mut acc = [zero; 8];
+    let chunks = s.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += term(x);
+        }
+    }
+    let tail = rest.iter().fold(zero, |a, &x| a + term(x));
+    acc.iter().fold(tail, |a, &b| a + b) == zero
+}
+
+/// `m`'s elements as one slice when it is column-major with no gap between
+/// columns.
+fn whole<'a, T: Lapack>(m: MatRef<'a, T>) -> Option<&'a [T]> {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    if rows == 0 || cols == 0 || m.row_stride() != 1 || (cols > 1 && m.col_stride() != rows as isize) {
+        return None;
+    }
+    // SAFETY: unit row stride and column stride = rows: the rows·cols
+    // elements are consecutive from the first, all inside the view.
+    Some(unsafe { core::slice::from_raw_parts(m.as_ptr(), rows * cols) })
+}
+
+/// As [`whole`], for a mutable view.
+fn whole_mut<'a, T: Lapack>(m: MatMut<'a, T>) -> Option<&'a mut [T]> {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    if rows == 0 || cols == 0 || m.row_stride() != 1 || (cols > 1 && m.col_stride() != rows as isize) {
+        return None;
+    }
+    // SAFETY: as in `whole`; uniquely borrowed through `m` for 'a.
+    Some(unsafe { core::slice::from_raw_parts_mut(m.as_ptr_mut(), rows * cols) })
+}
+
+/// The pointer of `m` for LAPACK as an array with leading dimension `ld`,
+/// after checking that `m` is laid out so (unit row stride, column stride
+/// `ld`, ld ≥ rows): LAPACK then accesses exactly `m`'s elements.
+pub(crate) fn mat_ptr<T: Lapack>(m: &mut MatMut<'_, T>, ld: usize) -> *mut T {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    assert!(ld >= rows.max(1), "leading dimension {ld} below {rows} rows");
+    if rows > 0 && cols > 0 {
+        assert!(m.row_stride() == 1, "LAPACK array has unit row stride");
+        assert!(cols == 1 || m.col_stride() == ld as isize, "LAPACK array has column stride {ld}");
+    }
+    m.as_ptr_mut()
 }
 
 /// Copies the strided `a` into `buf` (column-major, leading dimension `ld`).
@@ -207,15 +338,10 @@ pub(crate) fn copy_in<T: Lapack>(a: MatRef<'_, T>, buf: &mut [T], ld: usize) {
 /// # Safety
 /// Every element of `m` must be initialised.
 pub(crate) unsafe fn out_slice<'a, T: Lapack>(m: &'a mut MatMut<'_, T>) -> &'a mut [T] {
-    let (rows, cols) = (m.nrows(), m.ncols());
-    if rows == 0 || cols == 0 {
+    if m.nrows() == 0 || m.ncols() == 0 {
         return &mut [];
     }
-    assert!(m.row_stride() == 1 && m.col_stride() == rows as isize, "output is contiguous column-major");
-    // SAFETY: a contiguous column-major rows×cols matrix spans exactly
-    // rows·cols elements from its first one, all initialised (the caller's
-    // contract) and uniquely borrowed through `m` for 'a.
-    unsafe { core::slice::from_raw_parts_mut(m.as_ptr_mut(), rows * cols) }
+    whole_mut(m.rb_mut()).expect("output is contiguous column-major")
 }
 
 /// An input matrix already in LAPACK's layout (unit row stride, column
@@ -256,39 +382,37 @@ pub(crate) fn check_finite<T: Lapack>(
     }
 }
 
-/// `Err(NonFinite("a"))` if the lower triangle of `a` has a NaN or infinite
-/// entry; on the diagonal only the real part counts (the Hermitian kernels
-/// ignore the imaginary part).
-pub(crate) fn check_finite_lower<T: Lapack>(a: MatRef<'_, T>) -> core::result::Result<(), Failure> {
-    for j in 0..a.ncols() {
-        if !Scalar::re(a[(j, j)]).is_finite_real() {
-            return Err(Failure::NonFinite("a"));
-        }
-        for i in j + 1..a.nrows() {
-            if !Scalar::is_finite(a[(i, j)]) {
-                return Err(Failure::NonFinite("a"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Writes the lower triangle of `a` into `dst` with a real diagonal and
-/// zeros strictly above it (every element of `dst` written).
-pub(crate) fn copy_lower<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
-    for j in 0..a.ncols() {
-        for i in 0..j {
-            dst[(i, j)] = T::zero();
-        }
-        dst[(j, j)] = T::from_real(Scalar::re(a[(j, j)]));
-        for i in j + 1..a.nrows() {
-            dst[(i, j)] = a[(i, j)];
+/// Copies `a` into `dst` (same shape) with a real diagonal; `true` when the
+/// lower triangle is finite (on the diagonal only the real part counts: the
+/// Hermitian kernels ignore the imaginary part). Entries above the diagonal
+/// are `a`'s, checked or not: the kernels pass UPLO = 'L', and LAPACK does
+/// not reference them. The check is one pass over the whole matrix while it
+/// is copied, and only when that finds a NaN/∞ the precise one over the
+/// lower triangle ([`lower_finite`]).
+pub(crate) fn copy_lower_finite<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) -> bool {
+    let ok = copy_finite(a, dst.rb_mut()) || lower_finite(a);
+    if <T as Scalar>::IS_COMPLEX {
+        for j in 0..a.ncols() {
+            dst[(j, j)] = T::from_real(Scalar::re(a[(j, j)]));
         }
     }
+    ok
 }
 
-/// phase(x) = x/|x|, and 1 for x = 0.
+/// `true` when the lower triangle of `a` is finite (diagonal: real part).
+fn lower_finite<T: Lapack>(a: MatRef<'_, T>) -> bool {
+    (0..a.ncols()).all(|j| {
+        Scalar::re(a[(j, j)]).is_finite_real() && (j + 1..a.nrows()).all(|i| Scalar::is_finite(a[(i, j)]))
+    })
+}
+
+/// phase(x) = x/|x|, and 1 for x = 0. For a real x that is exactly its
+/// sign, found without the division.
 pub(crate) fn phase<T: Lapack>(x: T) -> T {
+    if !<T as Scalar>::IS_COMPLEX {
+        let one = Re::<T>::one();
+        return T::from_real(if Scalar::re(x) < Re::<T>::zero() { Re::<T>::zero() - one } else { one });
+    }
     let r = Scalar::abs(x);
     if r == Re::<T>::zero() {
         T::one()

@@ -2,17 +2,22 @@
 //! (divide and conquer; the default) or ?gesvd (bidiagonal QR iteration,
 //! for `SvdDriver::QrIteration`).
 //!
-//! The input is copied into a column-major buffer (both routines destroy
-//! it); U and Vᴴ come back in buffers, get the canonical phase (the
-//! largest-magnitude entry of each U column real and positive, host-cpu's
-//! `canonicalize_pairs` on U and V = (Vᴴ)ᴴ), and are written to the outputs.
+//! The input is copied into a column-major scratch buffer (both routines
+//! destroy it), checked for NaN/∞ in the same pass (`NonFinite("a")`, before
+//! LAPACK sees it: it would iterate on it). U and Vᴴ are computed straight
+//! into the outputs (their contiguous column-major layout is LAPACK's, with
+//! LDU = m and LDVT = Vᴴ's rows), into scratch when switched off, and get
+//! the canonical phase there (the largest-magnitude entry of each U column
+//! real and positive, host-cpu's `canonicalize_pairs` on U and V = (Vᴴ)ᴴ).
 //! LAPACK's singular values are already real and descending. With one
 //! vector side switched off both are still computed (U fixes the phase).
-//! NaN/∞ input is `NonFinite("a")` (checked first: LAPACK would iterate on
-//! it); `info > 0` is `NonConvergence`.
+//! `info > 0` is `NonConvergence`. The workspace query is remembered per
+//! (job, shape, dtype) (`query_cache`).
 
+use super::query_cache::{self, cached};
 use super::{
-    carve, carve_int, check_finite, copy_in, fits, info_ok, int, ld, queried_work, req, span, view_mut,
+    carve_uninit, copy_finite, fits, info_ok, int, ld, mat_ptr, queried_work, req, uninit_ptr, uninit_view,
+    written,
 };
 use crate::lapack::{Lapack, Re};
 use faer::dyn_stack::{MemStack, StackReq};
@@ -39,6 +44,15 @@ impl Job {
             Job::Values => b'N',
             Job::Thin => b'S',
             Job::Full => b'A',
+        }
+    }
+
+    /// A small number naming the job (a part of the query cache's key).
+    fn index(self) -> u32 {
+        match self {
+            Job::Values => 0,
+            Job::Thin => 1,
+            Job::Full => 2,
         }
     }
 }
@@ -103,6 +117,25 @@ impl SvdKernel {
             return s;
         }
         let big = m.max(n);
+        let tag = query_cache::SVD | (u32::from(self.qr_iteration) << 4) | self.job.index();
+        s.work = cached::<T>(tag, m, n, || [self.query::<T>(m, n, ucols, vrows), 0, 0])[0];
+        if <T as Scalar>::IS_COMPLEX {
+            s.rwork = if self.qr_iteration {
+                5 * k
+            } else if self.job == Job::Values {
+                7 * k
+            } else {
+                k * (5 * k + 7).max(2 * big + 2 * k + 1)
+            };
+        }
+        if !self.qr_iteration {
+            s.iwork = 8 * k;
+        }
+        s
+    }
+
+    /// ?gesdd's / ?gesvd's optimal LWORK for an m×n input (k > 0).
+    fn query<T: Lapack>(&self, m: usize, n: usize, ucols: usize, vrows: usize) -> usize {
         let mut work = [T::zero(); 1];
         let (mut a, mut sv, mut u, mut vt) =
             ([T::zero(); 1], [Re::<T>::zero(); 1], [T::zero(); 1], [T::zero(); 1]);
@@ -118,51 +151,38 @@ impl SvdKernel {
                     self.job.code(),
                     int(m),
                     int(n),
-                    &mut a,
+                    a.as_mut_ptr(),
                     int(ld(m)),
-                    &mut sv,
-                    &mut u,
+                    sv.as_mut_ptr(),
+                    u.as_mut_ptr(),
                     int(ldu),
-                    &mut vt,
+                    vt.as_mut_ptr(),
                     int(ldvt),
-                    &mut work,
+                    work.as_mut_ptr(),
                     -1,
-                    &mut rwork,
+                    rwork.as_mut_ptr(),
                 )
             } else {
                 T::gesdd(
                     self.job.code(),
                     int(m),
                     int(n),
-                    &mut a,
+                    a.as_mut_ptr(),
                     int(ld(m)),
-                    &mut sv,
-                    &mut u,
+                    sv.as_mut_ptr(),
+                    u.as_mut_ptr(),
                     int(ldu),
-                    &mut vt,
+                    vt.as_mut_ptr(),
                     int(ldvt),
-                    &mut work,
+                    work.as_mut_ptr(),
                     -1,
-                    &mut rwork,
-                    &mut iwork,
+                    rwork.as_mut_ptr(),
+                    iwork.as_mut_ptr(),
                 )
             }
         };
         info_ok("svd workspace query", info);
-        s.work = queried_work(work[0], 1);
-        if <T as Scalar>::IS_COMPLEX {
-            s.rwork = if self.qr_iteration {
-                5 * k
-            } else if self.job == Job::Values {
-                7 * k
-            } else {
-                k * (5 * k + 7).max(2 * big + 2 * k + 1)
-            };
-        }
-        if !self.qr_iteration {
-            s.iwork = 8 * k;
-        }
-        s
+        queried_work(work[0], 1)
     }
 }
 
@@ -188,33 +208,51 @@ impl<T: Lapack> Kernel<T> for SvdKernel {
 
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
-        let z = self.sizes::<T>(a.nrows(), a.ncols());
-        let (m, n, k) = (z.m, z.n, z.k);
+        let (m, n) = (a.nrows(), a.ncols());
+        let z = self.sizes::<T>(m, n);
+        let k = z.k;
         if k == 0 {
             write_empty::<T>(item, self.job, self.store, m, n);
             return Ok(());
         }
         let (lda, ldu, ldvt) = (ld(m), ld(m), ld(z.vrows));
-        let (mut abuf, stack) = carve::<T>(stack, lda * n);
-        let (mut s, stack) = carve::<Re<T>>(stack, k);
-        let (mut u, stack) = carve::<T>(stack, ldu * z.ucols.max(1));
-        let (mut vt, stack) = carve::<T>(stack, ldvt * n.max(1));
-        let (mut work, stack) = carve::<T>(stack, z.work);
-        let (mut rwork, stack) = carve::<Re<T>>(stack, z.rwork);
-        let (mut iwork, _) = carve_int(stack, z.iwork);
-        copy_in(a, &mut abuf, lda);
-        fits(abuf.len(), span(m, n, lda));
+        let (abuf, stack) = carve_uninit::<T>(stack, lda * n);
+        let mut abuf = uninit_view(abuf, m, n, lda);
+        if !copy_finite(a, abuf.rb_mut()) {
+            return Err(Failure::NonFinite("a"));
+        }
+        let (s, stack) = carve_uninit::<Re<T>>(stack, k);
+        let (ubuf, stack) = carve_uninit::<T>(stack, ldu * z.ucols.max(1));
+        let (vbuf, stack) = carve_uninit::<T>(stack, ldvt * n.max(1));
+        let (work, stack) = carve_uninit::<T>(stack, z.work);
+        let (rwork, stack) = carve_uninit::<Re<T>>(stack, z.rwork);
+        let (iwork, _) = carve_uninit::<i32>(stack, z.iwork);
+        // U and Vᴴ: the outputs themselves where present, else scratch.
+        let (mut u, mut vt) = if self.job == Job::Values {
+            (uninit_view(ubuf, 1, 1, 1), uninit_view(vbuf, 1, 1, 1)) // not referenced
+        } else {
+            match (item.has_output(0), item.has_output(2)) {
+                (true, true) => item.out_pair::<T, T>(0, 2),
+                (true, false) => (item.out_mat::<T>(0), uninit_view(vbuf, z.vrows, n, ldvt)),
+                (false, true) => (uninit_view(ubuf, m, z.ucols, ldu), item.out_mat::<T>(2)),
+                (false, false) => (uninit_view(ubuf, m, z.ucols, ldu), uninit_view(vbuf, z.vrows, n, ldvt)),
+            }
+        };
+        if self.job != Job::Values {
+            assert!(u.nrows() == m && u.ncols() == z.ucols && vt.nrows() == z.vrows && vt.ncols() == n);
+        }
         fits(s.len(), k);
-        fits(u.len(), span(m, z.ucols, ldu));
-        fits(vt.len(), span(z.vrows, n, ldvt));
         fits(rwork.len(), z.rwork);
         fits(iwork.len(), z.iwork);
+        let (pa, pu, pvt) = (mat_ptr(&mut abuf, lda), mat_ptr(&mut u, ldu), mat_ptr(&mut vt, ldvt));
         let job = self.job.code();
         let lwork_i = int(work.len());
-        // SAFETY: every array was checked above to hold what LAPACK accesses
-        // for these sizes and leading dimensions (U and VT are not accessed
-        // for JOBZ = 'N'); LWORK is WORK's length.
+        // SAFETY: A is the m×n scratch copy with LDA (its layout checked by
+        // `mat_ptr`), S holds k, U and VT are m×ucols and vrows×n with LDU
+        // and LDVT (checked by the assert and `mat_ptr`; not referenced for
+        // JOBZ = 'N'), RWORK and IWORK as the sizes require (checked above);
+        // LWORK is WORK's length. WORK, RWORK, IWORK, S, U and VT are only
+        // written by LAPACK.
         let info = unsafe {
             if self.qr_iteration {
                 T::gesvd(
@@ -222,56 +260,65 @@ impl<T: Lapack> Kernel<T> for SvdKernel {
                     job,
                     int(m),
                     int(n),
-                    &mut abuf,
+                    pa,
                     int(lda),
-                    &mut s,
-                    &mut u,
+                    uninit_ptr(s),
+                    pu,
                     int(ldu),
-                    &mut vt,
+                    pvt,
                     int(ldvt),
-                    &mut work,
+                    uninit_ptr(work),
                     lwork_i,
-                    &mut rwork,
+                    uninit_ptr(rwork),
                 )
             } else {
                 T::gesdd(
                     job,
                     int(m),
                     int(n),
-                    &mut abuf,
+                    pa,
                     int(lda),
-                    &mut s,
-                    &mut u,
+                    uninit_ptr(s),
+                    pu,
                     int(ldu),
-                    &mut vt,
+                    pvt,
                     int(ldvt),
-                    &mut work,
+                    uninit_ptr(work),
                     lwork_i,
-                    &mut rwork,
-                    &mut iwork,
+                    uninit_ptr(rwork),
+                    uninit_ptr(iwork),
                 )
             }
         };
         if info_ok("?gesdd/?gesvd", info) > 0 {
             return Err(Failure::NonConvergence);
         }
+        // SAFETY: with info = 0 LAPACK wrote all k singular values.
+        let s = unsafe { written(s, k) };
         if self.job == Job::Values {
             for (i, &v) in s.iter().enumerate() {
                 item.set::<Re<T>>(0, i, v);
             }
             return Ok(());
         }
-        let mut u = view_mut(&mut u, m, z.ucols, ldu);
-        let mut vt = view_mut(&mut vt, z.vrows, n, ldvt);
+        // U and VT are written in full (JOBZ = 'S' or 'A', info = 0).
         // V = (Vᴴ)ᴴ: conjugate VT in place and view it transposed.
         conjugate(vt.rb_mut());
         canonicalize_pairs(u.rb_mut(), vt.rb_mut().transpose_mut(), k);
         conjugate(vt.rb_mut());
         let kept = match self.store {
-            Store::Truncated(t) => kept_by_truncation(&t, &s),
+            Store::Truncated(t) => kept_by_truncation(&t, s),
             _ => usize::MAX,
         };
-        store(item, &s, u, vt, kept);
+        // Triplets from `kept` on are zero (`usize::MAX`: none; full
+        // factors keep their completion columns).
+        let ucols = u.ncols();
+        u.get_mut(.., kept.min(ucols)..).fill(T::zero());
+        let vrows = vt.nrows();
+        vt.get_mut(kept.min(vrows).., ..).fill(T::zero());
+        for (i, &v) in s.iter().enumerate() {
+            item.set::<Re<T>>(1, i, if i < kept { v } else { Re::<T>::zero() });
+        }
         if let Store::Truncated(_) = self.store {
             if item.has_output(3) {
                 item.set::<i64>(3, 0, kept as i64);
@@ -289,27 +336,6 @@ fn conjugate<T: Lapack>(mut m: MatMut<'_, T>) {
                 m[(i, j)] = Scalar::conj(m[(i, j)]);
             }
         }
-    }
-}
-
-/// Writes `u` (output 0), `s` (output 1) and `vh` (output 2), each if
-/// present, with the triplets from `kept` on set to zero (`usize::MAX`:
-/// none; full factors keep their completion columns).
-fn store<T: Lapack>(item: &mut Item<'_>, s: &[Re<T>], u: MatMut<'_, T>, vt: MatMut<'_, T>, kept: usize) {
-    for (i, &v) in s.iter().enumerate() {
-        item.set::<Re<T>>(1, i, if i < kept { v } else { Re::<T>::zero() });
-    }
-    if item.has_output(0) {
-        let mut out = item.out_mat::<T>(0);
-        out.copy_from(u.as_ref());
-        let cols = out.ncols();
-        out.rb_mut().get_mut(.., kept.min(cols)..).fill(T::zero());
-    }
-    if item.has_output(2) {
-        let mut out = item.out_mat::<T>(2);
-        out.copy_from(vt.as_ref());
-        let rows = out.nrows();
-        out.rb_mut().get_mut(kept.min(rows).., ..).fill(T::zero());
     }
 }
 

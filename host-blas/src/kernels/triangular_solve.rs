@@ -115,8 +115,19 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
             fits(c.len(), span(n, r, ld(n)));
             // SAFETY: A is n×n with its leading dimension and B n×r with
             // LDB = n (both checked above).
-            let info =
-                unsafe { T::trtrs(uplo, trans, diag, int(n), int(r), aslice, int(lda), c, int(ld(n))) };
+            let info = unsafe {
+                T::trtrs(
+                    uplo,
+                    trans,
+                    diag,
+                    int(n),
+                    int(r),
+                    aslice.as_ptr(),
+                    int(lda),
+                    c.as_mut_ptr(),
+                    int(ld(n)),
+                )
+            };
             if info_ok("?trtrs", info) > 0 {
                 // An exactly zero diagonal: ?trtrs solved nothing (c is
                 // still the right-hand side). Substitute with faer.

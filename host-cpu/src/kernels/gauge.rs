@@ -40,17 +40,30 @@ fn largest<T: Field>(xs: impl Iterator<Item = T>) -> (<T as Scalar>::Real, T) {
 }
 
 /// [`largest`] for real entries in two passes that compile to tight loops
-/// (the maximum |x| without branches, then the first entry that has it):
-/// the same result, at a third of the cost of the one-pass search.
+/// (the maximum |x| in eight independent lanes, which become packed
+/// max operations, then the first entry that has it): the same result, at a
+/// fraction of the cost of the one-pass search.
 fn largest_real<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
-    let best = xs.iter().fold(<T as Scalar>::Real::zero(), |b, &x| {
+    let zero = <T as Scalar>::Real::zero();
+    let max = |b: <T as Scalar>::Real, x: T| {
         let m = Scalar::abs(x);
         if m > b {
             m
         } else {
             b
         }
-    });
+    };
+    let mut lanes = [zero; 8];
+    let mut chunks = xs.chunks_exact(8);
+    for c in &mut chunks {
+        for (b, &x) in lanes.iter_mut().zip(c) {
+            *b = max(*b, x);
+        }
+    }
+    let best =
+        lanes
+            .iter()
+            .fold(chunks.remainder().iter().fold(zero, |b, &x| max(b, x)), |b, &l| if l > b { l } else { b });
     let pivot = xs.iter().copied().find(|&x| Scalar::abs(x) == best).unwrap_or(T::zero());
     (best, pivot)
 }

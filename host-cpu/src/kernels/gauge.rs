@@ -5,13 +5,13 @@
 
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{unzip, zip, ColMut, MatMut};
+use faer::{unzip, zip, ColMut, MatMut, MatRef};
 use lindiff_core::Scalar;
 
 /// The unit factor `c` with `c·x` real and positive for the largest-magnitude
 /// entry `x` of column `j` (1 for a zero column).
-fn column_phase<T: Field>(m: &MatMut<'_, T>, j: usize) -> T {
-    let col = m.rb().col(j);
+fn column_phase<T: Field>(m: MatRef<'_, T>, j: usize) -> T {
+    let col = m.col(j);
     let (best, pivot) = match col.try_as_col_major() {
         Some(c) if !<T as Scalar>::IS_COMPLEX => largest_real(c.as_slice()),
         Some(c) => largest(c.as_slice().iter().copied()),
@@ -83,15 +83,31 @@ fn scale_column<T: Field>(m: &mut MatMut<'_, T>, j: usize, c: T) {
 /// U diag(s) Vᴴ unchanged), and any further columns of either by their own.
 pub fn canonicalize_pairs<T: Field>(mut u: MatMut<'_, T>, mut v: MatMut<'_, T>, k: usize) {
     for j in 0..u.ncols() {
-        let c = column_phase(&u, j);
+        let c = column_phase(u.rb(), j);
         scale_column(&mut u, j, c);
         if j < k && j < v.ncols() {
             scale_column(&mut v, j, c);
         }
     }
     for j in k..v.ncols() {
-        let c = column_phase(&v, j);
+        let c = column_phase(v.rb(), j);
         scale_column(&mut v, j, c);
+    }
+}
+
+/// The phases of V's columns for [`canonicalize_pairs`], with U made
+/// canonical on the way: `phases[j]` is U's phase for the first `k` pairs
+/// and V's own (read from `v`) beyond; `phases` has V's column count.
+fn pair_phases<T: Field>(mut u: MatMut<'_, T>, v: MatRef<'_, T>, k: usize, mut phases: ColMut<'_, T>) {
+    for j in 0..u.ncols() {
+        let c = column_phase(u.rb(), j);
+        scale_column(&mut u, j, c);
+        if j < k && j < phases.nrows() {
+            phases[j] = c;
+        }
+    }
+    for j in k..phases.nrows() {
+        phases[j] = column_phase(v, j);
     }
 }
 
@@ -102,24 +118,13 @@ pub fn canonicalize_pairs<T: Field>(mut u: MatMut<'_, T>, mut v: MatMut<'_, T>, 
 /// rows) so that Vᴴ is rewritten in one pass down its contiguous columns
 /// instead of scaling its strided rows one by one.
 pub fn canonicalize_pairs_adjoint<T: Field>(
-    mut u: MatMut<'_, T>,
+    u: MatMut<'_, T>,
     mut vh: MatMut<'_, T>,
     k: usize,
     phases: ColMut<'_, T>,
 ) {
     let mut phases = phases.subrows_mut(0, vh.nrows());
-    phases.fill(T::one());
-    for j in 0..u.ncols() {
-        let c = column_phase(&u, j);
-        scale_column(&mut u, j, c);
-        if j < k && j < phases.nrows() {
-            phases[j] = c;
-        }
-    }
-    let vt = vh.rb_mut().transpose_mut();
-    for j in k..phases.nrows() {
-        phases[j] = column_phase(&vt, j);
-    }
+    pair_phases(u, vh.rb().transpose(), k, phases.rb_mut());
     // Vᴴ[i, l] = conj(V[l, i] · c_i); a real Vᴴ with every c_i = 1 is done.
     if <T as Scalar>::IS_COMPLEX || phases.rb().iter().any(|&c| c != T::one()) {
         for l in 0..vh.ncols() {
@@ -128,10 +133,29 @@ pub fn canonicalize_pairs_adjoint<T: Field>(
     }
 }
 
+/// [`canonicalize_pairs`] with V in its own (column-major) memory, writing
+/// the canonical Vᴴ into `vh` in the same pass that transposes it:
+/// Vᴴ[i, l] = conj(V[l, i] · c_i), down `vh`'s contiguous columns. `phases`
+/// has at least `vh.nrows()` rows.
+pub fn canonicalize_pairs_into_adjoint<T: Field>(
+    u: MatMut<'_, T>,
+    v: MatRef<'_, T>,
+    mut vh: MatMut<'_, T>,
+    k: usize,
+    phases: ColMut<'_, T>,
+) {
+    let mut phases = phases.subrows_mut(0, vh.nrows());
+    pair_phases(u, v, k, phases.rb_mut());
+    for l in 0..vh.ncols() {
+        let row = v.row(l).transpose();
+        zip!(vh.rb_mut().col_mut(l), row, phases.rb()).for_each(|unzip!(x, y, c)| *x = Scalar::conj(*y * *c));
+    }
+}
+
 /// Canonicalizes every column of `v` by its own phase.
 pub fn canonicalize_columns<T: Field>(mut v: MatMut<'_, T>) {
     for j in 0..v.ncols() {
-        let c = column_phase(&v, j);
+        let c = column_phase(v.rb(), j);
         scale_column(&mut v, j, c);
     }
 }

@@ -5,7 +5,7 @@
 
 use super::columns::copy_mat;
 use super::finite::all_finite;
-use super::gauge::{canonicalize_pairs, canonicalize_pairs_adjoint};
+use super::gauge::{canonicalize_pairs, canonicalize_pairs_adjoint, canonicalize_pairs_into_adjoint};
 use super::recombine::{kept_by_truncation, set_rank};
 use super::svd_jacobi;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -121,6 +121,7 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
         temp_mat_scratch::<T>(k, 1),     // s, as T
         temp_mat_scratch::<T>(m, ucols), // U
         temp_mat_scratch::<T>(n, vcols), // V
+        temp_mat_scratch::<T>(vcols, 1), // V's column phases (compute_into)
         main.or(fallback),
     ])
 }
@@ -164,7 +165,7 @@ pub(super) fn compute<T: Field>(
 /// conjugated and phased there; below that, faer's QR iteration rotates
 /// V's columns, which is up to 35 % slower on a row-major V (measured at
 /// 8×8), so V goes through a column-major temporary and one transposing
-/// copy. This skips the copy of U (and of V) that [`compute`] + [`store`]
+/// copy that also applies the phases. This skips the copy of U (and of V) that [`compute`] + [`store`]
 /// make, a visible share of a call at n ≤ 512. `shape` is `Thin` or `Full`.
 fn compute_into<T: Field>(
     item: &mut Item<'_>,
@@ -181,13 +182,11 @@ fn compute_into<T: Field>(
     let v_in_place = uses_divide_and_conquer(m, n);
     // SAFETY: faer (or the Jacobi SVD) writes every value of `s` and every
     // entry of a thin `v` before it is read, and a full `v` is zero-filled
-    // first (`faer_svd`); `canonicalize_pairs_adjoint` fills `phases`
-    // first. `v` and `phases` together take no more than the V temporary
-    // that `scratch` counts (one of them is empty).
+    // first (`faer_svd`); the canonicalization fills `phases` first. `s`,
+    // `v` and `phases` are counted in `scratch` (the U temporary is unused).
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, if v_in_place { 0 } else { vcols }, stack) };
-    let (mut phases, stack) =
-        unsafe { temp_mat_uninit::<T, _, _>(if v_in_place { vcols } else { 0 }, 1, stack) };
+    let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(vcols, 1, stack) };
     let (mut s, mut v, mut phases) = (s.as_mat_mut(), v.as_mat_mut(), phases.as_mat_mut());
     {
         let (mut u, mut vh) = item.out_pair::<T, T>(ui, vi);
@@ -196,8 +195,7 @@ fn compute_into<T: Field>(
             canonicalize_pairs_adjoint(u, vh, k, phases.rb_mut().col_mut(0));
         } else {
             factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
-            canonicalize_pairs(u, v.rb_mut(), k);
-            vh.copy_from(v.rb().adjoint());
+            canonicalize_pairs_into_adjoint(u, v.rb(), vh, k, phases.rb_mut().col_mut(0));
         }
     }
     store_values(item, si, s.rb());

@@ -37,7 +37,9 @@ pub use crate::batch::{Failure, Item, Kernel, Shapes};
 pub use crate::field::Field;
 /// The canonical phase rule every provider applies (largest-magnitude entry
 /// of each column real and positive), and the non-finite input check.
-pub use crate::kernels::{finite::all_finite, gauge::canonicalize_columns, gauge::canonicalize_pairs};
+pub use crate::kernels::{
+    finite::all_finite, finite::slice_finite, gauge::canonicalize_columns, gauge::canonicalize_pairs,
+};
 
 use crate::batch::{self, BatchPlan};
 use lindiff_core::{Exec, Host, HostBuffer, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};

@@ -270,26 +270,7 @@ fn copy_col_finite<T: Lapack>(src: ColRef<'_, T>, mut dst: ColMut<'_, T>) -> boo
 #[inline(never)]
 fn copy_slice_finite<T: Lapack>(src: &[T], dst: &mut [T]) -> bool {
     dst.copy_from_slice(src);
-    slice_finite(src)
-}
-
-/// `true` when every entry of `s` is finite: x·0 is ±0 for finite x and NaN
-/// for ±∞ and NaN, so the sum of all x·0 is zero exactly when every x is
-/// finite (no overflow: every term is 0 or NaN). Eight independent partial
-/// sums, so that the loop vectorises without reassociating.
-fn slice_finite<T: Lapack>(s: &[T]) -> bool {
-    let zero = Re::<T>::zero();
-    let term = |x: T| Scalar::re(x) * zero + Scalar::im(x) * zero;
-    let mut acc = [zero; 8];
-    let chunks = s.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a += term(x);
-        }
-    }
-    let tail = rest.iter().fold(zero, |a, &x| a + term(x));
-    acc.iter().fold(tail, |a, &b| a + b) == zero
+    lindiff_cpu::kernel_api::slice_finite(src)
 }
 
 /// `m`'s elements as one slice when it is column-major with no gap between

@@ -75,7 +75,7 @@ pub(super) fn check_finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Res
 /// entry is finite: packed multiplies and adds, where a fold of `is_finite`
 /// compiles to a scalar compare per entry (≈ 4 instructions each).
 #[inline(never)]
-fn slice_finite<T: Field>(s: &[T]) -> bool {
+pub fn slice_finite<T: Field>(s: &[T]) -> bool {
     let zero = <T as Scalar>::Real::zero();
     let mut lanes = [T::zero(); 8];
     let mut chunks = s.chunks_exact(8);

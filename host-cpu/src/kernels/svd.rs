@@ -118,10 +118,10 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
         StackReq::EMPTY
     };
     StackReq::all_of(&[
-        temp_mat_scratch::<T>(k, 1),     // s, as T
-        temp_mat_scratch::<T>(m, ucols), // U
-        temp_mat_scratch::<T>(n, vcols), // V
-        temp_mat_scratch::<T>(vcols, 1), // V's column phases (compute_into)
+        temp_mat_scratch::<T>(k, 1),                              // s, as T
+        temp_mat_scratch::<T>(m, ucols),                          // U
+        temp_mat_scratch::<T>(n, vcols),                          // V
+        temp_mat_scratch::<T>(if JACOBI { 0 } else { vcols }, 1), // V's phases (compute_into)
         main.or(fallback),
     ])
 }
@@ -220,9 +220,12 @@ fn factor<T: Field>(
     }
 }
 
-/// `true` when outputs 0, 1 and 2 (U, s, Vᴴ) are all present.
-fn all_outputs(item: &Item<'_>) -> bool {
-    (0..3).all(|i| item.has_output(i))
+/// `true` when [`compute_into`] applies: outputs 0, 1 and 2 (U, s, Vᴴ) are
+/// all present. Never in a `svd-jacobi` build: there code size counts more
+/// than the copies saved (the Cortex-M firmware's .text limit), so every SVD
+/// goes through [`compute`] alone.
+fn into_outputs(item: &Item<'_>) -> bool {
+    !JACOBI && (0..3).all(|i| item.has_output(i))
 }
 
 /// faer's SVD of `a` into `s`, `u`, `v` (shaped for `shape`), with the
@@ -308,7 +311,7 @@ impl<T: Field> Kernel<T> for Svd {
         // With Vᴴ switched off, V is skipped unless the guard needs it. U is
         // always computed: the canonical phase of each pair is U's.
         let shape = thin_shape(&self.0, a.nrows(), a.ncols());
-        if shape == Shape::Thin && all_outputs(item) {
+        if shape == Shape::Thin && into_outputs(item) {
             return compute_into::<T>(item, &self.0, shape, par, stack, (0, 1, 2));
         }
         compute(a, &self.0, shape, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
@@ -322,7 +325,7 @@ impl<T: Field> Kernel<T> for SvdFull {
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
-        if all_outputs(item) {
+        if into_outputs(item) {
             return compute_into::<T>(item, &self.0, Shape::Full, par, stack, (0, 1, 2));
         }
         let a = item.mat::<T>(0);

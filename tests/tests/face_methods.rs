@@ -138,4 +138,8 @@ fn face_methods_f32<P: TestProvider>(provider: &P) {
     suite::<f32, _>(*provider);
 }
 
-lindiff_tests::providers!(face_methods_f64, face_methods_c64, face_methods_f32);
+fn face_methods_c32<P: TestProvider>(provider: &P) {
+    suite::<Complex<f32>, _>(*provider);
+}
+
+lindiff_tests::providers!(face_methods_f64, face_methods_c64, face_methods_f32, face_methods_c32);

@@ -118,10 +118,10 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
         StackReq::EMPTY
     };
     StackReq::all_of(&[
-        temp_mat_scratch::<T>(k, 1),                              // s, as T
-        temp_mat_scratch::<T>(m, ucols),                          // U
-        temp_mat_scratch::<T>(n, vcols),                          // V
-        temp_mat_scratch::<T>(if JACOBI { 0 } else { vcols }, 1), // V's phases (compute_into)
+        temp_mat_scratch::<T>(k, 1),                                         // s, as T
+        temp_mat_scratch::<T>(m, ucols),                                     // U
+        temp_mat_scratch::<T>(n, vcols).or(temp_mat_scratch::<T>(vcols, n)), // V, either layout
+        temp_mat_scratch::<T>(if JACOBI { 0 } else { vcols }, 1),            // V's phases (compute_into)
         main.or(fallback),
     ])
 }
@@ -142,10 +142,13 @@ pub(super) fn compute<T: Field>(
     // SAFETY (all three temporaries): faer writes `s` and thin U/V without
     // reading them, and full U/V are zero-filled before faer reads them; the
     // Jacobi SVD writes every entry of all three before reading it.
+    let row_major = v_row_major(opts, shape, m, n);
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
     let (mut u, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, ucols, stack) };
-    let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, vcols, stack) };
-    let (mut s, mut u, mut v) = (s.as_mat_mut(), u.as_mat_mut(), v.as_mat_mut());
+    let (vr, vc) = if row_major { (vcols, n) } else { (n, vcols) };
+    let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(vr, vc, stack) };
+    let (mut s, mut u, v) = (s.as_mat_mut(), u.as_mat_mut(), v.as_mat_mut());
+    let mut v = if row_major { v.transpose_mut() } else { v };
     let with_vectors = shape != Shape::Values;
     let with_v = with_vectors && shape != Shape::ThinLeft;
     factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
@@ -158,15 +161,27 @@ pub(super) fn compute<T: Field>(
     Ok(())
 }
 
+/// `true` when faer writes V row-major (into the transpose of Vᴴ-shaped
+/// memory): exactly when the guarded divide and conquer runs, whose V comes
+/// out of GEMMs that do not mind the layout, and on every path that
+/// computes such an SVD ([`compute`] and [`compute_into`]), because faer
+/// rounds differently on the two layouts and every SVD op must give the
+/// same bits for the same input (the truncated SVD's and `svd`'s derivative
+/// rules recompute the factors). faer's QR iteration (below the divide-and-
+/// conquer size, or `SvdDriver::QrIteration`) rotates V's columns, up to
+/// 35 % slower on a row-major V, so it keeps the column-major one.
+fn v_row_major(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
+    guarded(opts, shape, m, n)
+}
+
 /// [`compute`] straight into the item's outputs U (`ui`), s (`si`) and Vᴴ
-/// (`vi`), all present. U is always written in place. Where faer uses
-/// divide and conquer (its V comes out of GEMMs, which do not mind the
-/// layout), V is written through the transposed view of Vᴴ's memory and
-/// conjugated and phased there; below that, faer's QR iteration rotates
-/// V's columns, which is up to 35 % slower on a row-major V (measured at
-/// 8×8), so V goes through a column-major temporary and one transposing
-/// copy that also applies the phases. This skips the copy of U (and of V) that [`compute`] + [`store`]
-/// make, a visible share of a call at n ≤ 512. `shape` is `Thin` or `Full`.
+/// (`vi`), all present. U is always written in place. Where V is row-major
+/// ([`v_row_major`]) it is written through the transposed view of Vᴴ's
+/// memory and conjugated and phased there; otherwise it goes through a
+/// column-major temporary and one transposing copy that also applies the
+/// phases. This skips the copy of U (and of V) that [`compute`] +
+/// [`store`] make, a visible share of a call at n ≤ 512. `shape` is `Thin`
+/// or `Full`.
 fn compute_into<T: Field>(
     item: &mut Item<'_>,
     opts: &SvdOptions,
@@ -179,7 +194,7 @@ fn compute_into<T: Field>(
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
     let (_, vcols) = shape.cols(m, n);
-    let v_in_place = uses_divide_and_conquer(m, n);
+    let v_in_place = v_row_major(opts, shape, m, n);
     // SAFETY: faer (or the Jacobi SVD) writes every value of `s` and every
     // entry of a thin `v` before it is read, and a full `v` is zero-filled
     // first (`faer_svd`); the canonicalization fills `phases` first. `s`,

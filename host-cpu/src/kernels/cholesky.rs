@@ -5,10 +5,11 @@
 //!   diagonal and factored there in place (faer computes from the lower
 //!   triangle only; `tests/tests/cholesky.rs` puts a NaN above the diagonal).
 //!   faer does not clear an imaginary diagonal itself, and its SIMD kernel
-//!   (column-major input) *writes* the strict upper triangle of each column
-//!   block (checked: a nonzero `l[0,1]` for n = 2, contrary to
-//!   docs/dev/faer-0.24-scratch-apis.md §10), so the strict upper triangle is
-//!   zeroed afterwards.
+//!   (column-major input) *reads and writes* the strict upper triangle of
+//!   each diagonal block (checked: a nonzero `l[0,1]` for n = 2, contrary to
+//!   docs/dev/faer-0.24-scratch-apis.md §10; the values it reads there do not
+//!   reach the lower triangle), so that triangle is initialised before the
+//!   factorization and zeroed again afterwards.
 //! * NaN/∞ in the lower triangle (the diagonal's real part only) →
 //!   `NonFinite("a")`, checked when the factorization shows one (see `run`);
 //!   a pivot that is not > 0 → `NotPositiveDefinite("a")`.
@@ -69,11 +70,11 @@ impl<T: Field> Kernel<T> for Cholesky {
 /// Column count from which [`copy_lower`] copies the lower triangle alone.
 const TRIANGLE_FROM: usize = 64;
 
-/// Starts `l` as `a` where faer reads it (the lower triangle). Small
-/// matrices are copied whole, in one `memcpy` (cheaper than n short
-/// copies); from [`TRIANGLE_FROM`] on only the lower triangle, so the strict
-/// upper triangle is written once (zeroed after the factorization) instead
-/// of copied and then zeroed.
+/// Starts `l` as `a`'s lower triangle, every entry initialised (faer's SIMD
+/// kernel reads the strict upper triangle of its diagonal blocks too). Small
+/// matrices are copied whole, in one `memcpy` (cheaper than 2n short
+/// writes); from [`TRIANGLE_FROM`] on the lower triangle is copied and the
+/// upper one zeroed, so `a`'s upper half is never read.
 fn copy_lower<T: Field>(a: MatRef<'_, T>, mut l: MatMut<'_, T>) {
     let n = a.nrows();
     if n < TRIANGLE_FROM {
@@ -81,7 +82,9 @@ fn copy_lower<T: Field>(a: MatRef<'_, T>, mut l: MatMut<'_, T>) {
         return;
     }
     for j in 0..n {
-        copy_col(a.col(j).subrows(j, n - j), l.rb_mut().col_mut(j).subrows_mut(j, n - j));
+        let mut col = l.rb_mut().col_mut(j);
+        zero_col(col.rb_mut().subrows_mut(0, j));
+        copy_col(a.col(j).subrows(j, n - j), col.subrows_mut(j, n - j));
     }
 }
 

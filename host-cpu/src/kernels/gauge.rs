@@ -3,6 +3,7 @@
 //! and positive. Every provider applies the same rule, so results agree up to
 //! rounding.
 
+use super::householder::real_sign;
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{unzip, zip, ColMut, MatMut, MatRef};
@@ -19,6 +20,10 @@ fn column_phase<T: Field>(m: MatRef<'_, T>, j: usize) -> T {
     };
     if best == <T as Scalar>::Real::zero() {
         T::one()
+    } else if !<T as Scalar>::IS_COMPLEX {
+        // Exactly ±1: pivot·(1/|pivot|) is 0.9999999999999999 for about one
+        // pivot in seven, which would rescale the whole column.
+        real_sign(pivot)
     } else {
         Scalar::conj(pivot).scale(<T as Scalar>::Real::one() / best)
     }
@@ -111,6 +116,12 @@ fn pair_phases<T: Field>(mut u: MatMut<'_, T>, v: MatRef<'_, T>, k: usize, mut p
     }
 }
 
+/// conj(x·c), with x left unmultiplied when c is exactly 1 (as
+/// `scale_column` skips it), so that a −0 part of x stays −0.
+fn conj_times<T: Field>(x: T, c: T) -> T {
+    Scalar::conj(if c == T::one() { x } else { x * c })
+}
+
 /// [`canonicalize_pairs`] for factors computed straight into the outputs:
 /// `vh`'s transpose holds V (not yet conjugated), as faer wrote it through
 /// `vh.transpose_mut()`. Afterwards U is canonical and `vh` holds the
@@ -128,7 +139,7 @@ pub fn canonicalize_pairs_adjoint<T: Field>(
     // Vᴴ[i, l] = conj(V[l, i] · c_i); a real Vᴴ with every c_i = 1 is done.
     if <T as Scalar>::IS_COMPLEX || phases.rb().iter().any(|&c| c != T::one()) {
         for l in 0..vh.ncols() {
-            zip!(vh.rb_mut().col_mut(l), phases.rb()).for_each(|unzip!(x, c)| *x = Scalar::conj(*x * *c));
+            zip!(vh.rb_mut().col_mut(l), phases.rb()).for_each(|unzip!(x, c)| *x = conj_times(*x, *c));
         }
     }
 }
@@ -148,7 +159,7 @@ pub fn canonicalize_pairs_into_adjoint<T: Field>(
     pair_phases(u, v, k, phases.rb_mut());
     for l in 0..vh.ncols() {
         let row = v.row(l).transpose();
-        zip!(vh.rb_mut().col_mut(l), row, phases.rb()).for_each(|unzip!(x, y, c)| *x = Scalar::conj(*y * *c));
+        zip!(vh.rb_mut().col_mut(l), row, phases.rb()).for_each(|unzip!(x, y, c)| *x = conj_times(*y, *c));
     }
 }
 

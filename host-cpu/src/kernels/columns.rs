@@ -31,23 +31,39 @@ pub(crate) fn mul_col<T: Field>(mut dst: ColMut<'_, T>, by: ColRef<'_, T>) {
     }
 }
 
+/// `m`'s elements as one slice when it is column-major without gaps between
+/// columns (and not empty).
+pub(crate) fn packed<'a, T: Field>(m: MatRef<'a, T>) -> Option<&'a [T]> {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    if rows * cols > 0 && m.row_stride() == 1 && (cols == 1 || m.col_stride() == rows as isize) {
+        // SAFETY: column-major with consecutive columns, so the view's
+        // rows·cols elements are one contiguous run from its pointer, inside
+        // the memory the view borrows for 'a.
+        Some(unsafe { core::slice::from_raw_parts(m.as_ptr(), rows * cols) })
+    } else {
+        None
+    }
+}
+
+/// [`packed`] for a mutable view.
+pub(crate) fn packed_mut<'a, T: Field>(m: MatMut<'a, T>) -> Option<&'a mut [T]> {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    if rows * cols > 0 && m.row_stride() == 1 && (cols == 1 || m.col_stride() == rows as isize) {
+        // SAFETY: as in `packed`; the view is unique for 'a, so is the slice.
+        Some(unsafe { core::slice::from_raw_parts_mut(m.as_ptr_mut(), rows * cols) })
+    } else {
+        None
+    }
+}
+
 /// `dst = src` for matrices of the same shape: one `memcpy` when both are
 /// column-major without gaps between columns, else column by column.
 pub(crate) fn copy_mat<T: Field>(src: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
-    let (m, n) = (src.nrows(), src.ncols());
-    let packed = |rs: isize, cs: isize| rs == 1 && (n <= 1 || cs == m as isize);
-    if m * n > 0 && packed(src.row_stride(), src.col_stride()) && packed(dst.row_stride(), dst.col_stride()) {
-        // SAFETY: both views are column-major with consecutive columns, so
-        // their m·n elements are one contiguous run starting at the view's
-        // pointer (inside the matrices' memory, which the views borrow); the
-        // two borrows cannot overlap (`dst` is unique).
-        unsafe {
-            let s = core::slice::from_raw_parts(src.as_ptr(), m * n);
-            core::slice::from_raw_parts_mut(dst.as_ptr_mut(), m * n).copy_from_slice(s);
-        }
+    if let (Some(s), Some(d)) = (packed(src), packed_mut(dst.rb_mut())) {
+        d.copy_from_slice(s);
         return;
     }
-    for j in 0..n {
+    for j in 0..src.ncols() {
         copy_col(src.col(j), dst.rb_mut().col_mut(j));
     }
 }

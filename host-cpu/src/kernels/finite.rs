@@ -2,7 +2,7 @@
 //! everywhere, and a NaN must be reported naming the argument, not returned
 //! as NaN outputs or a hang).
 
-use super::columns::{copy_col, copy_mat};
+use super::columns::{copy_col, copy_mat, packed};
 use crate::batch::Failure;
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
@@ -11,14 +11,10 @@ use lindiff_core::Scalar;
 
 /// `true` when every entry of `m` is finite.
 pub fn all_finite<T: Field>(m: MatRef<'_, T>) -> bool {
-    let (rows, cols) = (m.nrows(), m.ncols());
-    if rows * cols > 0 && m.row_stride() == 1 && (cols == 1 || m.col_stride() == rows as isize) {
-        // SAFETY: column-major without gaps between columns, so the view's
-        // rows·cols elements are one contiguous run from its pointer, inside
-        // the memory the view borrows.
-        return slice_finite(unsafe { core::slice::from_raw_parts(m.as_ptr(), rows * cols) });
+    match packed(m) {
+        Some(s) => slice_finite(s),
+        None => (0..m.ncols()).all(|j| col_finite(m.col(j))),
     }
-    (0..cols).all(|j| col_finite(m.col(j)))
 }
 
 /// `true` when every entry of `c` is finite. A contiguous column is scanned

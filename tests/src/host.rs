@@ -74,6 +74,11 @@ impl HostTensor {
         data.typed::<T>().expect("aligned").to_vec()
     }
 
+    /// The buffer's bytes (for bit-for-bit comparisons).
+    pub fn raw_bytes(&self) -> &[u8] {
+        self.data().bytes()
+    }
+
     fn data(&self) -> HostData<'_> {
         assert!(self.written);
         // SAFETY: `written` means every byte was initialised (copied in, or
@@ -93,6 +98,23 @@ pub fn run<P: Provider<Memory = Host>>(
     op: impl Into<Op>,
     inputs: &[&HostTensor],
 ) -> Result<Vec<Option<HostTensor>>> {
+    run_filled(provider, op, inputs, None)
+}
+
+/// [`run`] with every byte of the outputs and the workspace set to `fill`
+/// before the call (`None`: left as allocated). Output memory is
+/// uninitialised by contract, and freshly allocated pages are often zero:
+/// running twice with different fills and comparing the results bit for bit
+/// shows a provider that reads memory it has not written.
+///
+/// # Errors
+/// Whatever the checks or the provider report.
+pub fn run_filled<P: Provider<Memory = Host>>(
+    provider: &P,
+    op: impl Into<Op>,
+    inputs: &[&HostTensor],
+    fill: Option<u8>,
+) -> Result<Vec<Option<HostTensor>>> {
     let op = op.into();
     let descs: Vec<&TensorDesc> = inputs.iter().map(|t| &t.desc).collect();
     let metas = call::infer(&op, &descs)?;
@@ -108,6 +130,12 @@ pub fn run<P: Provider<Memory = Host>>(
             })
         })
         .collect();
+    if let Some(fill) = fill {
+        let buffers = outs.iter_mut().flatten().map(|(_, b)| b).chain([&mut workspace]);
+        for bytes in buffers {
+            bytes.as_uninit_mut().fill(MaybeUninit::new(fill));
+        }
+    }
     {
         let ins: Vec<Input<'_, Host>> =
             inputs.iter().map(|t| Input { desc: &t.desc, data: t.data() }).collect();

@@ -66,6 +66,8 @@ mod eig;
 mod face_methods;
 #[path = "../lu.rs"]
 mod lu;
+#[path = "../prefill.rs"]
+mod prefill;
 #[path = "../prims_mask.rs"]
 mod prims_mask;
 #[path = "../prims_spectral.rs"]

@@ -38,7 +38,8 @@ pub use crate::field::Field;
 /// The canonical phase rule every provider applies (largest-magnitude entry
 /// of each column real and positive), and the non-finite input check.
 pub use crate::kernels::{
-    finite::all_finite, finite::slice_finite, gauge::canonicalize_columns, gauge::canonicalize_pairs,
+    columns::packed, columns::packed_mut, finite::all_finite, finite::copy_finite, finite::slice_finite,
+    gauge::canonicalize_columns, gauge::canonicalize_pairs,
 };
 
 use crate::batch::{self, BatchPlan};

@@ -82,9 +82,7 @@ fn factor_into<T: Lapack>(
     mut lu: MatMut<'_, T>,
     ipiv: &mut [MaybeUninit<i32>],
 ) -> Result<bool, Failure> {
-    if !copy_finite(a, lu.rb_mut()) {
-        return Err(Failure::NonFinite("a"));
-    }
+    copy_finite(a, lu.rb_mut(), "a")?;
     Ok(getrf(lu, ipiv))
 }
 
@@ -191,12 +189,8 @@ fn factor_solve<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<
         let (mut x, mut lu) = item.out_pair::<T, T>(0, 1);
         // Both inputs are checked (a, then b) before ?getrf can report a
         // singular `a`.
-        if !copy_finite(a, lu.rb_mut()) {
-            return Err(Failure::NonFinite("a"));
-        }
-        if !copy_finite(b, x.rb_mut()) {
-            return Err(Failure::NonFinite("b"));
-        }
+        copy_finite(a, lu.rb_mut(), "a")?;
+        copy_finite(b, x.rb_mut(), "b")?;
         if getrf(lu.rb_mut(), ipiv) {
             return Err(Failure::Singular("a"));
         }
@@ -227,9 +221,7 @@ fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStac
     }
     check_finite(lu, "lu")?;
     let mut x = item.out_mat::<T>(0);
-    if !copy_finite(b, x.rb_mut()) {
-        return Err(Failure::NonFinite("b"));
-    }
+    copy_finite(b, x.rb_mut(), "b")?;
     if (0..n).any(|k| lu[(k, k)] == T::zero()) {
         return Err(Failure::Singular("lu"));
     }

@@ -23,12 +23,12 @@ use crate::lapack::{Lapack, Re};
 use core::mem::MaybeUninit;
 use faer::dyn_stack::{DynArray, MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
-use faer::{ColMut, ColRef, MatMut, MatRef};
+use faer::{MatMut, MatRef};
 use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, RealScalar, Result, Scalar, TensorDesc,
     WorkspaceReq,
 };
-use lindiff_cpu::kernel_api::{run_kernel, workspace_kernel, Failure, Kernel};
+use lindiff_cpu::kernel_api::{copy_finite, packed_mut, run_kernel, workspace_kernel, Failure, Kernel};
 
 /// Runs `$body` with `$T` the Rust type of `$dtype`; `None` for a dtype
 /// LAPACK has no routines for (i64).
@@ -241,60 +241,6 @@ pub(crate) fn view_mut<T: Lapack>(buf: &mut [T], rows: usize, cols: usize, ld: u
     MatMut::from_column_major_slice_with_stride_mut(buf, rows, cols, ld)
 }
 
-/// Copies the strided `a` into `dst` (same shape) and returns `true` when
-/// every entry is finite: the non-finite input check in the pass that copies
-/// the input for LAPACK anyway. Contiguous columns go through a branch-free
-/// slice loop the compiler vectorises; a fully contiguous matrix is one slice.
-pub(crate) fn copy_finite<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) -> bool {
-    if let (Some(src), Some(d)) = (whole(a), whole_mut(dst.rb_mut())) {
-        return copy_slice_finite(src, d);
-    }
-    (0..a.ncols()).fold(true, |ok, j| ok & copy_col_finite(a.col(j), dst.rb_mut().col_mut(j)))
-}
-
-/// [`copy_finite`] for one column.
-fn copy_col_finite<T: Lapack>(src: ColRef<'_, T>, mut dst: ColMut<'_, T>) -> bool {
-    if let (Some(s), Some(d)) = (src.try_as_col_major(), dst.rb_mut().try_as_col_major_mut()) {
-        return copy_slice_finite(s.as_slice(), d.as_slice_mut());
-    }
-    let mut ok = true;
-    for i in 0..src.nrows() {
-        let x = src[i];
-        dst[i] = x;
-        ok &= Scalar::is_finite(x);
-    }
-    ok
-}
-
-/// `dst[i] = src[i]` for all i; `true` when every entry is finite.
-#[inline(never)]
-fn copy_slice_finite<T: Lapack>(src: &[T], dst: &mut [T]) -> bool {
-    dst.copy_from_slice(src);
-    lindiff_cpu::kernel_api::slice_finite(src)
-}
-
-/// `m`'s elements as one slice when it is column-major with no gap between
-/// columns.
-fn whole<'a, T: Lapack>(m: MatRef<'a, T>) -> Option<&'a [T]> {
-    let (rows, cols) = (m.nrows(), m.ncols());
-    if rows == 0 || cols == 0 || m.row_stride() != 1 || (cols > 1 && m.col_stride() != rows as isize) {
-        return None;
-    }
-    // SAFETY: unit row stride and column stride = rows: the rows·cols
-    // elements are consecutive from the first, all inside the view.
-    Some(unsafe { core::slice::from_raw_parts(m.as_ptr(), rows * cols) })
-}
-
-/// As [`whole`], for a mutable view.
-fn whole_mut<'a, T: Lapack>(m: MatMut<'a, T>) -> Option<&'a mut [T]> {
-    let (rows, cols) = (m.nrows(), m.ncols());
-    if rows == 0 || cols == 0 || m.row_stride() != 1 || (cols > 1 && m.col_stride() != rows as isize) {
-        return None;
-    }
-    // SAFETY: as in `whole`; uniquely borrowed through `m` for 'a.
-    Some(unsafe { core::slice::from_raw_parts_mut(m.as_ptr_mut(), rows * cols) })
-}
-
 /// The pointer of `m` for LAPACK as an array with leading dimension `ld`,
 /// after checking that `m` is laid out so (unit row stride, column stride
 /// `ld`, ld ≥ rows): LAPACK then accesses exactly `m`'s elements.
@@ -322,7 +268,7 @@ pub(crate) unsafe fn out_slice<'a, T: Lapack>(m: &'a mut MatMut<'_, T>) -> &'a m
     if m.nrows() == 0 || m.ncols() == 0 {
         return &mut [];
     }
-    whole_mut(m.rb_mut()).expect("output is contiguous column-major")
+    packed_mut(m.rb_mut()).expect("output is contiguous column-major")
 }
 
 /// An input matrix already in LAPACK's layout (unit row stride, column
@@ -371,7 +317,7 @@ pub(crate) fn check_finite<T: Lapack>(
 /// is copied, and only when that finds a NaN/∞ the precise one over the
 /// lower triangle ([`lower_finite`]).
 pub(crate) fn copy_lower_finite<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) -> bool {
-    let ok = copy_finite(a, dst.rb_mut()) || lower_finite(a);
+    let ok = copy_finite(a, dst.rb_mut(), "a").is_ok() || lower_finite(a);
     if <T as Scalar>::IS_COMPLEX {
         for j in 0..a.ncols() {
             dst[(j, j)] = T::from_real(Scalar::re(a[(j, j)]));

@@ -203,9 +203,7 @@ impl QrKernel {
         x: &mut Arrays<'_, T>,
         r: MatMut<'_, T>,
     ) -> Result<(), Failure> {
-        if !copy_finite(a, h.rb_mut()) {
-            return Err(Failure::NonFinite("a"));
-        }
+        copy_finite(a, h.rb_mut(), "a")?;
         let (m, n) = (h.nrows(), h.ncols());
         let (k, lda) = (m.min(n), ld(m));
         fits(x.tau.len(), k);

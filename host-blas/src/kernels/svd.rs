@@ -218,9 +218,7 @@ impl<T: Lapack> Kernel<T> for SvdKernel {
         let (lda, ldu, ldvt) = (ld(m), ld(m), ld(z.vrows));
         let (abuf, stack) = carve_uninit::<T>(stack, lda * n);
         let mut abuf = uninit_view(abuf, m, n, lda);
-        if !copy_finite(a, abuf.rb_mut()) {
-            return Err(Failure::NonFinite("a"));
-        }
+        copy_finite(a, abuf.rb_mut(), "a")?;
         let (s, stack) = carve_uninit::<Re<T>>(stack, k);
         let (ubuf, stack) = carve_uninit::<T>(stack, ldu * z.ucols.max(1));
         let (vbuf, stack) = carve_uninit::<T>(stack, ldvt * n.max(1));

@@ -33,7 +33,7 @@ pub(crate) fn mul_col<T: Field>(mut dst: ColMut<'_, T>, by: ColRef<'_, T>) {
 
 /// `m`'s elements as one slice when it is column-major without gaps between
 /// columns (and not empty).
-pub(crate) fn packed<'a, T: Field>(m: MatRef<'a, T>) -> Option<&'a [T]> {
+pub fn packed<'a, T: Field>(m: MatRef<'a, T>) -> Option<&'a [T]> {
     let (rows, cols) = (m.nrows(), m.ncols());
     if rows * cols > 0 && m.row_stride() == 1 && (cols == 1 || m.col_stride() == rows as isize) {
         // SAFETY: column-major with consecutive columns, so the view's
@@ -46,7 +46,7 @@ pub(crate) fn packed<'a, T: Field>(m: MatRef<'a, T>) -> Option<&'a [T]> {
 }
 
 /// [`packed`] for a mutable view.
-pub(crate) fn packed_mut<'a, T: Field>(m: MatMut<'a, T>) -> Option<&'a mut [T]> {
+pub fn packed_mut<'a, T: Field>(m: MatMut<'a, T>) -> Option<&'a mut [T]> {
     let (rows, cols) = (m.nrows(), m.ncols());
     if rows * cols > 0 && m.row_stride() == 1 && (cols == 1 || m.col_stride() == rows as isize) {
         // SAFETY: as in `packed`; the view is unique for 'a, so is the slice.

@@ -28,28 +28,34 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
     }
 }
 
-/// `dst = src`, with `Err(NonFinite(arg))` when `src` has a NaN or
-/// infinite entry (then `dst` holds a partial copy). A small matrix is
-/// copied whole (one `memcpy` when both are packed) and then checked in
-/// cache; a larger one column by column, each column checked while it is
-/// still in cache — one pass over `src` where a check followed by a copy
-/// would make two.
-pub(super) fn copy_finite<T: Field>(
+/// `dst = src` (always the whole copy), with `Err(NonFinite(arg))` when
+/// `src` has a NaN or infinite entry: the non-finite input check in the pass
+/// that copies the input anyway. A small matrix is copied whole (one
+/// `memcpy` when both are packed) and then checked in cache; a larger one
+/// column by column, each column checked while it is still in cache — one
+/// pass over `src` where a check followed by a copy would make two.
+///
+/// # Errors
+/// `Failure::NonFinite(arg)` as above.
+pub fn copy_finite<T: Field>(
     src: MatRef<'_, T>,
     mut dst: MatMut<'_, T>,
     arg: &'static str,
 ) -> Result<(), Failure> {
-    if src.nrows() * src.ncols() <= IN_CACHE {
+    let finite = if src.nrows() * src.ncols() <= IN_CACHE {
         copy_mat(src, dst.rb_mut());
-        return check_finite(dst.rb(), arg);
+        all_finite(dst.rb())
+    } else {
+        (0..src.ncols()).fold(true, |ok, j| {
+            copy_col(src.col(j), dst.rb_mut().col_mut(j));
+            ok & col_finite(dst.rb().col(j))
+        })
+    };
+    if finite {
+        Ok(())
+    } else {
+        Err(Failure::NonFinite(arg))
     }
-    for j in 0..src.ncols() {
-        copy_col(src.col(j), dst.rb_mut().col_mut(j));
-        if !col_finite(dst.rb().col(j)) {
-            return Err(Failure::NonFinite(arg));
-        }
-    }
-    Ok(())
 }
 
 /// Entries up to which [`copy_finite`] copies first and checks after (a

@@ -121,7 +121,7 @@ fn reps_for(n: usize) -> (usize, usize) {
 }
 
 fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<16} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+    println!("{op:<16} {n:>6} {:>12.2} {:>12.2} {:>8.3}", ours * 1e6, theirs * 1e6, ours / theirs);
 }
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
@@ -205,7 +205,9 @@ impl RawSvd {
     }
 }
 
-/// Raw dgeqrf + dorgqr (thin Q) on preallocated buffers.
+/// Raw dgeqrf + dorgqr (thin Q) on preallocated buffers, leaving R with
+/// zeros below the diagonal (where dgeqrf keeps its reflectors): the two
+/// outputs lindiff's `qr` returns.
 struct RawQr {
     n: usize,
     a: Vec<f64>,
@@ -264,6 +266,9 @@ impl RawQr {
                 ),
                 0
             );
+        }
+        for (j, col) in self.a.chunks_exact_mut(self.n).enumerate() {
+            col[j + 1..].fill(0.0);
         }
     }
 }
@@ -371,7 +376,7 @@ impl Case {
 }
 
 fn overhead_table() {
-    println!("lindiff-blas vs raw LAPACK (f64, serial, ms; ratio = lindiff / LAPACK)");
+    println!("lindiff-blas vs raw LAPACK (f64, serial, µs; ratio = lindiff / LAPACK)");
     println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
     let mut la = Direct::new(Blas::new());
     for n in [32usize, 128, 512] {
@@ -435,7 +440,7 @@ fn overhead_table() {
 
 fn cpu_vs_blas_table() {
     println!();
-    println!("host-cpu vs host-blas through the direct face (f64, serial, ms; ratio = blas / cpu)");
+    println!("host-cpu vs host-blas through the direct face (f64, serial, µs; ratio = blas / cpu)");
     println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
     let mut blas = Direct::new(Blas::new());
     let mut cpu = Direct::new(Cpu::new());

@@ -4,15 +4,19 @@
 //! --bench overhead`). Each figure is the minimum over repeated runs,
 //! alternating lindiff and faer so that machine noise hits both alike. The
 //! faer side does the same work with the same parameters (thin factors,
-//! default params, `Par::Seq`, preallocated outputs and scratch); the lindiff
+//! default params, `Par::Seq`, preallocated outputs and scratch) and leaves
+//! the same outputs: R and L with zeros below / above the diagonal, as
+//! faer's own `Qr::new` and `Llt::new` make them (its in-place calls leave
+//! Householder vectors there, or A's entries); the lindiff
 //! side goes through the direct face (checks, pool, conventions, SVD guard)
 //! and, in the rows marked "(plan)", through a call planned once
 //! (`call::prepare` + `call::run_prepared` over caller buffers: the same
 //! checks, conventions and guard, without the pool and the per-call plan).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::zip::Diag;
 use faer::linalg::{cholesky, evd, householder, lu, qr, svd};
-use faer::{Col, Conj, Mat, MatRef, Par};
+use faer::{unzip, zip, Col, Conj, Mat, MatRef, Par};
 use lindiff_core::call::{self, Prepared};
 use lindiff_core::op::{Cholesky, Eigh, LuFactorSolve, Qr, Svd};
 use lindiff_core::{
@@ -146,7 +150,7 @@ fn reps_for(n: usize) -> (usize, usize) {
 }
 
 fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<16} {n:>6} {:>12.4} {:>12.4} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+    println!("{op:<16} {n:>6} {:>12.2} {:>12.2} {:>8.3}", ours * 1e6, theirs * 1e6, ours / theirs);
 }
 
 /// The prepared call of `op` against the same faer closure.
@@ -169,7 +173,7 @@ fn svd_faer(a: MatRef<'_, f64>, u: &mut Mat<f64>, v: &mut Mat<f64>, s: &mut Col<
 }
 
 fn main() {
-    println!("lindiff-cpu vs direct faer (f64, serial, ms; ratio = lindiff / faer)");
+    println!("lindiff-cpu vs direct faer (f64, serial, µs; ratio = lindiff / faer)");
     println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "faer", "ratio");
     let mut la = Direct::new(Cpu::new());
     for n in [32usize, 128, 512] {
@@ -194,7 +198,8 @@ fn main() {
         let mut plan = Planned::new(LinalgOp::Svd(Svd::default()), &[(&[n, n], &data)]);
         planned_row("svd", n, &mut plan, rounds, reps, &mut faer_svd);
 
-        // QR: factor a copy, then form the thin Q.
+        // QR: factor a copy, form the thin Q, and leave R with zeros below
+        // the diagonal (faer's `Qr::new` splits R off the same way).
         let bs = qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
         let (mut qr_m, mut coeff, mut q) = (Mat::zeros(n, n), Mat::zeros(bs, n), Mat::zeros(n, n));
         let req = qr::no_pivoting::factor::qr_in_place_scratch::<f64>(n, n, bs, Par::Seq, Default::default())
@@ -221,6 +226,7 @@ fn main() {
                 Par::Seq,
                 MemStack::new(&mut mem),
             );
+            zip!(qr_m.as_mut()).for_each_triangular_lower(Diag::Skip, |unzip!(x)| *x = 0.0);
         };
         row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), &mut faer_qr));
         let mut plan = Planned::new(LinalgOp::Qr(Qr::default()), &[(&[n, n], &data)]);
@@ -264,8 +270,11 @@ fn main() {
         let mut l = Mat::zeros(n, n);
         let req = cholesky::llt::factor::cholesky_in_place_scratch::<f64>(n, Par::Seq, Default::default());
         let mut mem = MemBuffer::new(req);
+        // faer's own `Llt::new` steps, without its allocations: the lower
+        // triangle in, factor in place, zeros above the diagonal (the
+        // in-place call leaves A's entries there, and lindiff returns L).
         let mut faer_cholesky = || {
-            l.copy_from(spd_faer.as_ref());
+            l.copy_from_triangular_lower(spd_faer.as_ref());
             cholesky::llt::factor::cholesky_in_place(
                 l.as_mut(),
                 Default::default(),
@@ -274,6 +283,7 @@ fn main() {
                 Default::default(),
             )
             .unwrap();
+            zip!(l.as_mut()).for_each_triangular_upper(Diag::Skip, |unzip!(x)| *x = 0.0);
         };
         row(
             "cholesky",

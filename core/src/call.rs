@@ -69,6 +69,13 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// `true` when this plan was made for `op` on exactly these layouts.
+    pub(crate) fn is_for(&self, op: &Op, inputs: &[&TensorDesc]) -> bool {
+        self.op == *op
+            && self.descs.len() == inputs.len()
+            && self.descs.iter().zip(inputs).all(|(d, i)| d == *i)
+    }
+
     /// Output metas (`None` for outputs the op's options switch off).
     pub fn outputs(&self) -> &Outputs {
         &self.outputs
@@ -126,30 +133,6 @@ pub fn run_into<'m, P: Provider>(
     unsafe { run_checked(provider, op, &metas, req, inputs, outputs, workspace) }
 }
 
-/// [`run_into`] for a caller that has already run [`infer`] and the
-/// provider's `workspace` on exactly these inputs (the direct face, which
-/// needs the output metas to allocate the outputs, and keeps no plan):
-/// checks the buffers, then runs.
-///
-/// # Safety
-/// `metas` must be `infer(op, …)` and `req` the provider's `workspace(op, …)`
-/// for the layouts of `inputs`.
-#[cfg(feature = "alloc")]
-pub(crate) unsafe fn run_inferred<'m, P: Provider>(
-    provider: &P,
-    op: &Op,
-    metas: &Outputs,
-    req: WorkspaceReq,
-    inputs: &[Input<'_, P::Memory>],
-    outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
-    workspace: &mut <P::Memory as Memory>::Buffer<'m>,
-) -> Result<()> {
-    check_buffers::<P::Memory>(op, metas, inputs, outputs)?;
-    // SAFETY: the caller vouches for `metas` and `req`; the buffers were
-    // just checked against them.
-    unsafe { run_checked(provider, op, metas, req, inputs, outputs, workspace) }
-}
-
 /// [`run_into`] with the plan already made: checks that `inputs` are laid out
 /// as planned, then every buffer, then runs.
 ///
@@ -176,9 +159,28 @@ pub fn run_prepared<'m, P: Provider>(
             got: inputs.len(),
         });
     }
-    check_buffers::<P::Memory>(op, &prepared.outputs, inputs, outputs)?;
     // SAFETY: the plan was made by `prepare` for these layouts (checked
-    // above), and the buffers were just checked against it.
+    // just above).
+    unsafe { run_plan(provider, prepared, inputs, outputs, workspace) }
+}
+
+/// [`run_prepared`] without comparing the input layouts with the plan's (the
+/// direct face found the plan by that comparison): checks the buffers, then
+/// runs.
+///
+/// # Safety
+/// `prepared` must have been made by [`prepare`] for the layouts of `inputs`.
+pub(crate) unsafe fn run_plan<'m, P: Provider>(
+    provider: &P,
+    prepared: &Prepared,
+    inputs: &[Input<'_, P::Memory>],
+    outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
+    workspace: &mut <P::Memory as Memory>::Buffer<'m>,
+) -> Result<()> {
+    let op = &prepared.op;
+    check_buffers::<P::Memory>(op, &prepared.outputs, inputs, outputs)?;
+    // SAFETY: the plan describes these inputs (the caller's obligation), and
+    // the buffers were just checked against it.
     unsafe { run_checked(provider, op, &prepared.outputs, prepared.workspace, inputs, outputs, workspace) }
 }
 

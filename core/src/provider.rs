@@ -122,6 +122,9 @@ pub trait Provider {
 
     /// Workspace bytes `run_into` will need for `op` on these inputs.
     ///
+    /// A function of `op` and the layouts alone: [`call::prepare`](crate::call::prepare)
+    /// and the direct face compute it once per (op, layouts) and reuse it.
+    ///
     /// # Errors
     /// [`Error::Unsupported`](crate::Error::Unsupported) for an op or dtype
     /// the provider does not implement.

@@ -27,7 +27,7 @@
 //! ```
 
 use super::{Applied, Face};
-use crate::call;
+use crate::call::{self, Prepared};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::memory::{HostBuffer, HostData};
@@ -51,12 +51,18 @@ struct Block {
     /// Start of `chunks` chunks owned by this block (from `Box::into_raw`).
     ptr: NonNull<Chunk>,
     chunks: usize,
+    /// The layout of the tensor using the block (every tensor over a block
+    /// shares it: only clones share blocks), set when the block is taken.
+    /// Kept here rather than in [`Tensor`] so a tensor is a pointer and a
+    /// length: results move out of `apply` by a few words, not by a few
+    /// hundred bytes of shape and strides per output.
+    desc: TensorDesc,
 }
 
 impl Block {
     /// A block of at least one chunk (so every block has its own address),
     /// or `None` when the allocation fails.
-    fn new(chunks: usize) -> Option<Block> {
+    fn new(chunks: usize, desc: TensorDesc) -> Option<Block> {
         let chunks = chunks.max(1);
         let mut storage = Vec::new();
         storage.try_reserve_exact(chunks).ok()?;
@@ -64,7 +70,7 @@ impl Block {
         let boxed = storage.into_boxed_slice();
         // SAFETY: `Box::into_raw` never returns null.
         let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(boxed).cast::<Chunk>()) };
-        Some(Block { ptr, chunks })
+        Some(Block { ptr, chunks, desc })
     }
 
     fn capacity(&self) -> usize {
@@ -125,26 +131,41 @@ impl Pool {
         self.blocks.iter().map(|b| b.capacity()).sum()
     }
 
-    /// The smallest free block of at least `bytes`, or a new one.
+    /// The smallest free block of at least `bytes`, or a new one, for a
+    /// tensor laid out as `desc` (none for workspace).
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when a new block cannot be allocated.
-    fn take(&mut self, bytes: usize) -> Result<Rc<Block>> {
-        let best = self
-            .blocks
-            .iter()
-            .filter(|b| Rc::strong_count(b) == 1 && b.capacity() >= bytes)
-            .min_by_key(|b| b.capacity());
-        match best {
-            Some(b) => Ok(Rc::clone(b)),
-            None => {
-                let oom = Error::OutOfMemory { bytes, align: 64, available: 0 };
-                let block = Rc::new(Block::new(bytes.div_ceil(64)).ok_or(oom.clone())?);
-                self.blocks.try_reserve(1).map_err(|_| oom)?;
-                self.blocks.push(Rc::clone(&block));
-                Ok(block)
+    fn take(&mut self, bytes: usize, desc: Option<TensorDesc>) -> Result<Rc<Block>> {
+        let best = (self.blocks.iter().enumerate())
+            .filter(|(_, b)| Rc::strong_count(b) == 1 && b.capacity() >= bytes)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        // A free block is held by the pool alone (no weak references are
+        // ever made), so it can be relabelled in place.
+        if let Some(i) = best {
+            if let Some(block) = Rc::get_mut(&mut self.blocks[i]) {
+                if let Some(desc) = desc {
+                    block.desc = desc;
+                }
+                return Ok(Rc::clone(&self.blocks[i]));
             }
         }
+        let oom = Error::OutOfMemory { bytes, align: 64, available: 0 };
+        let desc = desc.unwrap_or_else(workspace_desc);
+        let block = Rc::new(Block::new(bytes.div_ceil(64), desc).ok_or(oom.clone())?);
+        self.blocks.try_reserve(1).map_err(|_| oom)?;
+        self.blocks.push(Rc::clone(&block));
+        Ok(block)
+    }
+}
+
+/// The layout a block holds while it serves as workspace (no tensor).
+fn workspace_desc() -> TensorDesc {
+    TensorDesc {
+        meta: TensorMeta::new(crate::DType::F64, Shape::default()),
+        strides: Default::default(),
+        offset: 0,
     }
 }
 
@@ -182,7 +203,7 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
         let bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
-        let block = self.pool.take(bytes)?;
+        let block = self.pool.take(bytes, None)?;
         let ptr = block.ptr.as_ptr().cast::<MaybeUninit<u8>>();
         // The whole block is lent, so `release` can recognise it exactly.
         let bytes = block.capacity();
@@ -211,11 +232,10 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
     }
 }
 
-/// A tensor of the direct face: a layout over a pool block. Cloning shares
-/// the block.
+/// A tensor of the direct face: a pool block and the layout it holds.
+/// Cloning shares the block.
 #[derive(Clone)]
 pub struct Tensor {
-    desc: TensorDesc,
     bytes: usize,
     block: Rc<Block>,
 }
@@ -223,17 +243,17 @@ pub struct Tensor {
 impl Tensor {
     /// Dtype, shape and strides.
     pub fn desc(&self) -> &TensorDesc {
-        &self.desc
+        &self.block.desc
     }
 
     /// Dtype and shape.
     pub fn meta(&self) -> &TensorMeta {
-        &self.desc.meta
+        &self.block.desc.meta
     }
 
     /// The dims.
     pub fn dims(&self) -> &[usize] {
-        self.desc.meta.shape.dims()
+        self.block.desc.meta.shape.dims()
     }
 
     /// The elements in storage order (column-major for every op output).
@@ -241,12 +261,12 @@ impl Tensor {
     /// # Errors
     /// [`Error::DType`] when `T` is not the tensor's dtype.
     pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-        if T::DTYPE != self.desc.meta.dtype {
+        if T::DTYPE != self.meta().dtype {
             return Err(Error::DType {
                 op: "as_slice",
                 arg: "tensor",
                 expected: crate::DTypeReq::Exactly(T::DTYPE),
-                got: self.desc.meta.dtype,
+                got: self.meta().dtype,
             });
         }
         // SAFETY: tensors only exist over written blocks, which are never
@@ -273,20 +293,63 @@ impl Tensor {
 
 impl core::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Tensor").field("desc", &self.desc).finish_non_exhaustive()
+        f.debug_struct("Tensor").field("desc", self.desc()).finish_non_exhaustive()
     }
 }
 
+/// How many call plans a [`Direct`] face keeps; beyond that a new plan
+/// replaces the one after the plan used last (round robin).
+const PLANS: usize = 16;
+
 /// Runs every op immediately on a host-memory provider.
+///
+/// The plan of a call (output metas, workspace size: [`call::prepare`]) is
+/// kept for the last [`PLANS`] distinct (op, input layouts) pairs, so a loop
+/// of same-shaped calls plans once; every call still checks its buffers.
 pub struct Direct<P> {
     provider: P,
     pool: Pool,
+    plans: Vec<Prepared>,
+    /// The plan used last (checked first), or the next one to replace.
+    recent: usize,
 }
 
 impl<P: Provider<Memory = Host>> Direct<P> {
     /// A face over `provider` with an empty pool.
     pub fn new(provider: P) -> Direct<P> {
-        Direct { provider, pool: Pool::new() }
+        Direct { provider, pool: Pool::new(), plans: Vec::new(), recent: 0 }
+    }
+
+    /// The index of the plan for `op` on `descs`, made (and kept) if new.
+    ///
+    /// # Errors
+    /// As [`call::prepare`]; [`Error::OutOfMemory`] when the plan list cannot grow.
+    fn plan(&mut self, op: &Op, descs: &[&TensorDesc]) -> Result<usize> {
+        if self.plans.get(self.recent).is_some_and(|p| p.is_for(op, descs)) {
+            return Ok(self.recent);
+        }
+        if let Some(i) = self.plans.iter().position(|p| p.is_for(op, descs)) {
+            self.recent = i;
+            return Ok(i);
+        }
+        let plan = call::prepare(&self.provider, op, descs)?;
+        let slot = if self.plans.len() < PLANS {
+            let bytes = core::mem::size_of::<Prepared>() * PLANS;
+            self.plans.try_reserve_exact(PLANS).map_err(|_| Error::OutOfMemory {
+                bytes,
+                align: 8,
+                available: 0,
+            })?;
+            self.plans.push(plan);
+            self.plans.len() - 1
+        } else {
+            // Replace the one after the last used, round robin.
+            let slot = (self.recent + 1) % PLANS;
+            self.plans[slot] = plan;
+            slot
+        };
+        self.recent = slot;
+        Ok(slot)
     }
 
     /// The provider.
@@ -337,13 +400,13 @@ impl<P: Provider<Memory = Host>> Direct<P> {
             });
         }
         let bytes = core::mem::size_of_val(data);
-        let block = self.pool.take(bytes)?;
+        let block = self.pool.take(bytes, Some(desc))?;
         // SAFETY: `take` returned a block only the pool and we reference.
         let dst = unsafe { block.uninit(bytes) };
         for (d, s) in dst.iter_mut().zip(HostData::from_slice(data).bytes()) {
             *d = MaybeUninit::new(*s);
         }
-        Ok(Tensor { desc, bytes, block })
+        Ok(Tensor { bytes, block })
     }
 }
 
@@ -351,32 +414,38 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
     type Tensor = Tensor;
 
     fn meta(&self, t: &Tensor) -> TensorMeta {
-        t.desc.meta.clone()
+        t.meta().clone()
     }
 
     fn apply(&mut self, op: Op, inputs: &[&Tensor]) -> Result<Applied<Tensor>> {
         let mut descs = heapless::Vec::<&TensorDesc, MAX_INPUTS>::new();
         for t in inputs {
-            descs.push(&t.desc).map_err(|_| Error::Arity {
+            descs.push(t.desc()).map_err(|_| Error::Arity {
                 op: op.name(),
                 expected: op.input_names().len(),
                 got: inputs.len(),
             })?;
         }
-        let metas = call::infer(&op, &descs)?;
-        let req = self.provider.workspace(&op, &descs)?;
+        let index = self.plan(&op, &descs)?;
+        let plan = &self.plans[index];
+        let (metas, req) = (plan.outputs(), plan.workspace());
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
         // Blocks start 64-byte aligned; a stricter requirement needs slack.
         let workspace_bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
-        let workspace = self.pool.take(workspace_bytes)?;
+        let workspace = self.pool.take(workspace_bytes, None)?;
         let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
-        for meta in &metas {
+        for meta in metas {
             let slot = match meta {
                 Some(m) => {
                     let bytes = m.bytes().unwrap_or(usize::MAX); // checked by `infer`
-                    Some((self.pool.take(bytes)?, bytes))
+                    let desc = TensorDesc::contiguous(m.clone()).ok_or_else(|| Error::Overflow {
+                        op: op.name(),
+                        arg: "output",
+                        shape: m.shape.clone(),
+                    })?;
+                    Some((self.pool.take(bytes, Some(desc))?, bytes))
                 }
                 None => None,
             };
@@ -385,7 +454,7 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
         {
             let mut ins = heapless::Vec::<Input<'_, Host>, MAX_INPUTS>::new();
             for t in inputs {
-                let _ = ins.push(Input { desc: &t.desc, data: t.data() });
+                let _ = ins.push(Input { desc: t.desc(), data: t.data() });
             }
             let mut buffers = heapless::Vec::<Option<HostBuffer<'_>>, MAX_OUTPUTS>::new();
             for slot in &blocks {
@@ -401,9 +470,9 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             }
             // SAFETY: the workspace block was just taken free, as above.
             let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(workspace_bytes) });
-            // SAFETY: `metas` and `req` were made just above from these
-            // inputs' layouts.
-            unsafe { call::run_inferred(&self.provider, &op, &metas, req, &ins, &mut refs, &mut ws)? };
+            // SAFETY: `plan` was made by `call::prepare` for exactly these
+            // inputs' layouts (`Direct::plan` compared them).
+            unsafe { call::run_plan(&self.provider, plan, &ins, &mut refs, &mut ws)? };
             drop(refs);
             for (b, slot) in buffers.iter().zip(&blocks) {
                 if let (Some(b), Some(_)) = (b, slot) {
@@ -420,19 +489,8 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             }
         }
         let mut outs = Applied::new();
-        for (meta, slot) in metas.into_iter().zip(blocks) {
-            let t = match (meta, slot) {
-                (Some(meta), Some((block, bytes))) => {
-                    let desc = TensorDesc::contiguous(meta.clone()).ok_or(Error::Overflow {
-                        op: op.name(),
-                        arg: "output",
-                        shape: meta.shape.clone(),
-                    })?;
-                    Some(Tensor { desc, bytes, block })
-                }
-                _ => None,
-            };
-            let _ = outs.push(t);
+        for slot in blocks {
+            let _ = outs.push(slot.map(|(block, bytes)| Tensor { bytes, block }));
         }
         Ok(outs)
     }

@@ -12,19 +12,28 @@ use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::{MAX_INPUTS, MAX_OUTPUTS};
 use lindiff_core::{
     DType, Element, Error, Exec, Host, HostBuffer, Input, LanePlan, Output, Result, TensorDesc, WorkspaceReq,
-    MAX_RANK,
 };
 
 /// Where one argument's elements live, for every batch item.
 #[derive(Clone, Copy, Debug)]
-struct ArgPlan {
+struct ArgPlan<'a> {
     base: *mut u8,
     dtype: DType,
     rows: usize,
     cols: usize,
     row_stride: isize,
     col_stride: isize,
-    batch_strides: [usize; MAX_RANK],
+    items: ItemStep<'a>,
+}
+
+/// How far apart an argument's batch items are, in elements.
+#[derive(Clone, Copy, Debug)]
+enum ItemStep<'a> {
+    /// A strided input: one stride per batch dim (borrowed from its desc).
+    Strided(&'a [usize]),
+    /// A contiguous column-major output: item `b` starts at `b·len`
+    /// (its batch dims follow the core dims without gaps).
+    Packed(usize),
 }
 
 /// The per-matrix dims of a call, known before any memory exists: what
@@ -65,8 +74,8 @@ impl Shapes {
 pub(crate) struct BatchPlan<'a> {
     shapes: Shapes,
     batch_dims: &'a [usize],
-    inputs: heapless::Vec<ArgPlan, MAX_INPUTS>,
-    outputs: heapless::Vec<Option<ArgPlan>, MAX_OUTPUTS>,
+    inputs: heapless::Vec<ArgPlan<'a>, MAX_INPUTS>,
+    outputs: heapless::Vec<Option<ArgPlan<'a>>, MAX_OUTPUTS>,
     _borrows: PhantomData<&'a mut [u8]>,
 }
 
@@ -93,29 +102,21 @@ fn core_layout(desc: &TensorDesc, batch_rank: usize) -> (usize, usize, isize, is
 
 impl<'a> BatchPlan<'a> {
     /// Locates every argument. `batch_rank` is the number of batch dims
-    /// (shared by all arguments, checked by `lindiff_core::call`).
-    ///
-    /// # Errors
-    /// [`Error::Overflow`] for an output layout that cannot be described
-    /// (unreachable after `lindiff_core::call`'s size checks).
+    /// (shared by all arguments, checked by `lindiff_core::call`, which also
+    /// sized every output buffer for its contiguous layout).
     pub(crate) fn new(
-        op: &'static str,
-        names: (&'static [&'static str], &'static [&'static str]),
         inputs: &'a [Input<'_, Host>],
         outputs: &'a mut [Option<Output<'_, '_, Host>>],
         batch_rank: usize,
-    ) -> Result<BatchPlan<'a>> {
+    ) -> BatchPlan<'a> {
         let first_dims = inputs
             .first()
             .map(|i| i.desc.meta.shape.dims())
             .or_else(|| outputs.iter().flatten().next().map(|o| o.meta.shape.dims()))
             .unwrap_or(&[]);
         let batch_dims = &first_dims[first_dims.len().saturating_sub(batch_rank)..];
-        let descs: heapless::Vec<&TensorDesc, MAX_INPUTS> = inputs.iter().map(|i| i.desc).collect();
-        let mut shapes = Shapes::new(&descs, batch_rank);
-        shapes.count = batch_dims.iter().product();
         let mut plan = BatchPlan {
-            shapes,
+            shapes: Shapes { count: batch_dims.iter().product(), dims: [(0, 0); MAX_INPUTS] },
             batch_dims,
             inputs: heapless::Vec::new(),
             outputs: heapless::Vec::new(),
@@ -129,9 +130,7 @@ impl<'a> BatchPlan<'a> {
             // Wrapping: an empty view may carry any offset and is never read.
             let base = bytes.as_ptr().wrapping_add(desc.offset.wrapping_mul(size));
             let (rows, cols, rs, cs) = core_layout(desc, batch_rank);
-            let mut batch_strides = [0usize; MAX_RANK];
-            let first_batch = desc.strides.len() - batch_rank;
-            batch_strides[..batch_rank].copy_from_slice(&desc.strides[first_batch..]);
+            plan.shapes.dims[plan.inputs.len()] = (rows, cols);
             let _ = plan.inputs.push(ArgPlan {
                 base: base.cast_mut(),
                 dtype: desc.meta.dtype,
@@ -139,67 +138,52 @@ impl<'a> BatchPlan<'a> {
                 cols,
                 row_stride: rs,
                 col_stride: cs,
-                batch_strides,
+                items: ItemStep::Strided(&desc.strides[desc.strides.len() - batch_rank..]),
             });
         }
-        for (slot, &arg) in outputs.iter_mut().zip(names.1) {
-            let planned = match slot {
-                None => None,
-                Some(out) => {
-                    let meta = out.meta;
-                    // SAFETY: kernels store only initialised values (whole
-                    // elements) through the output views built from this.
-                    let bytes = unsafe { out.buffer.as_uninit_bytes_mut() };
-                    // The contiguous column-major layout, computed in place
-                    // (no `TensorDesc`: this runs on every call).
-                    let dims = meta.shape.dims();
-                    let core = dims.len() - batch_rank;
-                    let (rows, cols) = match core {
-                        0 => (1, 1),
-                        1 => (dims[0], 1),
-                        _ => (dims[0], dims[1]),
-                    };
-                    // Strides as `TensorDesc::contiguous` computes them.
-                    let mut batch_strides = [0usize; MAX_RANK];
-                    let mut stride = 1usize;
-                    for (k, &d) in dims.iter().enumerate() {
-                        if k >= core {
-                            batch_strides[k - core] = stride;
-                        }
-                        if k + 1 < dims.len() {
-                            stride = stride.checked_mul(d.max(1)).ok_or_else(|| Error::Overflow {
-                                op,
-                                arg,
-                                shape: meta.shape.clone(),
-                            })?;
-                        }
-                    }
-                    let (rs, cs) = (1, rows.max(1) as isize);
-                    Some(ArgPlan {
-                        base: bytes.as_mut_ptr().cast(),
-                        dtype: meta.dtype,
-                        rows,
-                        cols,
-                        row_stride: rs,
-                        col_stride: cs,
-                        batch_strides,
-                    })
+        for slot in outputs.iter_mut() {
+            let planned = slot.as_mut().map(|out| {
+                let meta = out.meta;
+                // SAFETY: kernels store only initialised values (whole
+                // elements) through the output views built from this.
+                let bytes = unsafe { out.buffer.as_uninit_bytes_mut() };
+                // The contiguous column-major layout (`lindiff_core::call`
+                // sized the buffer for it, so rows·cols cannot overflow).
+                let dims = meta.shape.dims();
+                let (rows, cols) = match dims.len() - batch_rank {
+                    0 => (1, 1),
+                    1 => (dims[0], 1),
+                    _ => (dims[0], dims[1]),
+                };
+                ArgPlan {
+                    base: bytes.as_mut_ptr().cast(),
+                    dtype: meta.dtype,
+                    rows,
+                    cols,
+                    row_stride: 1,
+                    col_stride: rows.max(1) as isize,
+                    items: ItemStep::Packed(rows * cols),
                 }
-            };
+            });
             let _ = plan.outputs.push(planned);
         }
-        Ok(plan)
+        plan
     }
 
     /// Element offset of batch item `b` in an argument.
-    fn item_offset(&self, arg: &ArgPlan, b: usize) -> usize {
-        let mut rest = b;
-        let mut offset = 0;
-        for (k, &d) in self.batch_dims.iter().enumerate() {
-            offset += (rest % d) * arg.batch_strides[k];
-            rest /= d;
+    fn item_offset(&self, arg: &ArgPlan<'_>, b: usize) -> usize {
+        match arg.items {
+            ItemStep::Packed(len) => b * len,
+            ItemStep::Strided(strides) => {
+                let mut rest = b;
+                let mut offset = 0;
+                for (&d, &stride) in self.batch_dims.iter().zip(strides) {
+                    offset += (rest % d) * stride;
+                    rest /= d;
+                }
+                offset
+            }
         }
-        offset
     }
 
     /// The view of batch item `b`.
@@ -215,7 +199,7 @@ pub struct Item<'p> {
 }
 
 impl<'p> Item<'p> {
-    fn input_ptr<T: Element>(&self, i: usize) -> (&'p ArgPlan, *const T) {
+    fn input_ptr<T: Element>(&self, i: usize) -> (&'p ArgPlan<'p>, *const T) {
         let arg = &self.plan.inputs[i];
         assert_eq!(arg.dtype, T::DTYPE, "kernel read input {i} with the wrong dtype");
         let offset = self.plan.item_offset(arg, self.b);
@@ -242,7 +226,7 @@ impl<'p> Item<'p> {
         unsafe { *ptr.offset(j as isize * arg.row_stride) }
     }
 
-    fn output_ptr<T: Element>(&self, i: usize) -> (&ArgPlan, *mut T) {
+    fn output_ptr<T: Element>(&self, i: usize) -> (&ArgPlan<'p>, *mut T) {
         let arg = self.plan.outputs[i].as_ref().expect("kernel wrote an absent output");
         assert_eq!(arg.dtype, T::DTYPE, "kernel wrote output {i} with the wrong dtype");
         let offset = self.plan.item_offset(arg, self.b);

@@ -74,9 +74,8 @@ pub fn run_kernel<T>(
 ) -> Result<()> {
     let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
         inputs.iter().map(|i| i.desc).collect();
-    let names = (op.input_names(), op.output_names());
     {
-        let plan = BatchPlan::new(op.name(), names, inputs, outputs, batch_rank(&descs))?;
+        let plan = BatchPlan::new(inputs, outputs, batch_rank(&descs));
         batch::run::<T>(op.name(), kernel, &plan, exec, workspace)?;
     }
     for out in outputs.iter_mut().flatten() {

@@ -4,7 +4,7 @@
 
 use crate::field::Field;
 use faer::reborrow::ReborrowMut;
-use faer::{unzip, zip, ColMut, ColRef, MatMut, MatRef};
+use faer::{ColMut, ColRef, MatMut, MatRef};
 
 /// `dst = src`: one `memcpy` when both are contiguous.
 pub(crate) fn copy_col<T: Field>(src: ColRef<'_, T>, mut dst: ColMut<'_, T>) {
@@ -19,15 +19,6 @@ pub(crate) fn zero_col<T: Field>(mut dst: ColMut<'_, T>) {
     match dst.rb_mut().try_as_col_major_mut() {
         Some(d) => d.as_slice_mut().fill(T::zero()),
         None => dst.fill(T::zero()),
-    }
-}
-
-/// `dst[i] *= by[i]` for columns of the same length: a plain slice loop
-/// (vectorised) when both are contiguous.
-pub(crate) fn mul_col<T: Field>(mut dst: ColMut<'_, T>, by: ColRef<'_, T>) {
-    match (dst.rb_mut().try_as_col_major_mut(), by.try_as_col_major()) {
-        (Some(d), Some(b)) => d.as_slice_mut().iter_mut().zip(b.as_slice()).for_each(|(x, c)| *x *= *c),
-        _ => zip!(dst, by).for_each(|unzip!(x, c)| *x *= *c),
     }
 }
 

@@ -289,15 +289,23 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
             // trailing updates and every row is a pivot row once), and one of
             // `b` reaches `x`. A finite `a` gives finite factors (see
             // `factor`), so `x` can only overflow.
-            if !diagonal_finite(lu.rb()) {
+            let (mut finite, mut zero_pivot) = (true, false);
+            for k in 0..n {
+                let d = lu[(k, k)];
+                finite &= Scalar::is_finite(d);
+                zero_pivot |= d == T::zero();
+            }
+            if !finite {
                 check_finite(a, "a")?;
             }
-            if has_zero_pivot(lu.rb()) {
+            if zero_pivot {
                 check_finite(b, "b")?;
                 return Err(Failure::Singular("a"));
             }
             copy_mat(b, x.rb_mut());
-            let perm = PermRef::new_checked(&fwd, &inv, n);
+            // SAFETY: `factor` wrote `fwd` as a permutation of 0..n and `inv`
+            // as its inverse (faer's, or `factor_unblocked`'s swaps).
+            let perm = unsafe { PermRef::new_unchecked(&fwd, &inv, n) };
             solve_in_place_with_conj(lu.rb(), lu.rb(), perm, Conj::No, x.rb_mut(), par, stack);
             if !all_finite(x.rb()) {
                 check_finite(b, "b")?;

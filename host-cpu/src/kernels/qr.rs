@@ -15,7 +15,7 @@
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
-use super::columns::{copy_col, mul_col, zero_col};
+use super::columns::{copy_col, packed, packed_mut, zero_col};
 use super::finite::{check_finite, copy_finite};
 use super::householder::phase;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -101,19 +101,22 @@ fn form_r<T: Field>(qr: MatRef<'_, T>, phases: ColRef<'_, T>, mut r: MatMut<'_, 
 /// [`form_r`] in place, for a factorization made in R's own memory (R has
 /// A's shape): rows scaled by their phases above the diagonal, the real
 /// diagonal |r_jj|, zeros below (where the Householder vectors were).
-fn fix_r<T: Field>(mut r: MatMut<'_, T>, phases: ColRef<'_, T>) {
-    let rows = r.nrows();
+fn fix_r<T: Field>(r: MatMut<'_, T>, phases: ColRef<'_, T>) {
+    let (rows, cols) = (r.nrows(), r.ncols());
     let k = phases.nrows().min(rows);
     let rephase = phases.iter().any(|&c| c != T::one());
-    for j in 0..r.ncols() {
-        let mut col = r.rb_mut().col_mut(j);
+    // R is an output, packed column-major (batch.rs): plain slice loops,
+    // inlined and vectorised, instead of a strided call per column.
+    debug_assert!(rows * cols == 0 || packed(r.rb()).is_some(), "R must be packed");
+    let Some(data) = packed_mut(r) else { return };
+    for (j, col) in data.chunks_exact_mut(rows).enumerate() {
         let scaled = j.min(k);
         if rephase {
-            mul_col(col.rb_mut().subrows_mut(0, scaled), phases.subrows(0, scaled));
+            col[..scaled].iter_mut().zip(phases.iter()).for_each(|(x, c)| *x *= *c);
         }
         if j < rows {
             col[j] = T::from_real(Scalar::abs(col[j]));
-            zero_col(col.subrows_mut(j + 1, rows - j - 1));
+            col[j + 1..].fill(T::zero());
         }
     }
 }

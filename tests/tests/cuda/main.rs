@@ -60,6 +60,8 @@ mod cholesky;
 mod composites;
 #[path = "../det.rs"]
 mod det;
+#[path = "../direct_plans.rs"]
+mod direct_plans;
 #[path = "../eig.rs"]
 mod eig;
 #[path = "../face_methods.rs"]

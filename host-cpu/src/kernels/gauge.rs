@@ -3,6 +3,7 @@
 //! and positive. Every provider applies the same rule, so results agree up to
 //! rounding.
 
+use super::columns::{packed, packed_mut};
 use super::householder::real_sign;
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
@@ -157,6 +158,22 @@ pub fn canonicalize_pairs_into_adjoint<T: Field>(
 ) {
     let mut phases = phases.subrows_mut(0, vh.nrows());
     pair_phases(u, v, k, phases.rb_mut());
+    let (n, rows) = (v.nrows(), vh.nrows());
+    debug_assert_eq!((v.ncols(), vh.ncols()), (rows, n), "V is Vᴴ's shape transposed");
+    if let (Some(v), Some(vh)) = (packed(v), packed_mut(vh.rb_mut())) {
+        // Column i of V (contiguous) becomes row i of Vᴴ: plain slice
+        // loops with one phase test per column (for small matrices a zip
+        // per column of Vᴴ cost more than the copy itself).
+        for (i, (col, &c)) in v.chunks_exact(n).zip(phases.iter()).enumerate() {
+            let dst = vh.iter_mut().skip(i).step_by(rows);
+            if c == T::one() {
+                dst.zip(col).for_each(|(x, &y)| *x = Scalar::conj(y));
+            } else {
+                dst.zip(col).for_each(|(x, &y)| *x = Scalar::conj(y * c));
+            }
+        }
+        return;
+    }
     for l in 0..vh.ncols() {
         let row = v.row(l).transpose();
         zip!(vh.rb_mut().col_mut(l), row, phases.rb()).for_each(|unzip!(x, y, c)| *x = conj_times(*y, *c));

@@ -70,6 +70,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// `true` when this plan was made for `op` on exactly these layouts.
+    #[cfg(feature = "alloc")]
     pub(crate) fn is_for(&self, op: &Op, inputs: &[&TensorDesc]) -> bool {
         self.op == *op
             && self.descs.len() == inputs.len()

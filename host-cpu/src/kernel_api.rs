@@ -39,7 +39,7 @@ pub use crate::field::Field;
 /// of each column real and positive), and the non-finite input check.
 pub use crate::kernels::{
     columns::packed, columns::packed_mut, finite::all_finite, finite::copy_finite, finite::slice_finite,
-    gauge::canonicalize_columns, gauge::canonicalize_pairs,
+    gauge::canonicalize_columns, gauge::canonicalize_pairs, gauge::canonicalize_pairs_adjoint,
 };
 
 use crate::batch::{self, BatchPlan};

@@ -8,7 +8,7 @@
 //! into the outputs (their contiguous column-major layout is LAPACK's, with
 //! LDU = m and LDVT = Vᴴ's rows), into scratch when switched off, and get
 //! the canonical phase there (the largest-magnitude entry of each U column
-//! real and positive, host-cpu's `canonicalize_pairs` on U and V = (Vᴴ)ᴴ).
+//! real and positive, host-cpu's `canonicalize_pairs_adjoint` on U and Vᴴ).
 //! LAPACK's singular values are already real and descending. With one
 //! vector side switched off both are still computed (U fixes the phase).
 //! `info > 0` is `NonConvergence`. The workspace query is remembered per
@@ -25,7 +25,7 @@ use faer::reborrow::ReborrowMut;
 use faer::{MatMut, Par};
 use lindiff_core::op::{SvdDriver, SvdOptions, Truncation};
 use lindiff_core::{LinalgOp, Scalar};
-use lindiff_cpu::kernel_api::{canonicalize_pairs, Failure, Item, Kernel, Shapes};
+use lindiff_cpu::kernel_api::{canonicalize_pairs_adjoint, Failure, Item, Kernel, Shapes};
 
 /// Which factors are computed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,6 +196,7 @@ impl Sizes {
             req::<T>(self.work),
             req::<Re<T>>(self.rwork),
             req::<i32>(self.iwork),
+            req::<T>(self.vrows), // phases
         ])
     }
 }
@@ -224,7 +225,10 @@ impl<T: Lapack> Kernel<T> for SvdKernel {
         let (vbuf, stack) = carve_uninit::<T>(stack, ldvt * n.max(1));
         let (work, stack) = carve_uninit::<T>(stack, z.work);
         let (rwork, stack) = carve_uninit::<Re<T>>(stack, z.rwork);
-        let (iwork, _) = carve_uninit::<i32>(stack, z.iwork);
+        let (iwork, stack) = carve_uninit::<i32>(stack, z.iwork);
+        // The phases of Vᴴ's rows (written before they are read).
+        let (phases, _) = carve_uninit::<T>(stack, z.vrows);
+        let phases = uninit_view(phases, z.vrows, 1, z.vrows.max(1)).col_mut(0);
         // U and Vᴴ: the outputs themselves where present, else scratch.
         let (mut u, mut vt) = if self.job == Job::Values {
             (uninit_view(ubuf, 1, 1, 1), uninit_view(vbuf, 1, 1, 1)) // not referenced
@@ -300,10 +304,12 @@ impl<T: Lapack> Kernel<T> for SvdKernel {
             return Ok(());
         }
         // U and VT are written in full (JOBZ = 'S' or 'A', info = 0).
-        // V = (Vᴴ)ᴴ: conjugate VT in place and view it transposed.
+        // Conjugated, VT is Vᵀ, which `canonicalize_pairs_adjoint` takes:
+        // it phases U and writes conj(V·c) back down VT's contiguous
+        // columns (scaling VT's rows in place strode across the whole
+        // matrix for every row: ~3 % of a 512×512 SVD).
         conjugate(vt.rb_mut());
-        canonicalize_pairs(u.rb_mut(), vt.rb_mut().transpose_mut(), k);
-        conjugate(vt.rb_mut());
+        canonicalize_pairs_adjoint(u.rb_mut(), vt.rb_mut(), k, phases);
         let kept = match self.store {
             Store::Truncated(t) => kept_by_truncation(&t, s),
             _ => usize::MAX,

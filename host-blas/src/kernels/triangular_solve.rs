@@ -16,7 +16,7 @@
 //! by faer's triangular substitution instead. NaN/∞ in the read triangle of
 //! `a` or in `b` is `NonFinite`, checked first.
 
-use super::{check_finite, copy_in, fits, in_place, info_ok, int, ld, out_slice, req, span, view_mut};
+use super::{carve, check_finite, copy_in, fits, in_place, info_ok, int, ld, out_slice, req, span, view_mut};
 use crate::lapack::Lapack;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::triangular_solve::{
@@ -82,7 +82,7 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
         let mut x = item.out_mat::<T>(0);
         // c is n×r in LAPACK's terms.
         let r = if rhs == Rhs::AsIs { b.ncols() } else { b.nrows() };
-        let (mut t, stack) = stack.make_with::<T>(if rhs == Rhs::AsIs { 0 } else { n * r }, |_| T::zero());
+        let (mut t, stack) = carve::<T>(stack, if rhs == Rhs::AsIs { 0 } else { n * r });
         match rhs {
             Rhs::AsIs => x.copy_from(b),
             Rhs::Transposed => view_mut(&mut t, n, r, ld(n)).copy_from(b.transpose()),
@@ -96,8 +96,7 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
         }
         let uplo = if opts.triangle == Triangle::Lower { b'L' } else { b'U' };
         let diag = if opts.diagonal == Diagonal::Unit { b'U' } else { b'N' };
-        let (mut copy, _) =
-            stack.make_with::<T>(if in_place(a).is_some() { 0 } else { n * n }, |_| T::zero());
+        let (mut copy, _) = carve::<T>(stack, if in_place(a).is_some() { 0 } else { n * n });
         let (aslice, lda) = match in_place(a) {
             Some(v) => v,
             None => {

@@ -70,11 +70,10 @@ pub struct Prepared {
 
 impl Prepared {
     /// `true` when this plan was made for `op` on exactly these layouts.
-    #[cfg(feature = "alloc")]
-    pub(crate) fn is_for(&self, op: &Op, inputs: &[&TensorDesc]) -> bool {
+    pub(crate) fn is_for<'d>(&self, op: &Op, inputs: impl ExactSizeIterator<Item = &'d TensorDesc>) -> bool {
         self.op == *op
             && self.descs.len() == inputs.len()
-            && self.descs.iter().zip(inputs).all(|(d, i)| d == *i)
+            && self.descs.iter().zip(inputs).all(|(d, i)| d == i)
     }
 
     /// Output metas (`None` for outputs the op's options switch off).
@@ -147,13 +146,9 @@ pub fn run_prepared<'m, P: Provider>(
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
-    let op = &prepared.op;
-    let name = op.name();
-    let same_layout =
-        inputs.len() == prepared.descs.len() && inputs.iter().zip(&prepared.descs).all(|(i, d)| i.desc == d);
-    if !same_layout {
+    if !prepared.is_for(&prepared.op, inputs.iter().map(|i| i.desc)) {
         return Err(Error::Buffer {
-            op: name,
+            op: prepared.op.name(),
             arg: "inputs",
             why: "differ from the ones the call was prepared for",
             needed: prepared.descs.len(),

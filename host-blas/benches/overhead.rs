@@ -27,9 +27,11 @@ use std::hint::black_box;
 use std::mem::MaybeUninit;
 use std::time::Instant;
 
-/// f64s starting on a 64-byte boundary, as the direct face's pool blocks:
-/// both sides of every row get such buffers (a `Vec<f64>` alone is only
-/// 16-byte aligned, and ?getrf at n = 32 runs up to 8 % slower on one).
+/// f64s starting on a 64-byte boundary, as the direct face's pool blocks
+/// and lindiff-blas's carved LAPACK arrays: every matrix, vector and WORK
+/// array of both sides is one (a `Vec<f64>` alone is only 16-byte aligned,
+/// and ?getrf at n = 32 runs up to 8 % slower on one). IWORK and IPIV stay
+/// `Vec<i32>` on the raw side.
 struct Aligned64 {
     buf: Vec<f64>,
     off: usize,
@@ -176,7 +178,7 @@ struct RawSvd {
     s: Aligned64,
     u: Aligned64,
     vt: Aligned64,
-    work: Vec<f64>,
+    work: Aligned64,
     iwork: Vec<i32>,
 }
 
@@ -189,7 +191,7 @@ impl RawSvd {
             s: Aligned64::zeros(n),
             u: Aligned64::zeros(n * n),
             vt: Aligned64::zeros(n * n),
-            work: vec![0.0; 1],
+            work: Aligned64::zeros(1),
             iwork: vec![0; 8 * n],
         };
         let ni = n as i32;
@@ -213,7 +215,7 @@ impl RawSvd {
             )
         };
         assert_eq!(info, 0);
-        r.work = vec![0.0; lwork(r.work[0])];
+        r.work = Aligned64::zeros(lwork(r.work[0]));
         r
     }
 
@@ -252,7 +254,7 @@ struct RawQr {
     a: Aligned64,
     q: Aligned64,
     tau: Aligned64,
-    work: Vec<f64>,
+    work: Aligned64,
 }
 
 impl RawQr {
@@ -262,7 +264,7 @@ impl RawQr {
             a: Aligned64::zeros(n * n),
             q: Aligned64::zeros(n * n),
             tau: Aligned64::zeros(n),
-            work: vec![0.0; 1],
+            work: Aligned64::zeros(1),
         };
         let ni = n as i32;
         let mut w2 = [0.0];
@@ -271,7 +273,7 @@ impl RawQr {
             f64::geqrf(ni, ni, r.a.as_mut_ptr(), ni, r.tau.as_mut_ptr(), r.work.as_mut_ptr(), -1);
             f64::ungqr(ni, ni, ni, r.q.as_mut_ptr(), ni, r.tau.as_ptr(), w2.as_mut_ptr(), -1);
         }
-        r.work = vec![0.0; lwork(r.work[0].max(w2[0]))];
+        r.work = Aligned64::zeros(lwork(r.work[0].max(w2[0])));
         r
     }
 
@@ -323,7 +325,7 @@ struct RawEigh {
     job: u8,
     a: Aligned64,
     w: Aligned64,
-    work: Vec<f64>,
+    work: Aligned64,
     iwork: Vec<i32>,
 }
 
@@ -334,7 +336,7 @@ impl RawEigh {
             job,
             a: Aligned64::zeros(n * n),
             w: Aligned64::zeros(n),
-            work: vec![0.0; 1],
+            work: Aligned64::zeros(1),
             iwork: vec![0; 1],
         };
         let ni = n as i32;
@@ -356,7 +358,7 @@ impl RawEigh {
             )
         };
         assert_eq!(info, 0);
-        r.work = vec![0.0; lwork(r.work[0])];
+        r.work = Aligned64::zeros(lwork(r.work[0]));
         r.iwork = vec![0; r.iwork[0].max(1) as usize];
         r
     }

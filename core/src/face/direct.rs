@@ -304,7 +304,7 @@ const PLANS: usize = 16;
 /// Runs every op immediately on a host-memory provider.
 ///
 /// The plan of a call (output metas, workspace size: [`call::prepare`]) is
-/// kept for the last [`PLANS`] distinct (op, input layouts) pairs, so a loop
+/// kept for the last 16 distinct (op, input layouts) pairs, so a loop
 /// of same-shaped calls plans once; every call still checks its buffers.
 pub struct Direct<P> {
     provider: P,
@@ -325,19 +325,21 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     /// # Errors
     /// As [`call::prepare`]; [`Error::OutOfMemory`] when the plan list cannot grow.
     fn plan(&mut self, op: &Op, descs: &[&TensorDesc]) -> Result<usize> {
-        if self.plans.get(self.recent).is_some_and(|p| p.is_for(op, descs)) {
+        let is_for = |p: &Prepared| p.is_for(op, descs.iter().copied());
+        if self.plans.get(self.recent).is_some_and(is_for) {
             return Ok(self.recent);
         }
-        if let Some(i) = self.plans.iter().position(|p| p.is_for(op, descs)) {
+        if let Some(i) = self.plans.iter().position(is_for) {
             self.recent = i;
             return Ok(i);
         }
         let plan = call::prepare(&self.provider, op, descs)?;
         let slot = if self.plans.len() < PLANS {
-            let bytes = core::mem::size_of::<Prepared>() * PLANS;
-            self.plans.try_reserve_exact(PLANS).map_err(|_| Error::OutOfMemory {
-                bytes,
-                align: 8,
+            // Room for every plan at once: later plans never reallocate.
+            let more = PLANS - self.plans.len();
+            self.plans.try_reserve_exact(more).map_err(|_| Error::OutOfMemory {
+                bytes: core::mem::size_of::<Prepared>() * more,
+                align: core::mem::align_of::<Prepared>(),
                 available: 0,
             })?;
             self.plans.push(plan);

@@ -58,14 +58,23 @@ pub(super) fn carve_perms(
     (fwd, inv, stack)
 }
 
-/// `true` when every diagonal entry of the packed factor `lu` is finite.
-pub(super) fn diagonal_finite<T: Field>(lu: MatRef<'_, T>) -> bool {
-    (0..lu.nrows().min(lu.ncols())).all(|k| Scalar::is_finite(lu[(k, k)]))
+/// What the diagonal of the packed factor `lu` holds, in one pass.
+pub(super) struct Pivots {
+    /// Every diagonal entry is finite.
+    pub(super) finite: bool,
+    /// Some diagonal entry is exactly zero.
+    pub(super) zero: bool,
 }
 
-/// `true` when some diagonal entry of the packed factor `lu` is exactly zero.
-pub(super) fn has_zero_pivot<T: Field>(lu: MatRef<'_, T>) -> bool {
-    (0..lu.nrows().min(lu.ncols())).any(|k| lu[(k, k)] == T::zero())
+/// Scans the diagonal of the packed factor `lu`.
+pub(super) fn pivots<T: Field>(lu: MatRef<'_, T>) -> Pivots {
+    let mut p = Pivots { finite: true, zero: false };
+    for k in 0..lu.nrows().min(lu.ncols()) {
+        let d = lu[(k, k)];
+        p.finite &= Scalar::is_finite(d);
+        p.zero |= d == T::zero();
+    }
+    p
 }
 
 /// Scratch of [`factor`] for an m×n matrix plus its two perm arrays (m
@@ -102,7 +111,7 @@ pub(super) fn factor<T: Field>(
     // faer scales a zero (or subnormal) pivot column by 1/0. In a square
     // factorization every such column feeds a later pivot, so a finite
     // diagonal proves a finite result; rectangular ones are scanned whole.
-    let finite = if lu.nrows() == lu.ncols() { diagonal_finite(lu.rb()) } else { all_finite(lu.rb()) };
+    let finite = if lu.nrows() == lu.ncols() { pivots(lu.rb()).finite } else { all_finite(lu.rb()) };
     if finite {
         return info.transposition_count;
     }
@@ -289,16 +298,11 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
             // trailing updates and every row is a pivot row once), and one of
             // `b` reaches `x`. A finite `a` gives finite factors (see
             // `factor`), so `x` can only overflow.
-            let (mut finite, mut zero_pivot) = (true, false);
-            for k in 0..n {
-                let d = lu[(k, k)];
-                finite &= Scalar::is_finite(d);
-                zero_pivot |= d == T::zero();
-            }
-            if !finite {
+            let pivots = pivots(lu.rb());
+            if !pivots.finite {
                 check_finite(a, "a")?;
             }
-            if zero_pivot {
+            if pivots.zero {
                 check_finite(b, "b")?;
                 return Err(Failure::Singular("a"));
             }
@@ -334,7 +338,7 @@ impl<T: Field> Kernel<T> for LuSolvePrepared {
         read_perm(item, 1, "perm", &mut fwd, &mut inv)?;
         check_finite(lu, "lu")?;
         check_finite(b, "b")?;
-        if has_zero_pivot(lu) {
+        if pivots(lu).zero {
             return Err(Failure::Singular("lu"));
         }
         let perm = PermRef::new_checked(&fwd, &inv, n);

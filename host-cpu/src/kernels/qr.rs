@@ -15,7 +15,7 @@
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
-use super::columns::{copy_col, packed, packed_mut, zero_col};
+use super::columns::{copy_col, packed_mut, zero_col};
 use super::finite::{check_finite, copy_finite};
 use super::householder::phase;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -105,10 +105,12 @@ fn fix_r<T: Field>(r: MatMut<'_, T>, phases: ColRef<'_, T>) {
     let (rows, cols) = (r.nrows(), r.ncols());
     let k = phases.nrows().min(rows);
     let rephase = phases.iter().any(|&c| c != T::one());
+    if rows * cols == 0 {
+        return;
+    }
     // R is an output, packed column-major (batch.rs): plain slice loops,
     // inlined and vectorised, instead of a strided call per column.
-    debug_assert!(rows * cols == 0 || packed(r.rb()).is_some(), "R must be packed");
-    let Some(data) = packed_mut(r) else { return };
+    let data = packed_mut(r).expect("R is a kernel output: packed column-major");
     for (j, col) in data.chunks_exact_mut(rows).enumerate() {
         let scaled = j.min(k);
         if rephase {

@@ -19,151 +19,14 @@
 //! * Table 2, host-cpu vs host-blas through the same direct face.
 
 use lindiff_blas::{Blas, Direct, Lapack, Linalg, Tensor};
-use lindiff_core::call::{self, Prepared};
 use lindiff_core::op::{Eigh, EighVals, LuFactorSolve, Qr, Svd, SvdVals};
-use lindiff_core::{Host, HostBuffer, HostData, Input, LinalgOp, Op, Shape, TensorDesc, TensorMeta};
+use lindiff_core::LinalgOp;
 use lindiff_cpu::Cpu;
 use std::hint::black_box;
-use std::mem::MaybeUninit;
-use std::time::Instant;
 
-/// f64s starting on a 64-byte boundary, as the direct face's pool blocks
-/// and lindiff-blas's carved LAPACK arrays: every matrix, vector and WORK
-/// array of both sides is one (a `Vec<f64>` alone is only 16-byte aligned,
-/// and ?getrf at n = 32 runs up to 8 % slower on one). IWORK and IPIV stay
-/// `Vec<i32>` on the raw side.
-struct Aligned64 {
-    buf: Vec<f64>,
-    off: usize,
-    len: usize,
-}
-
-impl Aligned64 {
-    fn zeros(len: usize) -> Aligned64 {
-        let buf = vec![0.0; len + 8];
-        let off = buf.as_ptr().align_offset(64);
-        Aligned64 { buf, off, len }
-    }
-
-    fn from(values: &[f64]) -> Aligned64 {
-        let mut a = Aligned64::zeros(values.len());
-        a.copy_from_slice(values);
-        a
-    }
-}
-
-impl std::ops::Deref for Aligned64 {
-    type Target = [f64];
-    fn deref(&self) -> &[f64] {
-        &self.buf[self.off..self.off + self.len]
-    }
-}
-
-impl std::ops::DerefMut for Aligned64 {
-    fn deref_mut(&mut self) -> &mut [f64] {
-        &mut self.buf[self.off..self.off + self.len]
-    }
-}
-
-/// One op planned once (`call::prepare`) on host-blas over caller-owned
-/// inputs, outputs and workspace, then run with `call::run_prepared`: the
-/// hot-loop use, with the same preallocated setup as the raw side.
-struct Planned {
-    blas: Blas,
-    plan: Prepared,
-    descs: Vec<TensorDesc>,
-    data: Vec<Aligned64>,
-    outs: Vec<Option<Aligned64>>,
-    workspace: Vec<MaybeUninit<u8>>,
-}
-
-impl Planned {
-    fn new(op: LinalgOp, inputs: &[(&[usize], &[f64])]) -> Planned {
-        let blas = Blas::new();
-        let descs: Vec<TensorDesc> = inputs
-            .iter()
-            .map(|(dims, _)| {
-                let meta = TensorMeta::new(lindiff_core::DType::F64, Shape::new(dims).unwrap());
-                TensorDesc::contiguous(meta).unwrap()
-            })
-            .collect();
-        let refs: Vec<&TensorDesc> = descs.iter().collect();
-        let plan = call::prepare(&blas, &Op::Linalg(op), &refs).unwrap();
-        // f64 and i64 outputs alike: 8-byte elements.
-        let outs = plan
-            .outputs()
-            .iter()
-            .map(|m| m.as_ref().map(|m| Aligned64::zeros(m.bytes().unwrap() / 8)))
-            .collect();
-        let req = plan.workspace();
-        let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
-        let data = inputs.iter().map(|(_, d)| Aligned64::from(d)).collect();
-        Planned { blas, plan, descs, data, outs, workspace }
-    }
-
-    fn run(&mut self) {
-        let mut ins = heapless::Vec::<Input<'_, Host>, 6>::new();
-        for (desc, data) in self.descs.iter().zip(&self.data) {
-            let _ = ins.push(Input { desc, data: HostData::from_slice(&data[..]) });
-        }
-        let mut bufs = heapless::Vec::<Option<HostBuffer<'_>>, 4>::new();
-        for out in self.outs.iter_mut() {
-            let _ = bufs.push(out.as_mut().map(|o| HostBuffer::from_slice_mut(&mut o[..])));
-        }
-        let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, 4>::new();
-        for b in bufs.iter_mut() {
-            let _ = refs.push(b.as_mut());
-        }
-        let mut ws = HostBuffer::from_uninit(&mut self.workspace);
-        call::run_prepared(&self.blas, &self.plan, &ins, &mut refs, &mut ws).unwrap();
-    }
-}
-
-/// Uniform [-0.5, 0.5) entries from xorshift, as in host-cpu's bench.
-fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed | 1;
-    (0..n * m)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect()
-}
-
-fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut best = f64::INFINITY;
-    for _ in 0..reps {
-        let t = Instant::now();
-        f();
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    best
-}
-
-/// Alternates the two closures `rounds` times; returns each one's minimum.
-fn side_by_side(rounds: usize, reps: usize, mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (f64, f64) {
-    let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..rounds {
-        a = a.min(min_time(reps, &mut ours));
-        b = b.min(min_time(reps, &mut theirs));
-    }
-    (a, b)
-}
-
-fn reps_for(n: usize) -> (usize, usize) {
-    match n {
-        0..=32 => (5, 200),
-        33..=128 => (5, 20),
-        _ => (3, 3),
-    }
-}
-
-fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<16} {n:>6} {:>12.2} {:>12.2} {:>8.3}", ours * 1e6, theirs * 1e6, ours / theirs);
-}
+#[path = "../../host-cpu/benches/harness/mod.rs"]
+mod harness;
+use harness::{matrix, reps_for, row, side_by_side, Aligned, Planned};
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
 fn lwork(w: f64) -> usize {
@@ -174,11 +37,11 @@ fn lwork(w: f64) -> usize {
 struct RawSvd {
     n: usize,
     job: u8,
-    a: Aligned64,
-    s: Aligned64,
-    u: Aligned64,
-    vt: Aligned64,
-    work: Aligned64,
+    a: Aligned,
+    s: Aligned,
+    u: Aligned,
+    vt: Aligned,
+    work: Aligned,
     iwork: Vec<i32>,
 }
 
@@ -187,11 +50,11 @@ impl RawSvd {
         let mut r = RawSvd {
             n,
             job,
-            a: Aligned64::zeros(n * n),
-            s: Aligned64::zeros(n),
-            u: Aligned64::zeros(n * n),
-            vt: Aligned64::zeros(n * n),
-            work: Aligned64::zeros(1),
+            a: Aligned::zeros(n * n),
+            s: Aligned::zeros(n),
+            u: Aligned::zeros(n * n),
+            vt: Aligned::zeros(n * n),
+            work: Aligned::zeros(1),
             iwork: vec![0; 8 * n],
         };
         let ni = n as i32;
@@ -215,7 +78,7 @@ impl RawSvd {
             )
         };
         assert_eq!(info, 0);
-        r.work = Aligned64::zeros(lwork(r.work[0]));
+        r.work = Aligned::zeros(lwork(r.work[0]));
         r
     }
 
@@ -251,20 +114,20 @@ impl RawSvd {
 /// outputs lindiff's `qr` returns.
 struct RawQr {
     n: usize,
-    a: Aligned64,
-    q: Aligned64,
-    tau: Aligned64,
-    work: Aligned64,
+    a: Aligned,
+    q: Aligned,
+    tau: Aligned,
+    work: Aligned,
 }
 
 impl RawQr {
     fn new(n: usize) -> RawQr {
         let mut r = RawQr {
             n,
-            a: Aligned64::zeros(n * n),
-            q: Aligned64::zeros(n * n),
-            tau: Aligned64::zeros(n),
-            work: Aligned64::zeros(1),
+            a: Aligned::zeros(n * n),
+            q: Aligned::zeros(n * n),
+            tau: Aligned::zeros(n),
+            work: Aligned::zeros(1),
         };
         let ni = n as i32;
         let mut w2 = [0.0];
@@ -273,7 +136,7 @@ impl RawQr {
             f64::geqrf(ni, ni, r.a.as_mut_ptr(), ni, r.tau.as_mut_ptr(), r.work.as_mut_ptr(), -1);
             f64::ungqr(ni, ni, ni, r.q.as_mut_ptr(), ni, r.tau.as_ptr(), w2.as_mut_ptr(), -1);
         }
-        r.work = Aligned64::zeros(lwork(r.work[0].max(w2[0])));
+        r.work = Aligned::zeros(lwork(r.work[0].max(w2[0])));
         r
     }
 
@@ -323,9 +186,9 @@ impl RawQr {
 struct RawEigh {
     n: usize,
     job: u8,
-    a: Aligned64,
-    w: Aligned64,
-    work: Aligned64,
+    a: Aligned,
+    w: Aligned,
+    work: Aligned,
     iwork: Vec<i32>,
 }
 
@@ -334,9 +197,9 @@ impl RawEigh {
         let mut r = RawEigh {
             n,
             job,
-            a: Aligned64::zeros(n * n),
-            w: Aligned64::zeros(n),
-            work: Aligned64::zeros(1),
+            a: Aligned::zeros(n * n),
+            w: Aligned::zeros(n),
+            work: Aligned::zeros(1),
             iwork: vec![0; 1],
         };
         let ni = n as i32;
@@ -358,7 +221,7 @@ impl RawEigh {
             )
         };
         assert_eq!(info, 0);
-        r.work = Aligned64::zeros(lwork(r.work[0]));
+        r.work = Aligned::zeros(lwork(r.work[0]));
         r.iwork = vec![0; r.iwork[0].max(1) as usize];
         r
     }
@@ -391,8 +254,8 @@ impl RawEigh {
 /// Raw dgetrf + dgetrs (one right-hand side) on preallocated buffers.
 struct RawSolve {
     n: usize,
-    a: Aligned64,
-    x: Aligned64,
+    a: Aligned,
+    x: Aligned,
     ipiv: Vec<i32>,
 }
 
@@ -443,7 +306,7 @@ fn overhead_table() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.svd(&a).unwrap())), || raw.run(&c.data)),
         );
-        let mut plan = Planned::new(LinalgOp::Svd(Svd::default()), &[(&[n, n], &c.data)]);
+        let mut plan = Planned::new(Blas::new(), LinalgOp::Svd(Svd::default()), &[(&[n, n], &c.data)]);
         row("svd (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawSvd::new(n, b'N');
         row(
@@ -451,11 +314,12 @@ fn overhead_table() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.svd_vals(&a).unwrap())), || raw.run(&c.data)),
         );
-        let mut plan = Planned::new(LinalgOp::SvdVals(SvdVals::default()), &[(&[n, n], &c.data)]);
+        let mut plan =
+            Planned::new(Blas::new(), LinalgOp::SvdVals(SvdVals::default()), &[(&[n, n], &c.data)]);
         row("svd_vals (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawQr::new(n);
         row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), || raw.run(&c.data)));
-        let mut plan = Planned::new(LinalgOp::Qr(Qr::default()), &[(&[n, n], &c.data)]);
+        let mut plan = Planned::new(Blas::new(), LinalgOp::Qr(Qr::default()), &[(&[n, n], &c.data)]);
         row("qr (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data)));
         let mut raw = RawEigh::new(n, b'V');
         row(
@@ -463,7 +327,7 @@ fn overhead_table() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigh(&sym).unwrap())), || raw.run(&c.sym)),
         );
-        let mut plan = Planned::new(LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &c.sym)]);
+        let mut plan = Planned::new(Blas::new(), LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &c.sym)]);
         row("eigh (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.sym)));
         let mut raw = RawEigh::new(n, b'N');
         row(
@@ -471,9 +335,10 @@ fn overhead_table() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigvalsh(&sym).unwrap())), || raw.run(&c.sym)),
         );
-        let mut plan = Planned::new(LinalgOp::EighVals(EighVals::default()), &[(&[n, n], &c.sym)]);
+        let mut plan =
+            Planned::new(Blas::new(), LinalgOp::EighVals(EighVals::default()), &[(&[n, n], &c.sym)]);
         row("eigvalsh (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.sym)));
-        let mut raw = RawSolve { n, a: Aligned64::zeros(n * n), x: Aligned64::zeros(n), ipiv: vec![0; n] };
+        let mut raw = RawSolve { n, a: Aligned::zeros(n * n), x: Aligned::zeros(n), ipiv: vec![0; n] };
         row(
             "solve",
             n,
@@ -484,8 +349,11 @@ fn overhead_table() {
                 || raw.run(&c.data, &c.b),
             ),
         );
-        let mut plan =
-            Planned::new(LinalgOp::LuFactorSolve(LuFactorSolve), &[(&[n, n], &c.data), (&[n, 1], &c.b)]);
+        let mut plan = Planned::new(
+            Blas::new(),
+            LinalgOp::LuFactorSolve(LuFactorSolve),
+            &[(&[n, n], &c.data), (&[n, 1], &c.b)],
+        );
         row("solve (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data, &c.b)));
     }
 }

@@ -17,144 +17,24 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::zip::Diag;
 use faer::linalg::{cholesky, evd, householder, lu, qr, svd};
 use faer::{unzip, zip, Col, Conj, Mat, MatRef, Par};
-use lindiff_core::call::{self, Prepared};
 use lindiff_core::op::{Cholesky, Eigh, LuFactorSolve, Qr, Svd};
-use lindiff_core::{
-    BatchPolicy, Exec, Host, HostBuffer, HostData, Input, Linalg, LinalgOp, Op, Shape, TensorDesc, TensorMeta,
-};
+use lindiff_core::{BatchPolicy, Exec, Linalg, LinalgOp};
 use lindiff_cpu::{Cpu, Direct, Tensor};
 use std::hint::black_box;
-use std::mem::MaybeUninit;
-use std::time::Instant;
 
-/// A caller buffer of `len` f64 starting on a 64-byte boundary, like the
-/// direct face's pool blocks and faer's matrices: `Vec<f64>` alone is only
-/// 16-byte aligned, which slows faer's SIMD kernels by up to 15 % at
-/// n = 512 and would be charged to lindiff.
-struct Aligned {
-    buf: Vec<f64>,
-    off: usize,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(values: &[f64]) -> Aligned {
-        let mut buf = vec![0.0; values.len() + 8];
-        let off = buf.as_ptr().align_offset(64);
-        buf[off..off + values.len()].copy_from_slice(values);
-        Aligned { buf, off, len: values.len() }
-    }
-    fn get(&self) -> &[f64] {
-        &self.buf[self.off..self.off + self.len]
-    }
-    fn get_mut(&mut self) -> &mut [f64] {
-        &mut self.buf[self.off..self.off + self.len]
-    }
-}
-
-/// One op planned once (`call::prepare`) over caller-owned inputs, outputs
-/// and workspace, then run with `call::run_prepared`: lindiff's hot-loop
-/// use, the same setup as the faer side (preallocated everything). The
-/// direct face adds its pool and per-call planning on top.
-struct Planned {
-    cpu: Cpu,
-    plan: Prepared,
-    descs: Vec<TensorDesc>,
-    data: Vec<Aligned>,
-    outs: Vec<Option<Aligned>>,
-    workspace: Vec<MaybeUninit<u8>>,
-}
-
-impl Planned {
-    fn new(op: LinalgOp, inputs: &[(&[usize], &[f64])]) -> Planned {
-        let cpu = Cpu::new();
-        let descs: Vec<TensorDesc> = inputs
-            .iter()
-            .map(|(dims, _)| {
-                let meta = TensorMeta::new(lindiff_core::DType::F64, Shape::new(dims).unwrap());
-                TensorDesc::contiguous(meta).unwrap()
-            })
-            .collect();
-        let refs: Vec<&TensorDesc> = descs.iter().collect();
-        let plan = call::prepare(&cpu, &Op::Linalg(op), &refs).unwrap();
-        // f64 and i64 outputs alike: 8-byte elements.
-        let outs = plan
-            .outputs()
-            .iter()
-            .map(|m| m.as_ref().map(|m| Aligned::new(&vec![0.0; m.bytes().unwrap() / 8])))
-            .collect();
-        let req = plan.workspace();
-        let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
-        let data = inputs.iter().map(|(_, d)| Aligned::new(d)).collect();
-        Planned { cpu, plan, descs, data, outs, workspace }
-    }
-
-    fn run(&mut self) {
-        let mut ins = heapless::Vec::<Input<'_, Host>, 6>::new();
-        for (desc, data) in self.descs.iter().zip(&self.data) {
-            let _ = ins.push(Input { desc, data: HostData::from_slice(data.get()) });
-        }
-        let mut bufs = heapless::Vec::<Option<HostBuffer<'_>>, 4>::new();
-        for out in self.outs.iter_mut() {
-            let _ = bufs.push(out.as_mut().map(|o| HostBuffer::from_slice_mut(o.get_mut())));
-        }
-        let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, 4>::new();
-        for b in bufs.iter_mut() {
-            let _ = refs.push(b.as_mut());
-        }
-        let mut ws = HostBuffer::from_uninit(&mut self.workspace);
-        call::run_prepared(&self.cpu, &self.plan, &ins, &mut refs, &mut ws).unwrap();
-    }
-}
-
-/// Uniform [-0.5, 0.5) entries from xorshift, as in the seed's timing runs.
-fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed | 1;
-    (0..n * m)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect()
-}
-
-fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut best = f64::INFINITY;
-    for _ in 0..reps {
-        let t = Instant::now();
-        f();
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    best
-}
-
-/// Alternates the two closures `rounds` times; returns each one's minimum.
-fn side_by_side(rounds: usize, reps: usize, mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (f64, f64) {
-    let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..rounds {
-        a = a.min(min_time(reps, &mut ours));
-        b = b.min(min_time(reps, &mut theirs));
-    }
-    (a, b)
-}
-
-fn reps_for(n: usize) -> (usize, usize) {
-    match n {
-        0..=32 => (5, 200),
-        33..=128 => (5, 20),
-        _ => (3, 3),
-    }
-}
-
-fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<16} {n:>6} {:>12.2} {:>12.2} {:>8.3}", ours * 1e6, theirs * 1e6, ours / theirs);
-}
+#[path = "harness/mod.rs"]
+mod harness;
+use harness::{matrix, reps_for, row, side_by_side, Planned};
 
 /// The prepared call of `op` against the same faer closure.
-fn planned_row(op: &str, n: usize, planned: &mut Planned, rounds: usize, reps: usize, theirs: impl FnMut()) {
+fn planned_row(
+    op: &str,
+    n: usize,
+    planned: &mut Planned<Cpu>,
+    rounds: usize,
+    reps: usize,
+    theirs: impl FnMut(),
+) {
     let label = format!("{op} (plan)");
     row(&label, n, side_by_side(rounds, reps, || planned.run(), theirs));
 }
@@ -195,7 +75,7 @@ fn main() {
         let mut mem = MemBuffer::new(req);
         let mut faer_svd = || svd_faer(a_faer.as_ref(), &mut u, &mut v, &mut s, &mut mem);
         row("svd", n, side_by_side(rounds, reps, || drop(black_box(la.svd(&a).unwrap())), &mut faer_svd));
-        let mut plan = Planned::new(LinalgOp::Svd(Svd::default()), &[(&[n, n], &data)]);
+        let mut plan = Planned::new(Cpu::new(), LinalgOp::Svd(Svd::default()), &[(&[n, n], &data)]);
         planned_row("svd", n, &mut plan, rounds, reps, &mut faer_svd);
 
         // QR: factor a copy, form the thin Q, and leave R with zeros below
@@ -229,7 +109,7 @@ fn main() {
             zip!(qr_m.as_mut()).for_each_triangular_lower(Diag::Skip, |unzip!(x)| *x = 0.0);
         };
         row("qr", n, side_by_side(rounds, reps, || drop(black_box(la.qr(&a).unwrap())), &mut faer_qr));
-        let mut plan = Planned::new(LinalgOp::Qr(Qr::default()), &[(&[n, n], &data)]);
+        let mut plan = Planned::new(Cpu::new(), LinalgOp::Qr(Qr::default()), &[(&[n, n], &data)]);
         planned_row("qr", n, &mut plan, rounds, reps, &mut faer_qr);
 
         // eigh with vectors on a symmetric matrix.
@@ -260,7 +140,7 @@ fn main() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.eigh(&sym).unwrap())), &mut faer_eigh),
         );
-        let mut plan = Planned::new(LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &sym_data)]);
+        let mut plan = Planned::new(Cpu::new(), LinalgOp::Eigh(Eigh::default()), &[(&[n, n], &sym_data)]);
         planned_row("eigh", n, &mut plan, rounds, reps, &mut faer_eigh);
 
         // Cholesky of A Aᵀ + n I.
@@ -290,7 +170,7 @@ fn main() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.cholesky(&spd).unwrap())), &mut faer_cholesky),
         );
-        let mut plan = Planned::new(LinalgOp::Cholesky(Cholesky), &[(&[n, n], &spd_data)]);
+        let mut plan = Planned::new(Cpu::new(), LinalgOp::Cholesky(Cholesky), &[(&[n, n], &spd_data)]);
         planned_row("cholesky", n, &mut plan, rounds, reps, &mut faer_cholesky);
 
         // Solve A x = b with one right-hand side (partial-pivot LU).
@@ -333,8 +213,11 @@ fn main() {
             n,
             side_by_side(rounds, reps, || drop(black_box(la.solve(&a, &b).unwrap())), &mut faer_solve),
         );
-        let mut plan =
-            Planned::new(LinalgOp::LuFactorSolve(LuFactorSolve), &[(&[n, n], &data), (&[n, 1], &b_data)]);
+        let mut plan = Planned::new(
+            Cpu::new(),
+            LinalgOp::LuFactorSolve(LuFactorSolve),
+            &[(&[n, n], &data), (&[n, 1], &b_data)],
+        );
         planned_row("solve", n, &mut plan, rounds, reps, &mut faer_solve);
     }
 

@@ -1,0 +1,160 @@
+//! What both overhead benches (host-cpu/benches/overhead.rs and
+//! host-blas/benches/overhead.rs, which includes this file by path) measure
+//! with: aligned buffers, a prepared call over caller-owned memory, the
+//! test matrices and the side-by-side timing.
+
+use lindiff_core::call::{self, Prepared};
+use lindiff_core::{
+    Host, HostBuffer, HostData, Input, LinalgOp, Op, Provider, Shape, TensorDesc, TensorMeta,
+};
+use std::mem::MaybeUninit;
+use std::time::Instant;
+
+/// f64s starting on a 64-byte boundary, like the direct face's pool blocks,
+/// faer's matrices and lindiff-blas's carved LAPACK arrays: both sides of a
+/// row get such buffers (a `Vec<f64>` alone is only 16-byte aligned, which
+/// costs faer up to 15 % at n = 512 and ?getrf up to 8 % at n = 32).
+pub struct Aligned {
+    buf: Vec<f64>,
+    off: usize,
+    len: usize,
+}
+
+impl Aligned {
+    /// `len` zeros.
+    pub fn zeros(len: usize) -> Aligned {
+        let buf = vec![0.0; len + 8];
+        let off = buf.as_ptr().align_offset(64);
+        Aligned { buf, off, len }
+    }
+
+    /// A copy of `values`.
+    pub fn from(values: &[f64]) -> Aligned {
+        let mut a = Aligned::zeros(values.len());
+        a.copy_from_slice(values);
+        a
+    }
+}
+
+impl std::ops::Deref for Aligned {
+    type Target = [f64];
+    fn deref(&self) -> &[f64] {
+        &self.buf[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Aligned {
+    fn deref_mut(&mut self) -> &mut [f64] {
+        &mut self.buf[self.off..self.off + self.len]
+    }
+}
+
+/// One op planned once (`call::prepare`) over caller-owned inputs, outputs
+/// and workspace, then run with `call::run_prepared`: lindiff's hot-loop
+/// use, with the same preallocated setup as the other side of the row. The
+/// direct face adds its pool and per-call plan lookup on top.
+pub struct Planned<P> {
+    provider: P,
+    plan: Prepared,
+    descs: Vec<TensorDesc>,
+    data: Vec<Aligned>,
+    outs: Vec<Option<Aligned>>,
+    workspace: Vec<MaybeUninit<u8>>,
+}
+
+impl<P: Provider<Memory = Host>> Planned<P> {
+    /// `op` on contiguous f64 inputs `(dims, data)`, planned on `provider`.
+    pub fn new(provider: P, op: LinalgOp, inputs: &[(&[usize], &[f64])]) -> Planned<P> {
+        let descs: Vec<TensorDesc> = inputs
+            .iter()
+            .map(|(dims, _)| {
+                let meta = TensorMeta::new(lindiff_core::DType::F64, Shape::new(dims).unwrap());
+                TensorDesc::contiguous(meta).unwrap()
+            })
+            .collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let plan = call::prepare(&provider, &Op::Linalg(op), &refs).unwrap();
+        // f64 and i64 outputs alike: 8-byte elements.
+        let outs = plan
+            .outputs()
+            .iter()
+            .map(|m| m.as_ref().map(|m| Aligned::zeros(m.bytes().unwrap() / 8)))
+            .collect();
+        let req = plan.workspace();
+        let workspace = vec![MaybeUninit::uninit(); req.bytes() + req.align()];
+        let data = inputs.iter().map(|(_, d)| Aligned::from(d)).collect();
+        Planned { provider, plan, descs, data, outs, workspace }
+    }
+
+    /// One call.
+    pub fn run(&mut self) {
+        let mut ins = heapless::Vec::<Input<'_, Host>, 6>::new();
+        for (desc, data) in self.descs.iter().zip(&self.data) {
+            let _ = ins.push(Input { desc, data: HostData::from_slice(&data[..]) });
+        }
+        let mut bufs = heapless::Vec::<Option<HostBuffer<'_>>, 4>::new();
+        for out in self.outs.iter_mut() {
+            let _ = bufs.push(out.as_mut().map(|o| HostBuffer::from_slice_mut(&mut o[..])));
+        }
+        let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, 4>::new();
+        for b in bufs.iter_mut() {
+            let _ = refs.push(b.as_mut());
+        }
+        let mut ws = HostBuffer::from_uninit(&mut self.workspace);
+        call::run_prepared(&self.provider, &self.plan, &ins, &mut refs, &mut ws).unwrap();
+    }
+}
+
+/// Uniform [-0.5, 0.5) entries from xorshift, as in the seed's timing runs.
+pub fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed | 1;
+    (0..n * m)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+/// The fastest of `reps` calls of `f` (after one warm-up call), in seconds.
+pub fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+/// Alternates the two closures `rounds` times; returns each one's minimum.
+pub fn side_by_side(
+    rounds: usize,
+    reps: usize,
+    mut ours: impl FnMut(),
+    mut theirs: impl FnMut(),
+) -> (f64, f64) {
+    let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..rounds {
+        a = a.min(min_time(reps, &mut ours));
+        b = b.min(min_time(reps, &mut theirs));
+    }
+    (a, b)
+}
+
+/// (rounds, repetitions per round) for order `n`.
+pub fn reps_for(n: usize) -> (usize, usize) {
+    match n {
+        0..=32 => (5, 200),
+        33..=128 => (5, 20),
+        _ => (3, 3),
+    }
+}
+
+/// One table row: both times in µs and their ratio.
+pub fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
+    println!("{op:<16} {n:>6} {:>12.2} {:>12.2} {:>8.3}", ours * 1e6, theirs * 1e6, ours / theirs);
+}

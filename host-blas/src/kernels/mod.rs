@@ -19,7 +19,7 @@ mod query_cache;
 mod svd;
 mod triangular_solve;
 
-use crate::lapack::{Lapack, Re};
+use crate::lapack::Lapack;
 use core::mem::MaybeUninit;
 use faer::dyn_stack::{DynArray, MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
@@ -28,7 +28,9 @@ use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, RealScalar, Result, Scalar, TensorDesc,
     WorkspaceReq,
 };
-use lindiff_cpu::kernel_api::{copy_finite, packed_mut, run_kernel, workspace_kernel, Failure, Kernel};
+use lindiff_cpu::kernel_api::{
+    copy_finite, packed_mut, phase, run_kernel, workspace_kernel, Failure, Kernel,
+};
 
 /// Runs `$body` with `$T` the Rust type of `$dtype`; `None` for a dtype
 /// LAPACK has no routines for (i64).
@@ -336,21 +338,6 @@ fn lower_finite<T: Lapack>(a: MatRef<'_, T>) -> bool {
     (0..a.ncols()).all(|j| {
         Scalar::re(a[(j, j)]).is_finite_real() && (j + 1..a.nrows()).all(|i| Scalar::is_finite(a[(i, j)]))
     })
-}
-
-/// phase(x) = x/|x|, and 1 for x = 0. For a real x that is exactly its
-/// sign, found without the division.
-pub(crate) fn phase<T: Lapack>(x: T) -> T {
-    if !<T as Scalar>::IS_COMPLEX {
-        let one = Re::<T>::one();
-        return T::from_real(if Scalar::re(x) < Re::<T>::zero() { Re::<T>::zero() - one } else { one });
-    }
-    let r = Scalar::abs(x);
-    if r == Re::<T>::zero() {
-        T::one()
-    } else {
-        Scalar::scale(x, Re::<T>::one() / r)
-    }
 }
 
 /// Panics on a negative `info` (an argument LAPACK rejected: a bug here,

@@ -65,7 +65,7 @@ type Re<T> = <T as Scalar>::Real;
 /// phase(x) = x/|x|, and 1 for x = 0. For a real x exactly its sign: the
 /// division would give 0.9999999999999999 for about one x in seven (e.g.
 /// 49·(1/49)), and a factor that is not exactly ±1 rescales a whole column.
-pub(super) fn phase<T: Field>(x: T) -> T {
+pub fn phase<T: Field>(x: T) -> T {
     if !<T as Scalar>::IS_COMPLEX {
         return real_sign(x);
     }

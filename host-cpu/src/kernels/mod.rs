@@ -17,7 +17,7 @@ pub(crate) mod finite;
 mod full_piv_lu;
 pub(crate) mod gauge;
 mod gauge_check;
-mod householder;
+pub(crate) mod householder;
 mod lu;
 mod qr;
 mod recombine;

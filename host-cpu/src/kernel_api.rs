@@ -36,12 +36,12 @@
 pub use crate::batch::{Failure, Item, Kernel, Shapes};
 pub use crate::field::Field;
 /// The canonical phase rule every provider applies (largest-magnitude entry
-/// of each column real and positive), the phase of a scalar (diag(R) ≥ 0),
-/// and the non-finite input check.
+/// of each column real and positive; a column scaled by a phase), the phase
+/// of a scalar (diag(R) ≥ 0), and the non-finite input check.
 pub use crate::kernels::{
     columns::packed, columns::packed_mut, finite::all_finite, finite::copy_finite, finite::slice_finite,
     gauge::canonicalize_columns, gauge::canonicalize_pairs, gauge::canonicalize_pairs_adjoint,
-    householder::phase,
+    gauge::scale_column, householder::phase,
 };
 
 use crate::batch::{self, BatchPlan};

@@ -34,7 +34,7 @@ use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::{QrMode, RankRevealingQrOptions};
 use lindiff_core::{LinalgOp, RealScalar, Scalar};
-use lindiff_cpu::kernel_api::{Failure, Item, Kernel, Shapes};
+use lindiff_cpu::kernel_api::{scale_column, Failure, Item, Kernel, Shapes};
 
 /// One QR op on LAPACK.
 pub(super) enum QrKernel {
@@ -162,9 +162,7 @@ impl<T: Lapack> Kernel<T> for QrKernel {
         let (phases, tau) = unsafe { (written(arrays.phases, k), written(arrays.tau, k)) };
         form_q(tau, q.rb_mut(), arrays.work);
         for (j, &c) in phases.iter().enumerate() {
-            if c != T::one() {
-                scale_col(q.rb_mut(), j, c);
-            }
+            scale_column(&mut q, j, c); // nothing for c = 1
         }
         let jpvt = arrays.jpvt;
         if let QrKernel::Pivoted(opts) = self {
@@ -258,15 +256,6 @@ fn form_q<T: Lapack>(tau: &[T], mut q: MatMut<'_, T>, work: &mut [MaybeUninit<T>
         T::ungqr(int(m), int(qcols), int(k), pq, int(ld(m)), tau.as_ptr(), uninit_ptr(work), int(work.len()))
     };
     info_ok("?orgqr/?ungqr", info);
-}
-
-/// Multiplies column `j` of `q` by `c`.
-fn scale_col<T: Lapack>(q: MatMut<'_, T>, j: usize, c: T) {
-    let mut col = q.col_mut(j);
-    match col.rb_mut().try_as_col_major_mut() {
-        Some(col) => col.as_slice_mut().iter_mut().for_each(|x| *x *= c),
-        None => (0..col.nrows()).for_each(|i| col[i] *= c),
-    }
 }
 
 /// Writes R (`r.nrows()` rows) from the upper trapezoid of `h`, row i

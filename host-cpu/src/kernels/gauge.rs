@@ -74,7 +74,9 @@ fn largest_real<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
     (best, pivot)
 }
 
-fn scale_column<T: Field>(m: &mut MatMut<'_, T>, j: usize, c: T) {
+/// Multiplies column `j` of `m` by `c`; nothing when `c` is exactly 1 (so a
+/// −0 part stays −0).
+pub fn scale_column<T: Field>(m: &mut MatMut<'_, T>, j: usize, c: T) {
     if c == T::one() {
         return; // already canonical (always so for a real column with a positive pivot)
     }

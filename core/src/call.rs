@@ -66,6 +66,9 @@ pub struct Prepared {
     descs: heapless::Vec<TensorDesc, MAX_INPUTS>,
     outputs: Outputs,
     workspace: WorkspaceReq,
+    /// The bytes each input's view spans and each present output needs,
+    /// computed once here rather than from dims and strides on every call.
+    sizes: Sizes,
 }
 
 impl Prepared {
@@ -94,12 +97,46 @@ impl Prepared {
 /// [`Error::Unsupported`].
 pub fn prepare<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Result<Prepared> {
     let outputs = infer(op, inputs)?;
+    let sizes = Sizes::new(op, inputs, &outputs)?;
     let workspace = provider.workspace(op, inputs)?;
     let mut descs = heapless::Vec::new();
     for d in inputs {
         let _ = descs.push((*d).clone()); // `infer` checked the arity (≤ MAX_INPUTS)
     }
-    Ok(Prepared { op: op.clone(), descs, outputs, workspace })
+    Ok(Prepared { op: op.clone(), descs, outputs, workspace, sizes })
+}
+
+/// Bytes each argument's buffer must hold: the span of each input's view
+/// and the contiguous size of each present output (0 for absent ones).
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    inputs: [usize; MAX_INPUTS],
+    outputs: [usize; MAX_OUTPUTS],
+}
+
+impl Sizes {
+    /// Sizes for inputs laid out as `inputs` (checked by [`infer`]) and the
+    /// output metas `infer` made for them.
+    ///
+    /// # Errors
+    /// [`Error::Overflow`] for an input whose byte span overflows `usize`.
+    fn new(op: &Op, inputs: &[&TensorDesc], metas: &Outputs) -> Result<Sizes> {
+        let mut sizes = Sizes { inputs: [0; MAX_INPUTS], outputs: [0; MAX_OUTPUTS] };
+        for ((size, desc), &arg) in sizes.inputs.iter_mut().zip(inputs).zip(op.input_names()) {
+            // `infer` checked that the span fits; bytes may still overflow.
+            let span = desc.span().unwrap_or(usize::MAX);
+            *size = span.checked_mul(desc.meta.dtype.size()).ok_or_else(|| Error::Overflow {
+                op: op.name(),
+                arg,
+                shape: desc.meta.shape.clone(),
+            })?;
+        }
+        for (size, meta) in sizes.outputs.iter_mut().zip(metas) {
+            // `infer` produced each meta with an overflow-checked size.
+            *size = meta.as_ref().map_or(0, |m| m.bytes().unwrap_or(usize::MAX));
+        }
+        Ok(sizes)
+    }
 }
 
 /// Runs `op` on `provider` after every check: shapes and dtypes, each input's
@@ -126,7 +163,8 @@ pub fn run_into<'m, P: Provider>(
     }
     let metas = infer(op, &descs)?;
     // Buffers are checked before the provider is asked anything.
-    check_buffers::<P::Memory>(op, &metas, inputs, outputs)?;
+    let sizes = Sizes::new(op, &descs, &metas)?;
+    check_buffers::<P::Memory>(op, &metas, &sizes, inputs, outputs)?;
     let req = provider.workspace(op, &descs)?;
     // SAFETY: `infer` and `check_buffers` ran on exactly these inputs and
     // outputs, and the workspace requirement is the provider's own.
@@ -174,38 +212,30 @@ pub(crate) unsafe fn run_plan<'m, P: Provider>(
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
     let op = &prepared.op;
-    check_buffers::<P::Memory>(op, &prepared.outputs, inputs, outputs)?;
+    check_buffers::<P::Memory>(op, &prepared.outputs, &prepared.sizes, inputs, outputs)?;
     // SAFETY: the plan describes these inputs (the caller's obligation), and
     // the buffers were just checked against it.
     unsafe { run_checked(provider, op, &prepared.outputs, prepared.workspace, inputs, outputs, workspace) }
 }
 
 /// Checks each input's data against its view (size, alignment) and the
-/// output buffers against `metas`.
+/// output buffers against `metas` (`sizes` made from these layouts).
 fn check_buffers<M: Memory>(
     op: &Op,
     metas: &Outputs,
+    sizes: &Sizes,
     inputs: &[Input<'_, M>],
     outputs: &[Option<&mut M::Buffer<'_>>],
 ) -> Result<()> {
-    let name = op.name();
-    for (input, &arg) in inputs.iter().zip(op.input_names()) {
-        let desc = input.desc;
-        // `infer` checked that the span fits; bytes may still overflow.
-        let span = desc.span().unwrap_or(usize::MAX);
-        let needed = span.checked_mul(desc.meta.dtype.size()).ok_or_else(|| Error::Overflow {
-            op: name,
-            arg,
-            shape: desc.meta.shape.clone(),
-        })?;
+    for ((input, &arg), &needed) in inputs.iter().zip(op.input_names()).zip(&sizes.inputs) {
         let got = M::data_bytes(&input.data);
         if got < needed {
-            return Err(Error::Buffer { op: name, arg, why: "is smaller than its view", needed, got });
+            return Err(Error::Buffer { op: op.name(), arg, why: "is smaller than its view", needed, got });
         }
-        let align = desc.meta.dtype.align();
+        let align = input.desc.meta.dtype.align();
         if !M::data_is_aligned(&input.data, align) {
             return Err(Error::Buffer {
-                op: name,
+                op: op.name(),
                 arg,
                 why: "is not aligned for its dtype",
                 needed: align,
@@ -213,7 +243,7 @@ fn check_buffers<M: Memory>(
             });
         }
     }
-    check_outputs::<M>(op, metas, outputs)
+    check_outputs::<M>(op, metas, &sizes.outputs, outputs)
 }
 
 /// Checks the workspace size and runs the provider.
@@ -255,26 +285,29 @@ unsafe fn run_checked<'m, P: Provider>(
     unsafe { provider.run_into(op, inputs, &mut slots, workspace) }
 }
 
-fn check_outputs<M: Memory>(op: &Op, metas: &Outputs, outputs: &[Option<&mut M::Buffer<'_>>]) -> Result<()> {
-    let name = op.name();
+fn check_outputs<M: Memory>(
+    op: &Op,
+    metas: &Outputs,
+    sizes: &[usize],
+    outputs: &[Option<&mut M::Buffer<'_>>],
+) -> Result<()> {
     if outputs.len() != metas.len() {
         return Err(Error::Buffer {
-            op: name,
+            op: op.name(),
             arg: "outputs",
             why: "has the wrong number of slots",
             needed: metas.len(),
             got: outputs.len(),
         });
     }
-    for ((meta, buffer), &arg) in metas.iter().zip(outputs).zip(op.output_names()) {
+    let name = || op.name();
+    for (((meta, buffer), &arg), &needed) in metas.iter().zip(outputs).zip(op.output_names()).zip(sizes) {
         match (meta, buffer) {
             (Some(meta), Some(buffer)) => {
-                // `infer` produced this meta with an overflow-checked size.
-                let needed = meta.bytes().unwrap_or(usize::MAX);
                 let align = meta.dtype.align();
                 if !M::buffer_is_aligned(buffer, align) {
                     return Err(Error::Buffer {
-                        op: name,
+                        op: name(),
                         arg,
                         why: "is not aligned for its dtype",
                         needed: align,
@@ -283,16 +316,15 @@ fn check_outputs<M: Memory>(op: &Op, metas: &Outputs, outputs: &[Option<&mut M::
                 }
                 let got = M::usable_bytes(buffer, align);
                 if got < needed {
-                    return Err(Error::Buffer { op: name, arg, why: "is too small", needed, got });
+                    return Err(Error::Buffer { op: name(), arg, why: "is too small", needed, got });
                 }
             }
-            (Some(meta), None) => {
-                let needed = meta.bytes().unwrap_or(usize::MAX);
-                return Err(Error::Buffer { op: name, arg, why: "is missing", needed, got: 0 });
+            (Some(_), None) => {
+                return Err(Error::Buffer { op: name(), arg, why: "is missing", needed, got: 0 });
             }
             (None, Some(_)) => {
                 return Err(Error::Buffer {
-                    op: name,
+                    op: name(),
                     arg,
                     why: "must be absent (the op's options switch this output off)",
                     needed: 0,

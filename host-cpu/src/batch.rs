@@ -103,12 +103,15 @@ fn core_layout(desc: &TensorDesc, batch_rank: usize) -> (usize, usize, isize, is
 impl<'a> BatchPlan<'a> {
     /// Locates every argument. `batch_rank` is the number of batch dims
     /// (shared by all arguments, checked by `lindiff_core::call`, which also
-    /// sized every output buffer for its contiguous layout).
-    pub(crate) fn new(
+    /// sized every output buffer for its contiguous layout). The plan (over
+    /// 700 bytes) is written where it will live, never moved: returned
+    /// filled, it cost a `memcpy` per call, a visible part of a small call.
+    pub(crate) fn run_with<R>(
         inputs: &'a [Input<'_, Host>],
         outputs: &'a mut [Option<Output<'_, '_, Host>>],
         batch_rank: usize,
-    ) -> BatchPlan<'a> {
+        f: impl FnOnce(&BatchPlan<'a>) -> R,
+    ) -> R {
         let first_dims = inputs
             .first()
             .map(|i| i.desc.meta.shape.dims())
@@ -122,6 +125,17 @@ impl<'a> BatchPlan<'a> {
             outputs: heapless::Vec::new(),
             _borrows: PhantomData,
         };
+        plan.locate(inputs, outputs, batch_rank);
+        f(&plan)
+    }
+
+    /// Fills the argument plans of an empty plan.
+    fn locate(
+        &mut self,
+        inputs: &'a [Input<'_, Host>],
+        outputs: &'a mut [Option<Output<'_, '_, Host>>],
+        batch_rank: usize,
+    ) {
         for input in inputs {
             let desc = input.desc;
             let bytes = input.data.bytes();
@@ -130,8 +144,8 @@ impl<'a> BatchPlan<'a> {
             // Wrapping: an empty view may carry any offset and is never read.
             let base = bytes.as_ptr().wrapping_add(desc.offset.wrapping_mul(size));
             let (rows, cols, rs, cs) = core_layout(desc, batch_rank);
-            plan.shapes.dims[plan.inputs.len()] = (rows, cols);
-            let _ = plan.inputs.push(ArgPlan {
+            self.shapes.dims[self.inputs.len()] = (rows, cols);
+            let _ = self.inputs.push(ArgPlan {
                 base: base.cast_mut(),
                 dtype: desc.meta.dtype,
                 rows,
@@ -165,9 +179,8 @@ impl<'a> BatchPlan<'a> {
                     items: ItemStep::Packed(rows * cols),
                 }
             });
-            let _ = plan.outputs.push(planned);
+            let _ = self.outputs.push(planned);
         }
-        plan
     }
 
     /// Element offset of batch item `b` in an argument.
@@ -212,7 +225,7 @@ impl<'p> Item<'p> {
         // SAFETY: `lindiff_core::call` checked that every element of the view
         // (offset + Σ index·stride over all dims) lies inside the input's
         // initialised data, which is borrowed for the plan's lifetime; the
-        // base is aligned for `T` (checked in `BatchPlan::new`, and the dtype
+        // base is aligned for `T` (checked in `BatchPlan::locate`, and the dtype
         // matches by the assert above).
         unsafe { MatRef::from_raw_parts(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
@@ -246,7 +259,7 @@ impl<'p> Item<'p> {
         // SAFETY: item `b`'s region of a contiguous output lies inside the
         // output buffer (sized by `call`) and is disjoint from every other
         // item's; only this `Item` (borrowed mutably) hands it out, and lanes
-        // process disjoint items. Aligned (checked in `BatchPlan::new`).
+        // process disjoint items. Aligned (checked in `BatchPlan::locate`).
         unsafe { MatMut::from_raw_parts_mut(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
 

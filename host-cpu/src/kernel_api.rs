@@ -76,10 +76,9 @@ pub fn run_kernel<T>(
 ) -> Result<()> {
     let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
         inputs.iter().map(|i| i.desc).collect();
-    {
-        let plan = BatchPlan::new(inputs, outputs, batch_rank(&descs));
-        batch::run::<T>(op.name(), kernel, &plan, exec, workspace)?;
-    }
+    BatchPlan::run_with(inputs, outputs, batch_rank(&descs), |plan| {
+        batch::run::<T>(op.name(), kernel, plan, exec, workspace)
+    })?;
     for out in outputs.iter_mut().flatten() {
         let written = out.meta.bytes().unwrap_or(0); // sized by `call`
                                                      // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,

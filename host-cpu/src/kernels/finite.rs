@@ -78,9 +78,37 @@ pub(super) fn check_finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Res
 /// compiles to a scalar compare per entry (≈ 4 instructions each).
 #[inline(never)]
 pub fn slice_finite<T: Field>(s: &[T]) -> bool {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above).
+            return unsafe { slice_finite_avx512(s) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { slice_finite_avx2(s) };
+        }
+    }
+    sums_finite(s)
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx512f")]
+unsafe fn slice_finite_avx512<T: Field>(s: &[T]) -> bool {
+    sums_finite(s)
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn slice_finite_avx2<T: Field>(s: &[T]) -> bool {
+    sums_finite(s)
+}
+
+#[inline(always)]
+fn sums_finite<T: Field>(s: &[T]) -> bool {
     let zero = <T as Scalar>::Real::zero();
-    let mut lanes = [T::zero(); 8];
-    let mut chunks = s.chunks_exact(8);
+    let mut lanes = [T::zero(); 16];
+    let mut chunks = s.chunks_exact(16);
     for c in &mut chunks {
         for (sum, &x) in lanes.iter_mut().zip(c) {
             *sum += x.scale(zero);

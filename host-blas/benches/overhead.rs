@@ -26,7 +26,7 @@ use std::hint::black_box;
 
 #[path = "../../host-cpu/benches/harness/mod.rs"]
 mod harness;
-use harness::{matrix, reps_for, row, side_by_side, Aligned, Planned};
+use harness::{full_run, matrix, reps_for, row, side_by_side, sizes, Aligned, Planned};
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
 fn lwork(w: f64) -> usize {
@@ -294,7 +294,7 @@ fn overhead_table() {
     println!("lindiff-blas vs raw LAPACK (f64, serial, µs; ratio = lindiff / LAPACK)");
     println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
     let mut la = Direct::new(Blas::new());
-    for n in [32usize, 128, 512] {
+    for n in sizes() {
         let (rounds, reps) = reps_for(n);
         let c = Case::new(n);
         let a: Tensor = la.tensor(&[n, n], &c.data).unwrap();
@@ -405,5 +405,7 @@ fn main() {
         eprintln!("note: OPENBLAS_NUM_THREADS is not 1; LAPACK may use several threads");
     }
     overhead_table();
-    cpu_vs_blas_table();
+    if full_run() {
+        cpu_vs_blas_table();
+    }
 }

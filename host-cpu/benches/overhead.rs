@@ -24,7 +24,7 @@ use std::hint::black_box;
 
 #[path = "harness/mod.rs"]
 mod harness;
-use harness::{matrix, reps_for, row, side_by_side, Planned};
+use harness::{full_run, matrix, reps_for, row, side_by_side, sizes, Planned};
 
 /// The prepared call of `op` against the same faer closure.
 fn planned_row(
@@ -56,7 +56,7 @@ fn main() {
     println!("lindiff-cpu vs direct faer (f64, serial, µs; ratio = lindiff / faer)");
     println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "faer", "ratio");
     let mut la = Direct::new(Cpu::new());
-    for n in [32usize, 128, 512] {
+    for n in sizes() {
         let (rounds, reps) = reps_for(n);
         let data = matrix(n, n, 7);
         let a_faer = Mat::from_fn(n, n, |i, j| data[i + j * n]);
@@ -221,7 +221,13 @@ fn main() {
         planned_row("solve", n, &mut plan, rounds, reps, &mut faer_solve);
     }
 
-    // A batch of 10 000 8×8 SVDs vs a plain loop of faer calls.
+    if full_run() {
+        batch_table();
+    }
+}
+
+/// A batch of 10 000 8×8 SVDs vs a plain loop of faer calls.
+fn batch_table() {
     let (count, n) = (10_000usize, 8usize);
     let data = matrix(n * n, count, 3);
     let mats: Vec<Mat<f64>> =

@@ -6,7 +6,8 @@
 //!   lindiff-cpu without `std` (f32 only) for Cortex-M. Installs the rustup
 //!   targets and components it needs when missing.
 //! * `bench` — side-by-side ratios: lindiff-cpu vs faer called directly,
-//!   lindiff-blas vs the same raw LAPACK calls, and host-cpu vs host-blas.
+//!   lindiff-blas vs the same raw LAPACK calls, and host-cpu vs host-blas;
+//!   then the n ≤ 128 rows as medians over fresh processes (`bench.rs`).
 //!
 //! `test` installs Debian's `libopenblas-dev` when it is missing (lindiff-blas
 //! links the system OpenBLAS).
@@ -14,6 +15,7 @@
 //! * `demo` — builds the wasm package and serves the browser demo (`web.rs`).
 //! * `browser` — the demo in Chromium against native values; part of `test`.
 
+mod bench;
 mod cuda;
 mod embedded;
 mod nvrtc;
@@ -31,7 +33,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
-        Some("bench") => bench(),
+        Some("bench") => bench::bench(),
         Some("embedded") => embedded::run(),
         Some("demo") => web::demo(),
         Some("browser") => web::browser(),
@@ -176,10 +178,4 @@ fn test() -> Step {
         eprintln!("  {name:<14} {secs:>7.1} s");
     }
     Ok(())
-}
-
-fn bench() -> Step {
-    run("cargo", &["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"])?;
-    run("cargo", &["bench", "-p", "lindiff-cpu", "--bench", "ad"])?;
-    run("cargo", &["bench", "-p", "lindiff-blas", "--bench", "overhead"])
 }

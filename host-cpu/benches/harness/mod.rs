@@ -145,6 +145,22 @@ pub fn side_by_side(
     (a, b)
 }
 
+/// The orders a run measures: those listed in `LINDIFF_BENCH_SIZES`
+/// (comma-separated; `cargo xtask bench` reruns the small ones in fresh
+/// processes that way), else 32, 128 and 512.
+pub fn sizes() -> Vec<usize> {
+    match std::env::var("LINDIFF_BENCH_SIZES") {
+        Ok(list) => list.split(',').map(|n| n.trim().parse().expect("LINDIFF_BENCH_SIZES: orders")).collect(),
+        Err(_) => vec![32, 128, 512],
+    }
+}
+
+/// `true` unless `LINDIFF_BENCH_SIZES` selects orders: the tables beyond
+/// the per-order rows (batch, cross-provider) run only then.
+pub fn full_run() -> bool {
+    std::env::var_os("LINDIFF_BENCH_SIZES").is_none()
+}
+
 /// (rounds, repetitions per round) for order `n`.
 pub fn reps_for(n: usize) -> (usize, usize) {
     match n {

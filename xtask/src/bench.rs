@@ -1,0 +1,93 @@
+//! `cargo xtask bench`: the side-by-side benches, then their small-order
+//! rows again in fresh processes, summarised as the median ratio per row.
+//!
+//! Why several processes: at n = 32 and 128 a call takes 1–100 µs, and
+//! where the allocator and the kernel place a run's buffers (ASLR, heap
+//! layout) moves one side of a row by a few percent against the other. The
+//! same binary, started five times in a row, read lindiff-cpu's prepared
+//! Cholesky at 32 as 1.008, 1.024, 1.031, 1.054 and 1.085 × faer, each
+//! process's own figure stable to ±1 %: one run's ratio is one draw of the
+//! placement. Every process still measures both sides of a row side by
+//! side; the summary is the median (and the range) of those per-process
+//! ratios.
+
+use crate::{run, Step};
+use std::process::Command;
+
+/// Processes per bench for the small-order summary.
+const PROCESSES: usize = 5;
+/// Orders the repeated processes measure (the benches read this variable).
+const SMALL: &str = "32,128";
+
+/// The benches, once in full, then the small-order summary.
+pub(crate) fn bench() -> Step {
+    let cpu = ["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"];
+    let blas = ["bench", "-p", "lindiff-blas", "--bench", "overhead"];
+    run("cargo", &cpu)?;
+    run("cargo", &["bench", "-p", "lindiff-cpu", "--bench", "ad"])?;
+    run("cargo", &blas)?;
+    for (title, args) in [("lindiff-cpu / faer", &cpu[..]), ("lindiff-blas / raw LAPACK", &blas[..])] {
+        summary(title, args)?;
+    }
+    Ok(())
+}
+
+/// Runs `cargo <args>` in [`PROCESSES`] fresh processes on the small orders
+/// and prints each row's median ratio with its range.
+fn summary(title: &str, args: &[&str]) -> Step {
+    let mut rows: Vec<((String, usize), Vec<f64>)> = Vec::new();
+    for _ in 0..PROCESSES {
+        let out = Command::new("cargo")
+            .args(args)
+            .env("LINDIFF_BENCH_SIZES", SMALL)
+            .output()
+            .map_err(|e| format!("cargo {}: {e}", args.join(" ")))?;
+        if !out.status.success() {
+            return Err(format!("cargo {} (LINDIFF_BENCH_SIZES={SMALL}) failed", args.join(" ")));
+        }
+        for (key, ratio) in String::from_utf8_lossy(&out.stdout).lines().filter_map(parse_row) {
+            match rows.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, ratios)) => ratios.push(ratio),
+                None => rows.push((key, vec![ratio])),
+            }
+        }
+    }
+    println!("\n{title}, n ≤ 128: median ratio of {PROCESSES} processes (each side by side), and range");
+    println!("{:<16} {:>6} {:>8} {:>16}", "op", "n", "median", "range");
+    for ((op, n), mut ratios) in rows {
+        ratios.sort_by(f64::total_cmp);
+        let (lo, hi) = (ratios[0], ratios[ratios.len() - 1]);
+        println!("{op:<16} {n:>6} {:>8.3} {:>16}", ratios[ratios.len() / 2], format!("{lo:.3}–{hi:.3}"));
+    }
+    Ok(())
+}
+
+/// A bench table row `op… n ours theirs ratio` as ((op, n), ratio).
+fn parse_row(line: &str) -> Option<((String, usize), f64)> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let [label @ .., n, ours, theirs, ratio] = fields.as_slice() else {
+        return None;
+    };
+    let n = n.parse().ok()?;
+    ours.parse::<f64>().ok()?;
+    theirs.parse::<f64>().ok()?;
+    let ratio = ratio.parse().ok()?;
+    (!label.is_empty()).then(|| ((label.join(" "), n), ratio))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_row;
+
+    #[test]
+    fn rows_parse_and_headers_do_not() {
+        assert_eq!(
+            parse_row("svd (plan)           32        51.20        50.10    1.022"),
+            Some((("svd (plan)".into(), 32), 1.022))
+        );
+        assert_eq!(parse_row("qr 128 1.0 2.0 0.5"), Some((("qr".into(), 128), 0.5)));
+        assert_eq!(parse_row("op                    n      lindiff         faer    ratio"), None);
+        assert_eq!(parse_row("1 thr 10000 12.0 11.0 1.09"), Some((("1 thr".into(), 10000), 1.09)));
+        assert_eq!(parse_row(""), None);
+    }
+}

@@ -136,25 +136,45 @@ impl Pool {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when a new block cannot be allocated.
-    fn take(&mut self, bytes: usize, desc: Option<TensorDesc>) -> Result<Rc<Block>> {
-        let best = (self.blocks.iter().enumerate())
-            .filter(|(_, b)| Rc::strong_count(b) == 1 && b.capacity() >= bytes)
-            .min_by_key(|(_, b)| b.capacity())
-            .map(|(i, _)| i);
+    fn take(&mut self, bytes: usize, desc: Option<&TensorDesc>) -> Result<Rc<Block>> {
+        let mut anywhere = usize::MAX;
+        self.take_hinted(bytes, desc, &mut anywhere)
+    }
+
+    /// [`take`](Pool::take), trying block `*hint` first (the block the same
+    /// output of the same plan had last time: free again once the caller
+    /// dropped that result) before searching the pool; `*hint` becomes the
+    /// index of the block taken.
+    fn take_hinted(
+        &mut self,
+        bytes: usize,
+        desc: Option<&TensorDesc>,
+        hint: &mut usize,
+    ) -> Result<Rc<Block>> {
+        let fits = |b: &Rc<Block>| Rc::strong_count(b) == 1 && b.capacity() >= bytes;
+        let found = match self.blocks.get(*hint) {
+            Some(b) if fits(b) => Some(*hint),
+            _ => (self.blocks.iter().enumerate())
+                .filter(|(_, b)| fits(b))
+                .min_by_key(|(_, b)| b.capacity())
+                .map(|(i, _)| i),
+        };
         // A free block is held by the pool alone (no weak references are
         // ever made), so it can be relabelled in place.
-        if let Some(i) = best {
+        if let Some(i) = found {
             if let Some(block) = Rc::get_mut(&mut self.blocks[i]) {
                 if let Some(desc) = desc {
-                    block.desc = desc;
+                    block.desc.clone_from(desc);
                 }
+                *hint = i;
                 return Ok(Rc::clone(&self.blocks[i]));
             }
         }
         let oom = Error::OutOfMemory { bytes, align: 64, available: 0 };
-        let desc = desc.unwrap_or_else(workspace_desc);
+        let desc = desc.cloned().unwrap_or_else(workspace_desc);
         let block = Rc::new(Block::new(bytes.div_ceil(64), desc).ok_or(oom.clone())?);
         self.blocks.try_reserve(1).map_err(|_| oom)?;
+        *hint = self.blocks.len();
         self.blocks.push(Rc::clone(&block));
         Ok(block)
     }
@@ -301,6 +321,44 @@ impl core::fmt::Debug for Tensor {
 /// replaces the one after the plan used last (round robin).
 const PLANS: usize = 16;
 
+/// A call plan and what the face adds to it: the layout of each output
+/// tensor, and the pool blocks the call took last time.
+struct FacePlan {
+    prepared: Prepared,
+    /// Contiguous layouts of the present outputs, and their sizes in bytes.
+    outputs: heapless::Vec<Option<(TensorDesc, usize)>, MAX_OUTPUTS>,
+    /// Pool indices of the blocks taken last: the workspace's, then each
+    /// output's (tried first: in a loop they are free again).
+    blocks: [usize; MAX_OUTPUTS + 1],
+}
+
+impl FacePlan {
+    /// The face's plan for `op` on these layouts.
+    ///
+    /// # Errors
+    /// As [`call::prepare`]; [`Error::Overflow`] for an output whose
+    /// strides overflow.
+    fn new<P: Provider>(provider: &P, op: &Op, descs: &[&TensorDesc]) -> Result<FacePlan> {
+        let prepared = call::prepare(provider, op, descs)?;
+        let mut outputs = heapless::Vec::new();
+        for meta in prepared.outputs() {
+            let desc = match meta {
+                Some(m) => {
+                    let desc = TensorDesc::contiguous(m.clone()).ok_or_else(|| Error::Overflow {
+                        op: op.name(),
+                        arg: "output",
+                        shape: m.shape.clone(),
+                    })?;
+                    Some((desc, m.bytes().unwrap_or(usize::MAX))) // checked by `infer`
+                }
+                None => None,
+            };
+            let _ = outputs.push(desc); // as many as the metas: ≤ MAX_OUTPUTS
+        }
+        Ok(FacePlan { prepared, outputs, blocks: [usize::MAX; MAX_OUTPUTS + 1] })
+    }
+}
+
 /// Runs every op immediately on a host-memory provider.
 ///
 /// The plan of a call (output metas, workspace size: [`call::prepare`]) is
@@ -309,7 +367,7 @@ const PLANS: usize = 16;
 pub struct Direct<P> {
     provider: P,
     pool: Pool,
-    plans: Vec<Prepared>,
+    plans: Vec<FacePlan>,
     /// The plan used last (checked first), or the next one to replace.
     recent: usize,
 }
@@ -325,7 +383,7 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     /// # Errors
     /// As [`call::prepare`]; [`Error::OutOfMemory`] when the plan list cannot grow.
     fn plan(&mut self, op: &Op, descs: &[&TensorDesc]) -> Result<usize> {
-        let is_for = |p: &Prepared| p.is_for(op, descs.iter().copied());
+        let is_for = |p: &FacePlan| p.prepared.is_for(op, descs.iter().copied());
         if self.plans.get(self.recent).is_some_and(is_for) {
             return Ok(self.recent);
         }
@@ -333,13 +391,13 @@ impl<P: Provider<Memory = Host>> Direct<P> {
             self.recent = i;
             return Ok(i);
         }
-        let plan = call::prepare(&self.provider, op, descs)?;
+        let plan = FacePlan::new(&self.provider, op, descs)?;
         let slot = if self.plans.len() < PLANS {
             // Room for every plan at once: later plans never reallocate.
             let more = PLANS - self.plans.len();
             self.plans.try_reserve_exact(more).map_err(|_| Error::OutOfMemory {
-                bytes: core::mem::size_of::<Prepared>() * more,
-                align: core::mem::align_of::<Prepared>(),
+                bytes: core::mem::size_of::<FacePlan>() * more,
+                align: core::mem::align_of::<FacePlan>(),
                 available: 0,
             })?;
             self.plans.push(plan);
@@ -402,7 +460,7 @@ impl<P: Provider<Memory = Host>> Direct<P> {
             });
         }
         let bytes = core::mem::size_of_val(data);
-        let block = self.pool.take(bytes, Some(desc))?;
+        let block = self.pool.take(bytes, Some(&desc))?;
         // SAFETY: `take` returned a block only the pool and we reference.
         let dst = unsafe { block.uninit(bytes) };
         for (d, s) in dst.iter_mut().zip(HostData::from_slice(data).bytes()) {
@@ -429,30 +487,24 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             })?;
         }
         let index = self.plan(&op, &descs)?;
-        let plan = &self.plans[index];
-        let (metas, req) = (plan.outputs(), plan.workspace());
+        let FacePlan { prepared: plan, outputs, blocks: hints } = &mut self.plans[index];
+        let req = plan.workspace();
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
         // Blocks start 64-byte aligned; a stricter requirement needs slack.
         let workspace_bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
-        let workspace = self.pool.take(workspace_bytes, None)?;
+        let (ws_hint, out_hints) = hints.split_first_mut().expect("one hint per output and the workspace");
+        let workspace = self.pool.take_hinted(workspace_bytes, None, ws_hint)?;
         let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
-        for meta in metas {
-            let slot = match meta {
-                Some(m) => {
-                    let bytes = m.bytes().unwrap_or(usize::MAX); // checked by `infer`
-                    let desc = TensorDesc::contiguous(m.clone()).ok_or_else(|| Error::Overflow {
-                        op: op.name(),
-                        arg: "output",
-                        shape: m.shape.clone(),
-                    })?;
-                    Some((self.pool.take(bytes, Some(desc))?, bytes))
-                }
+        for (output, hint) in outputs.iter().zip(out_hints) {
+            let slot = match output {
+                Some((desc, bytes)) => Some((self.pool.take_hinted(*bytes, Some(desc), hint)?, *bytes)),
                 None => None,
             };
-            let _ = blocks.push(slot); // as many as `metas`: ≤ MAX_OUTPUTS
+            let _ = blocks.push(slot); // as many as the outputs: ≤ MAX_OUTPUTS
         }
+        let plan = &*plan;
         {
             let mut ins = heapless::Vec::<Input<'_, Host>, MAX_INPUTS>::new();
             for t in inputs {

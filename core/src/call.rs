@@ -9,11 +9,11 @@ use crate::tensor::{TensorDesc, TensorMeta};
 use crate::workspace::WorkspaceReq;
 
 /// Output metas for `op` on inputs laid out as `inputs`, after checking the
-/// layouts themselves (one stride per dim, element span fits in `usize`).
+/// layouts themselves (one stride per dim, span in bytes fits in `usize`).
 ///
 /// # Errors
 /// [`Error::Arity`], the op's typed shape/dtype errors, [`Error::Overflow`]
-/// for a view whose span overflows.
+/// for a view whose span (in elements or in bytes) overflows `usize`.
 ///
 /// ```
 /// use lindiff_core::{call, op::Det, DType, LinalgOp, Op, Shape, TensorDesc, TensorMeta};
@@ -37,7 +37,7 @@ pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
                 got: desc.strides.len(),
             });
         }
-        if desc.span().is_none() {
+        if span_bytes(desc).is_none() {
             return Err(Error::Overflow { op: op.name(), arg, shape: desc.meta.shape.clone() });
         }
         // Capacity: inputs.len() ≤ MAX_INPUTS was checked above.
@@ -56,8 +56,8 @@ pub fn workspace<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> 
     provider.workspace(op, inputs)
 }
 
-/// The checked plan of one call: its output metas and its workspace,
-/// computed once by [`prepare`] and trusted by [`run_prepared`] (only
+/// The checked plan of one call: its output metas, its workspace and the
+/// bytes each argument's buffer must hold, computed once by [`prepare`] and trusted by [`run_prepared`] (only
 /// `prepare` can make one, and `run_prepared` checks the inputs are the ones
 /// it was made for).
 #[derive(Clone, Debug)]
@@ -88,6 +88,11 @@ impl Prepared {
     pub fn workspace(&self) -> WorkspaceReq {
         self.workspace
     }
+
+    /// Bytes output `i`'s buffer must hold (0 for an absent output).
+    pub(crate) fn output_bytes(&self, i: usize) -> usize {
+        self.sizes.outputs[i]
+    }
 }
 
 /// Infers the outputs and asks the provider for the workspace, once.
@@ -97,7 +102,7 @@ impl Prepared {
 /// [`Error::Unsupported`].
 pub fn prepare<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Result<Prepared> {
     let outputs = infer(op, inputs)?;
-    let sizes = Sizes::new(op, inputs, &outputs)?;
+    let sizes = Sizes::new(inputs, &outputs);
     let workspace = provider.workspace(op, inputs)?;
     let mut descs = heapless::Vec::new();
     for d in inputs {
@@ -115,28 +120,23 @@ struct Sizes {
 }
 
 impl Sizes {
-    /// Sizes for inputs laid out as `inputs` (checked by [`infer`]) and the
-    /// output metas `infer` made for them.
-    ///
-    /// # Errors
-    /// [`Error::Overflow`] for an input whose byte span overflows `usize`.
-    fn new(op: &Op, inputs: &[&TensorDesc], metas: &Outputs) -> Result<Sizes> {
+    /// Sizes for inputs laid out as `inputs` and the output metas [`infer`]
+    /// made for them (which checked that every size fits in `usize`).
+    fn new(inputs: &[&TensorDesc], metas: &Outputs) -> Sizes {
         let mut sizes = Sizes { inputs: [0; MAX_INPUTS], outputs: [0; MAX_OUTPUTS] };
-        for ((size, desc), &arg) in sizes.inputs.iter_mut().zip(inputs).zip(op.input_names()) {
-            // `infer` checked that the span fits; bytes may still overflow.
-            let span = desc.span().unwrap_or(usize::MAX);
-            *size = span.checked_mul(desc.meta.dtype.size()).ok_or_else(|| Error::Overflow {
-                op: op.name(),
-                arg,
-                shape: desc.meta.shape.clone(),
-            })?;
+        for (size, desc) in sizes.inputs.iter_mut().zip(inputs) {
+            *size = span_bytes(desc).unwrap_or(usize::MAX);
         }
         for (size, meta) in sizes.outputs.iter_mut().zip(metas) {
-            // `infer` produced each meta with an overflow-checked size.
             *size = meta.as_ref().map_or(0, |m| m.bytes().unwrap_or(usize::MAX));
         }
-        Ok(sizes)
+        sizes
     }
+}
+
+/// The bytes a view spans, `None` when that overflows `usize`.
+fn span_bytes(desc: &TensorDesc) -> Option<usize> {
+    desc.span()?.checked_mul(desc.meta.dtype.size())
 }
 
 /// Runs `op` on `provider` after every check: shapes and dtypes, each input's
@@ -163,7 +163,7 @@ pub fn run_into<'m, P: Provider>(
     }
     let metas = infer(op, &descs)?;
     // Buffers are checked before the provider is asked anything.
-    let sizes = Sizes::new(op, &descs, &metas)?;
+    let sizes = Sizes::new(&descs, &metas);
     check_buffers::<P::Memory>(op, &metas, &sizes, inputs, outputs)?;
     let req = provider.workspace(op, &descs)?;
     // SAFETY: `infer` and `check_buffers` ran on exactly these inputs and
@@ -300,14 +300,13 @@ fn check_outputs<M: Memory>(
             got: outputs.len(),
         });
     }
-    let name = || op.name();
     for (((meta, buffer), &arg), &needed) in metas.iter().zip(outputs).zip(op.output_names()).zip(sizes) {
         match (meta, buffer) {
             (Some(meta), Some(buffer)) => {
                 let align = meta.dtype.align();
                 if !M::buffer_is_aligned(buffer, align) {
                     return Err(Error::Buffer {
-                        op: name(),
+                        op: op.name(),
                         arg,
                         why: "is not aligned for its dtype",
                         needed: align,
@@ -316,15 +315,15 @@ fn check_outputs<M: Memory>(
                 }
                 let got = M::usable_bytes(buffer, align);
                 if got < needed {
-                    return Err(Error::Buffer { op: name(), arg, why: "is too small", needed, got });
+                    return Err(Error::Buffer { op: op.name(), arg, why: "is too small", needed, got });
                 }
             }
             (Some(_), None) => {
-                return Err(Error::Buffer { op: name(), arg, why: "is missing", needed, got: 0 });
+                return Err(Error::Buffer { op: op.name(), arg, why: "is missing", needed, got: 0 });
             }
             (None, Some(_)) => {
                 return Err(Error::Buffer {
-                    op: name(),
+                    op: op.name(),
                     arg,
                     why: "must be absent (the op's options switch this output off)",
                     needed: 0,

@@ -103,9 +103,10 @@ fn core_layout(desc: &TensorDesc, batch_rank: usize) -> (usize, usize, isize, is
 impl<'a> BatchPlan<'a> {
     /// Locates every argument. `batch_rank` is the number of batch dims
     /// (shared by all arguments, checked by `lindiff_core::call`, which also
-    /// sized every output buffer for its contiguous layout). The plan (over
-    /// 700 bytes) is written where it will live, never moved: returned
-    /// filled, it cost a `memcpy` per call, a visible part of a small call.
+    /// sized every output buffer for its contiguous layout), then returns
+    /// `f` of the plan. The plan (over 700 bytes) is written where it will
+    /// live, never moved: returned filled, it cost a `memcpy` per call, a
+    /// visible part of a small call.
     pub(crate) fn run_with<R>(
         inputs: &'a [Input<'_, Host>],
         outputs: &'a mut [Option<Output<'_, '_, Host>>],
@@ -225,7 +226,7 @@ impl<'p> Item<'p> {
         // SAFETY: `lindiff_core::call` checked that every element of the view
         // (offset + Σ index·stride over all dims) lies inside the input's
         // initialised data, which is borrowed for the plan's lifetime; the
-        // base is aligned for `T` (checked in `BatchPlan::locate`, and the dtype
+        // base is aligned for `T` (checked by `lindiff_core::call`, and the dtype
         // matches by the assert above).
         unsafe { MatRef::from_raw_parts(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
@@ -259,7 +260,7 @@ impl<'p> Item<'p> {
         // SAFETY: item `b`'s region of a contiguous output lies inside the
         // output buffer (sized by `call`) and is disjoint from every other
         // item's; only this `Item` (borrowed mutably) hands it out, and lanes
-        // process disjoint items. Aligned (checked in `BatchPlan::locate`).
+        // process disjoint items. Aligned (checked by `lindiff_core::call`).
         unsafe { MatMut::from_raw_parts_mut(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
 

@@ -349,6 +349,24 @@ fn composites_name_themselves_on_a_handle_face() {
 }
 
 #[test]
+fn views_whose_byte_span_overflows_are_rejected_before_any_buffer() {
+    // The span in elements fits in usize, in bytes it does not.
+    let mut desc = TensorDesc::contiguous(f64s(&[3, 3])).unwrap();
+    desc.offset = usize::MAX / 8;
+    assert!(desc.span().is_some());
+    let op = Op::Linalg(LinalgOp::Det(Det));
+    let expected = "det: argument `a` of shape 3×3 has more elements or bytes than fit in usize";
+    assert_eq!(call::infer(&op, &[&desc]).unwrap_err().to_string(), expected);
+    let provider = HandleProvider::new(HandleStore::new());
+    assert_eq!(call::prepare(&provider, &op, &[&desc]).unwrap_err().to_string(), expected);
+    let store = HandleStore::new();
+    let (a, mut out, mut ws) = (store.phantom(9 * 8), store.phantom(8), store.phantom(9 * 8));
+    let ins = [Input::<HandleMemory> { desc: &desc, data: HandleMemory::data(&a).unwrap() }];
+    let err = call::run_into(&provider, &op, &ins, &mut [Some(&mut out)], &mut ws).unwrap_err();
+    assert_eq!(err.to_string(), expected);
+}
+
+#[test]
 fn buffer_errors_are_reported_not_dereferenced() {
     let store = HandleStore::new();
     let provider = HandleProvider::new(store.clone());

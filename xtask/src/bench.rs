@@ -12,7 +12,7 @@
 //! ratios.
 
 use crate::{run, Step};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// Processes per bench for the small-order summary.
 const PROCESSES: usize = 5;
@@ -36,14 +36,17 @@ pub(crate) fn bench() -> Step {
 /// and prints each row's median ratio with its range.
 fn summary(title: &str, args: &[&str]) -> Step {
     let mut rows: Vec<((String, usize), Vec<f64>)> = Vec::new();
-    for _ in 0..PROCESSES {
+    let line = format!("LINDIFF_BENCH_SIZES={SMALL} cargo {}", args.join(" "));
+    for k in 1..=PROCESSES {
+        eprintln!("\n==> {line}   ({k} of {PROCESSES})");
         let out = Command::new("cargo")
             .args(args)
             .env("LINDIFF_BENCH_SIZES", SMALL)
+            .stderr(Stdio::inherit())
             .output()
-            .map_err(|e| format!("cargo {}: {e}", args.join(" ")))?;
+            .map_err(|e| format!("{line}: {e}"))?;
         if !out.status.success() {
-            return Err(format!("cargo {} (LINDIFF_BENCH_SIZES={SMALL}) failed", args.join(" ")));
+            return Err(format!("{line}: {}", out.status));
         }
         for (key, ratio) in String::from_utf8_lossy(&out.stdout).lines().filter_map(parse_row) {
             match rows.iter_mut().find(|(k, _)| *k == key) {
@@ -52,7 +55,7 @@ fn summary(title: &str, args: &[&str]) -> Step {
             }
         }
     }
-    println!("\n{title}, n ≤ 128: median ratio of {PROCESSES} processes (each side by side), and range");
+    println!("\n{title}, n = {SMALL}: median ratio of {PROCESSES} processes (each side by side), and range");
     println!("{:<16} {:>6} {:>8} {:>16}", "op", "n", "median", "range");
     for ((op, n), mut ratios) in rows {
         ratios.sort_by(f64::total_cmp);

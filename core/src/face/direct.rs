@@ -152,8 +152,11 @@ impl Pool {
         hint: &mut usize,
     ) -> Result<Rc<Block>> {
         let fits = |b: &Rc<Block>| Rc::strong_count(b) == 1 && b.capacity() >= bytes;
+        // The hint only while it is not much larger than needed, so a small
+        // request does not keep a large block from the calls that need it.
+        let snug = |b: &Rc<Block>| b.capacity() <= 2 * bytes.max(64);
         let found = match self.blocks.get(*hint) {
-            Some(b) if fits(b) => Some(*hint),
+            Some(b) if fits(b) && snug(b) => Some(*hint),
             _ => (self.blocks.iter().enumerate())
                 .filter(|(_, b)| fits(b))
                 .min_by_key(|(_, b)| b.capacity())
@@ -325,8 +328,8 @@ const PLANS: usize = 16;
 /// tensor, and the pool blocks the call took last time.
 struct FacePlan {
     prepared: Prepared,
-    /// Contiguous layouts of the present outputs, and their sizes in bytes.
-    outputs: heapless::Vec<Option<(TensorDesc, usize)>, MAX_OUTPUTS>,
+    /// Contiguous layouts of the present outputs.
+    outputs: heapless::Vec<Option<TensorDesc>, MAX_OUTPUTS>,
     /// Pool indices of the blocks taken last: the workspace's, then each
     /// output's (tried first: in a loop they are free again).
     blocks: [usize; MAX_OUTPUTS + 1],
@@ -343,14 +346,11 @@ impl FacePlan {
         let mut outputs = heapless::Vec::new();
         for meta in prepared.outputs() {
             let desc = match meta {
-                Some(m) => {
-                    let desc = TensorDesc::contiguous(m.clone()).ok_or_else(|| Error::Overflow {
-                        op: op.name(),
-                        arg: "output",
-                        shape: m.shape.clone(),
-                    })?;
-                    Some((desc, m.bytes().unwrap_or(usize::MAX))) // checked by `infer`
-                }
+                Some(m) => Some(TensorDesc::contiguous(m.clone()).ok_or_else(|| Error::Overflow {
+                    op: op.name(),
+                    arg: "output",
+                    shape: m.shape.clone(),
+                })?),
                 None => None,
             };
             let _ = outputs.push(desc); // as many as the metas: ≤ MAX_OUTPUTS
@@ -361,9 +361,11 @@ impl FacePlan {
 
 /// Runs every op immediately on a host-memory provider.
 ///
-/// The plan of a call (output metas, workspace size: [`call::prepare`]) is
-/// kept for the last 16 distinct (op, input layouts) pairs, so a loop
-/// of same-shaped calls plans once; every call still checks its buffers.
+/// The plan of a call (output metas, workspace size: [`call::prepare`];
+/// the output layouts and the pool blocks the call took last) is kept for
+/// the last 16 distinct (op, input layouts) pairs, so a loop of
+/// same-shaped calls plans once and finds its blocks at once; every call
+/// still checks its buffers.
 pub struct Direct<P> {
     provider: P,
     pool: Pool,
@@ -494,17 +496,19 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
         }
         // Blocks start 64-byte aligned; a stricter requirement needs slack.
         let workspace_bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
-        let (ws_hint, out_hints) = hints.split_first_mut().expect("one hint per output and the workspace");
+        let [ws_hint, out_hints @ ..] = hints;
         let workspace = self.pool.take_hinted(workspace_bytes, None, ws_hint)?;
         let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
-        for (output, hint) in outputs.iter().zip(out_hints) {
+        for (i, (output, hint)) in outputs.iter().zip(out_hints).enumerate() {
             let slot = match output {
-                Some((desc, bytes)) => Some((self.pool.take_hinted(*bytes, Some(desc), hint)?, *bytes)),
+                Some(desc) => {
+                    let bytes = plan.output_bytes(i);
+                    Some((self.pool.take_hinted(bytes, Some(desc), hint)?, bytes))
+                }
                 None => None,
             };
             let _ = blocks.push(slot); // as many as the outputs: ≤ MAX_OUTPUTS
         }
-        let plan = &*plan;
         {
             let mut ins = heapless::Vec::<Input<'_, Host>, MAX_INPUTS>::new();
             for t in inputs {

@@ -57,9 +57,9 @@ pub fn workspace<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> 
 }
 
 /// The checked plan of one call: its output metas, its workspace and the
-/// bytes each argument's buffer must hold, computed once by [`prepare`] and trusted by [`run_prepared`] (only
-/// `prepare` can make one, and `run_prepared` checks the inputs are the ones
-/// it was made for).
+/// bytes each argument's buffer must hold, computed once by [`prepare`] and
+/// trusted by [`run_prepared`] (only `prepare` can make one, and
+/// `run_prepared` checks the inputs are the ones it was made for).
 #[derive(Clone, Debug)]
 pub struct Prepared {
     op: Op,
@@ -90,6 +90,7 @@ impl Prepared {
     }
 
     /// Bytes output `i`'s buffer must hold (0 for an absent output).
+    #[cfg(feature = "alloc")]
     pub(crate) fn output_bytes(&self, i: usize) -> usize {
         self.sizes.outputs[i]
     }

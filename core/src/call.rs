@@ -22,12 +22,19 @@ use crate::workspace::WorkspaceReq;
 /// assert_eq!(outs[0].as_ref().unwrap().shape.rank(), 0); // det of 0×0 is a scalar (= 1)
 /// ```
 pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
+    infer_sized(op, inputs).map(|(outputs, _)| outputs)
+}
+
+/// [`infer`], with the bytes each argument's buffer must hold: every
+/// input's span is computed once, for the overflow check and the sizes.
+fn infer_sized(op: &Op, inputs: &[&TensorDesc]) -> Result<(Outputs, Sizes)> {
     let names = op.input_names();
     if inputs.len() != names.len() || inputs.len() > MAX_INPUTS {
         return Err(Error::Arity { op: op.name(), expected: names.len(), got: inputs.len() });
     }
     let mut metas = heapless::Vec::<&TensorMeta, MAX_INPUTS>::new();
-    for (desc, &arg) in inputs.iter().zip(names) {
+    let mut sizes = Sizes { inputs: [0; MAX_INPUTS], outputs: [0; MAX_OUTPUTS] };
+    for ((desc, &arg), size) in inputs.iter().zip(names).zip(&mut sizes.inputs) {
         if desc.strides.len() != desc.meta.shape.rank() {
             return Err(Error::Buffer {
                 op: op.name(),
@@ -37,13 +44,20 @@ pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
                 got: desc.strides.len(),
             });
         }
-        if span_bytes(desc).is_none() {
-            return Err(Error::Overflow { op: op.name(), arg, shape: desc.meta.shape.clone() });
-        }
+        *size = span_bytes(desc).ok_or_else(|| Error::Overflow {
+            op: op.name(),
+            arg,
+            shape: desc.meta.shape.clone(),
+        })?;
         // Capacity: inputs.len() ≤ MAX_INPUTS was checked above.
         let _ = metas.push(&desc.meta);
     }
-    op.infer(&metas)
+    let outputs = op.infer(&metas)?;
+    for (size, meta) in sizes.outputs.iter_mut().zip(&outputs) {
+        // `op.infer` made each meta with an overflow-checked size.
+        *size = meta.as_ref().map_or(0, |m| m.bytes().unwrap_or(usize::MAX));
+    }
+    Ok((outputs, sizes))
 }
 
 /// The workspace `provider` needs for `op` on these inputs (after [`infer`]).
@@ -102,8 +116,7 @@ impl Prepared {
 /// As [`infer`], plus the provider's
 /// [`Error::Unsupported`].
 pub fn prepare<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Result<Prepared> {
-    let outputs = infer(op, inputs)?;
-    let sizes = Sizes::new(inputs, &outputs);
+    let (outputs, sizes) = infer_sized(op, inputs)?;
     let workspace = provider.workspace(op, inputs)?;
     let mut descs = heapless::Vec::new();
     for d in inputs {
@@ -118,21 +131,6 @@ pub fn prepare<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Re
 struct Sizes {
     inputs: [usize; MAX_INPUTS],
     outputs: [usize; MAX_OUTPUTS],
-}
-
-impl Sizes {
-    /// Sizes for inputs laid out as `inputs` and the output metas [`infer`]
-    /// made for them (which checked that every size fits in `usize`).
-    fn new(inputs: &[&TensorDesc], metas: &Outputs) -> Sizes {
-        let mut sizes = Sizes { inputs: [0; MAX_INPUTS], outputs: [0; MAX_OUTPUTS] };
-        for (size, desc) in sizes.inputs.iter_mut().zip(inputs) {
-            *size = span_bytes(desc).unwrap_or(usize::MAX);
-        }
-        for (size, meta) in sizes.outputs.iter_mut().zip(metas) {
-            *size = meta.as_ref().map_or(0, |m| m.bytes().unwrap_or(usize::MAX));
-        }
-        sizes
-    }
 }
 
 /// The bytes a view spans, `None` when that overflows `usize`.
@@ -162,9 +160,8 @@ pub fn run_into<'m, P: Provider>(
             return Err(Error::Arity { op: op.name(), expected: op.input_names().len(), got: inputs.len() });
         }
     }
-    let metas = infer(op, &descs)?;
+    let (metas, sizes) = infer_sized(op, &descs)?;
     // Buffers are checked before the provider is asked anything.
-    let sizes = Sizes::new(&descs, &metas);
     check_buffers::<P::Memory>(op, &metas, &sizes, inputs, outputs)?;
     let req = provider.workspace(op, &descs)?;
     // SAFETY: `infer` and `check_buffers` ran on exactly these inputs and

@@ -15,30 +15,13 @@ use lindiff_core::ir::{Builder, Program};
 use lindiff_core::{DType, HostData, Input, Linalg, Shape, TensorDesc, TensorMeta};
 use lindiff_cpu::{Cpu, Direct};
 use std::hint::black_box;
-use std::time::Instant;
 
-fn matrix(n: usize, m: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed | 1;
-    (0..n * m)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect()
-}
-
-fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut best = f64::INFINITY;
-    for _ in 0..reps {
-        let t = Instant::now();
-        f();
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    best
-}
+// The timing helpers of the overhead benches; the rest of the harness
+// (prepared calls, aligned buffers, table rows) is theirs alone.
+#[allow(dead_code)]
+#[path = "harness/mod.rs"]
+mod harness;
+use harness::{matrix, min_time};
 
 fn meta(dims: &[usize]) -> TensorMeta {
     TensorMeta::new(DType::F64, Shape::new(dims).unwrap())

@@ -23,7 +23,7 @@
 //! lower triangle, and faer's own scratch.
 
 use super::columns::copy_col;
-use super::finite::col_finite;
+use super::finite::lower_finite;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -33,19 +33,17 @@ use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::{Eigh, EighVals};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
+use lindiff_core::{LinalgOp, Scalar};
 
 /// `Err(NonFinite("a"))` if the lower triangle of `a` has a NaN or infinite
 /// entry; on the diagonal only the real part counts (the imaginary part is
 /// ignored by the Hermitian kernels).
 pub(super) fn check_finite_lower<T: Field>(a: MatRef<'_, T>) -> Result<(), Failure> {
-    let n = a.nrows();
-    for j in 0..a.ncols() {
-        if !Scalar::re(a[(j, j)]).is_finite_real() || !col_finite(a.col(j).subrows(j + 1, n - j - 1)) {
-            return Err(Failure::NonFinite("a"));
-        }
+    if lower_finite(a) {
+        Ok(())
+    } else {
+        Err(Failure::NonFinite("a"))
     }
-    Ok(())
 }
 
 /// `true` when some diagonal entry of `a` has a nonzero imaginary part.

@@ -7,7 +7,7 @@ use crate::batch::Failure;
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{ColRef, MatMut, MatRef};
-use lindiff_core::Scalar;
+use lindiff_core::{RealScalar, Scalar};
 
 /// `true` when every entry of `m` is finite.
 pub fn all_finite<T: Field>(m: MatRef<'_, T>) -> bool {
@@ -71,6 +71,58 @@ pub(super) fn check_finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Res
     }
 }
 
+/// `true` when the lower triangle of the square `m` is finite; on the
+/// diagonal only the real part counts (the Hermitian kernels ignore the
+/// imaginary part). A packed matrix is scanned in one call (AVX2 code when
+/// the CPU has it, as [`slice_finite`]), not column by column: per-column
+/// calls cost more than the ~n/2 entries each scans at small n.
+pub(crate) fn lower_finite<T: Field>(m: MatRef<'_, T>) -> bool {
+    let n = m.nrows();
+    if let Some(s) = packed(m) {
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { packed_lower_finite_avx2(s, n) };
+        }
+        return packed_lower_finite(s, n);
+    }
+    (0..m.ncols())
+        .all(|j| Scalar::re(m[(j, j)]).is_finite_real() && col_finite(m.col(j).subrows(j + 1, n - j - 1)))
+}
+
+/// [`packed_lower_finite`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn packed_lower_finite_avx2<T: Field>(s: &[T], n: usize) -> bool {
+    packed_lower_finite(s, n)
+}
+
+/// [`lower_finite`] of the n×n matrix packed in `s` (n ≥ 1): sums of x·0,
+/// as in [`sums_finite`], over the part of each column below the diagonal,
+/// four lanes wide (the parts are short), and over the diagonal's real parts.
+#[inline(always)]
+fn packed_lower_finite<T: Field>(s: &[T], n: usize) -> bool {
+    let zero = <T as Scalar>::Real::zero();
+    let mut lanes = [T::zero(); 4];
+    let mut diagonal = zero;
+    for (j, col) in s.chunks_exact(n).enumerate() {
+        diagonal += Scalar::re(col[j]) * zero;
+        let mut chunks = col[j + 1..].chunks_exact(4);
+        for c in &mut chunks {
+            for (sum, &x) in lanes.iter_mut().zip(c) {
+                *sum += x.scale(zero);
+            }
+        }
+        for &x in chunks.remainder() {
+            lanes[0] += x.scale(zero);
+        }
+    }
+    diagonal == zero && lanes.iter().all(|&sum| sum == T::zero())
+}
+
 /// `true` when every entry of `s` is finite, kept out of line so that the
 /// compiler vectorises it on its own: sixteen independent sums of x·0
 /// (±0 for a finite x, NaN for ∞ or NaN) stay zero exactly when every entry
@@ -119,7 +171,7 @@ fn sums_finite<T: Field>(s: &[T]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{slice_finite, sums_finite};
+    use super::{lower_finite, slice_finite, sums_finite};
     use crate::field::Field;
     use lindiff_core::Scalar;
     use num_complex::Complex;
@@ -147,6 +199,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every order to 12 and every position of one NaN, +∞ or −∞: found in
+    /// the lower triangle (an imaginary diagonal part excepted), ignored in
+    /// the strict upper one, packed and through a strided view alike.
+    fn lower<T: Field>(value: impl Fn(f64, f64) -> T) {
+        use faer::Mat;
+        for n in 1..=12 {
+            let clean = Mat::<T>::from_fn(n, n, |i, j| value(i as f64 - 2.5 * j as f64, 0.25));
+            let strided = |m: &Mat<T>| {
+                let mut big = Mat::<T>::zeros(n + 1, n);
+                big.as_mut().subrows_mut(0, n).copy_from(m);
+                big
+            };
+            assert!(lower_finite(clean.as_ref()), "{n}");
+            for i in 0..n {
+                for j in 0..n {
+                    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                        for imag in [false, true] {
+                            if imag && !<T as Scalar>::IS_COMPLEX {
+                                continue;
+                            }
+                            let mut m = clean.clone();
+                            m[(i, j)] = if imag { value(1.0, bad) } else { value(bad, 0.0) };
+                            let want = i < j || (imag && i == j);
+                            let big = strided(&m);
+                            assert_eq!(lower_finite(m.as_ref()), want, "{n}: ({i}, {j}) {bad} imag {imag}");
+                            assert_eq!(
+                                lower_finite(big.as_ref().subrows(0, n)),
+                                want,
+                                "strided {n}: ({i}, {j})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lower_triangle_every_dtype_every_position() {
+        lower(|re, _| re);
+        lower(|re, _| re as f32);
+        lower(Complex::new);
+        lower(|re, im| Complex::new(re as f32, im as f32));
     }
 
     #[test]

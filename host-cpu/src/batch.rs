@@ -264,6 +264,21 @@ impl<'p> Item<'p> {
         unsafe { MatMut::from_raw_parts_mut(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
 
+    /// Output `i` of this item as one slice (column-major; outputs are
+    /// contiguous), for kernels that fill it element by element.
+    ///
+    /// Its memory starts uninitialised: write every element before reading.
+    pub fn out_slice<T: Element>(&mut self, i: usize) -> &mut [T] {
+        let (arg, ptr) = self.output_ptr::<T>(i);
+        // SAFETY: as in `out_mat`: item `b`'s region of output `i` is its
+        // rows·cols contiguous elements from `ptr`, inside the buffer,
+        // aligned and exclusively ours while `self` is borrowed mutably. The
+        // elements may be uninitialised, but every `Element` is a plain
+        // number type for which any bit pattern is valid, and `call` hands
+        // the buffer over only for writing (as `out_mat` does).
+        unsafe { core::slice::from_raw_parts_mut(ptr, arg.rows * arg.cols) }
+    }
+
     /// Outputs `i` and `j` (different) at once, as in [`Item::out_mat`].
     pub fn out_pair<A: Element, B: Element>(&mut self, i: usize, j: usize) -> (MatMut<'_, A>, MatMut<'_, B>) {
         assert_ne!(i, j, "kernel asked for the same output twice");
@@ -342,9 +357,17 @@ pub(crate) fn par_for(threads: usize) -> Par {
     Par::Seq
 }
 
-/// Converts a faer `StackReq` to the core's `WorkspaceReq`.
+/// Where every lane's scratch region starts: a multiple of this many bytes.
+const LANE_ALIGN: usize = 64;
+
+/// One lane's region for a kernel's `StackReq`: aligned to at least
+/// [`LANE_ALIGN`], and when the kernel asks for more alignment than that,
+/// large enough for it to pad inside a region that starts on a
+/// [`LANE_ALIGN`] boundary. So a single-lane call can carve its region
+/// without asking the kernel for its scratch again ([`run`]).
 pub(crate) fn to_req(req: StackReq) -> WorkspaceReq {
-    WorkspaceReq::new(req.size_bytes(), req.align_bytes())
+    let slack = req.align_bytes().saturating_sub(LANE_ALIGN);
+    WorkspaceReq::new(req.size_bytes() + slack, req.align_bytes().max(LANE_ALIGN))
 }
 
 /// The workspace a batched call needs: one scratch region per lane.
@@ -368,12 +391,16 @@ pub(crate) fn run<T>(
     let LanePlan { lanes, threads_per_matrix } = exec.plan(plan.shapes.count());
     let lanes = lanes.min(MAX_LANES);
     let par = par_for(threads_per_matrix);
-    let lane_req = to_req(kernel.scratch(&plan.shapes, par));
-    let stride = lane_req.repeat(2).bytes() - lane_req.bytes();
     // SAFETY: faer and the kernels store only initialised values through
     // their scratch temporaries.
     let bytes = unsafe { workspace.as_uninit_bytes_mut() };
-    let pad = (bytes.as_ptr() as usize).wrapping_neg() & (lane_req.align() - 1);
+    // One lane takes the whole workspace from its first LANE_ALIGN
+    // boundary (`to_req` sized the region for that), so only several lanes
+    // need the kernel's scratch size (for the stride between regions): at
+    // small n asking faer for it again is a visible part of a call.
+    let lane_req = if lanes > 1 { Some(to_req(kernel.scratch(&plan.shapes, par))) } else { None };
+    let align = lane_req.map_or(LANE_ALIGN, |r| r.align());
+    let pad = (bytes.as_ptr() as usize).wrapping_neg() & (align - 1);
     let pad = pad.min(bytes.len()); // an empty workspace needs no alignment
     let bytes = &mut bytes[pad..];
     let count = plan.shapes.count();
@@ -387,10 +414,9 @@ pub(crate) fn run<T>(
             }
             Ok(())
         };
-    let result = if lanes <= 1 {
-        run_lane(0, bytes)
-    } else {
-        run_lanes(lanes, stride, lane_req.bytes(), bytes, &run_lane)
+    let result = match lane_req {
+        None => run_lane(0, bytes),
+        Some(req) => run_lanes(lanes, req.repeat(2).bytes() - req.bytes(), req.bytes(), bytes, &run_lane),
     };
     result.map_err(|(b, failure)| failure.into_error(op, b))
 }

@@ -110,7 +110,10 @@ fn ipiv_to_perm(ipiv: &[i32], perm: &mut [i64]) {
         *p = i as i64;
     }
     for (i, &p) in ipiv.iter().enumerate() {
-        perm.swap(i, (p - 1) as usize);
+        let p = (p - 1) as usize;
+        if p != i {
+            perm.swap(i, p);
+        }
     }
 }
 
@@ -118,11 +121,9 @@ fn ipiv_to_perm(ipiv: &[i32], perm: &mut [i64]) {
 /// `out` (a vector of m entries). `ipiv_buf` holds what ?getrf wrote, its
 /// first k = min(m, n) entries.
 fn write_perm(item: &mut Item<'_>, out: usize, ipiv_buf: &[MaybeUninit<i32>], k: usize) {
-    let mut perm = item.out_mat::<i64>(out);
-    let perm = perm.rb_mut().col_mut(0).try_as_col_major_mut().expect("contiguous output").as_slice_mut();
     // SAFETY: ?getrf wrote the first k pivots (it always completes;
     // `info > 0` only reports a zero pivot).
-    ipiv_to_perm(unsafe { written(ipiv_buf, k) }, perm);
+    ipiv_to_perm(unsafe { written(ipiv_buf, k) }, item.out_slice::<i64>(out));
 }
 
 fn unpacked<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {

@@ -198,9 +198,10 @@ pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>) {
 
 /// Writes a permutation into the i64 vector output `out`.
 pub(super) fn write_perm(item: &mut Item<'_>, out: usize, perm: &[usize]) {
-    let mut dst = item.out_mat::<i64>(out);
-    for (i, &p) in perm.iter().enumerate() {
-        dst[(i, 0)] = p as i64;
+    let dst = item.out_slice::<i64>(out);
+    debug_assert_eq!(dst.len(), perm.len(), "a permutation output has one entry per row");
+    for (d, &p) in dst.iter_mut().zip(perm) {
+        *d = p as i64;
     }
 }
 

@@ -39,9 +39,9 @@ pub use crate::field::Field;
 /// of each column real and positive; a column scaled by a phase), the phase
 /// of a scalar (diag(R) ≥ 0), and the non-finite input check.
 pub use crate::kernels::{
-    columns::packed, columns::packed_mut, finite::all_finite, finite::copy_finite, finite::slice_finite,
-    gauge::canonicalize_columns, gauge::canonicalize_pairs, gauge::canonicalize_pairs_adjoint,
-    gauge::scale_column, householder::phase,
+    columns::packed, columns::packed_mut, finite::all_finite, finite::copy_finite, finite::lower_finite,
+    finite::slice_finite, gauge::canonicalize_columns, gauge::canonicalize_pairs,
+    gauge::canonicalize_pairs_adjoint, gauge::scale_column, householder::phase,
 };
 
 use crate::batch::{self, BatchPlan};

@@ -29,7 +29,7 @@ use lindiff_core::{
     WorkspaceReq,
 };
 use lindiff_cpu::kernel_api::{
-    copy_finite, packed_mut, phase, run_kernel, workspace_kernel, Failure, Kernel,
+    copy_finite, lower_finite, packed_mut, phase, run_kernel, workspace_kernel, Failure, Kernel,
 };
 
 /// Runs `$body` with `$T` the Rust type of `$dtype`; `None` for a dtype
@@ -331,13 +331,6 @@ pub(crate) fn copy_lower_finite<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_,
         }
     }
     ok
-}
-
-/// `true` when the lower triangle of `a` is finite (diagonal: real part).
-fn lower_finite<T: Lapack>(a: MatRef<'_, T>) -> bool {
-    (0..a.ncols()).all(|j| {
-        Scalar::re(a[(j, j)]).is_finite_real() && (j + 1..a.nrows()).all(|i| Scalar::is_finite(a[(i, j)]))
-    })
 }
 
 /// Panics on a negative `info` (an argument LAPACK rejected: a bug here,

@@ -2,7 +2,7 @@
 //! everywhere, and a NaN must be reported naming the argument, not returned
 //! as NaN outputs or a hang).
 
-use super::columns::{copy_col, copy_mat, packed};
+use super::columns::{copy_col, packed, packed_mut};
 use crate::batch::Failure;
 use crate::field::Field;
 use faer::reborrow::{Reborrow, ReborrowMut};
@@ -30,10 +30,10 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
 
 /// `dst = src` (always the whole copy), with `Err(NonFinite(arg))` when
 /// `src` has a NaN or infinite entry: the non-finite input check in the pass
-/// that copies the input anyway. A small matrix is copied whole (one
-/// `memcpy` when both are packed) and then checked in cache; a larger one
-/// column by column, each column checked while it is still in cache — one
-/// pass over `src` where a check followed by a copy would make two.
+/// that copies the input anyway. Packed matrices go through one fused pass
+/// (each entry stored and checked from the same load; AVX2 code when the CPU
+/// has it), which costs about half of a copy followed by a scan; strided
+/// ones column by column, each column checked while it is still in cache.
 ///
 /// # Errors
 /// `Failure::NonFinite(arg)` as above.
@@ -42,14 +42,12 @@ pub fn copy_finite<T: Field>(
     mut dst: MatMut<'_, T>,
     arg: &'static str,
 ) -> Result<(), Failure> {
-    let finite = if src.nrows() * src.ncols() <= IN_CACHE {
-        copy_mat(src, dst.rb_mut());
-        all_finite(dst.rb())
-    } else {
-        (0..src.ncols()).fold(true, |ok, j| {
+    let finite = match (packed(src), packed_mut(dst.rb_mut())) {
+        (Some(s), Some(d)) => copy_slice_finite(s, d),
+        _ => (0..src.ncols()).fold(true, |ok, j| {
             copy_col(src.col(j), dst.rb_mut().col_mut(j));
             ok & col_finite(dst.rb().col(j))
-        })
+        }),
     };
     if finite {
         Ok(())
@@ -58,9 +56,32 @@ pub fn copy_finite<T: Field>(
     }
 }
 
-/// Entries up to which [`copy_finite`] copies first and checks after (a
-/// 64×64 f64 matrix, 32 KiB: in L1 or L2 for the check).
-const IN_CACHE: usize = 64 * 64;
+with_avx2! {
+    /// `dst = src` (same length) and whether every entry is finite, in one
+    /// pass.
+    fn copy_slice_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool => copy_sums_finite
+}
+
+/// [`sums_finite`] of `src` while copying it into `dst`.
+#[inline(always)]
+fn copy_sums_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool {
+    debug_assert_eq!(src.len(), dst.len());
+    let zero = <T as Scalar>::Real::zero();
+    let mut lanes = [T::zero(); 16];
+    let (mut from, mut to) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
+    for (s, d) in (&mut from).zip(&mut to) {
+        for ((sum, &x), y) in lanes.iter_mut().zip(s).zip(d) {
+            *y = x;
+            *sum += x.scale(zero);
+        }
+    }
+    let mut rest = T::zero();
+    for (&x, y) in from.remainder().iter().zip(to.into_remainder()) {
+        *y = x;
+        rest += x.scale(zero);
+    }
+    lanes.iter().all(|&sum| sum == T::zero()) && rest == T::zero()
+}
 
 /// `Err(NonFinite(arg))` when `m` has a NaN or infinite entry.
 pub(super) fn check_finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Result<(), Failure> {
@@ -76,35 +97,25 @@ pub(super) fn check_finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Res
 /// imaginary part). A packed matrix is scanned in one call (AVX2 code when
 /// the CPU has it, as [`slice_finite`]), not column by column: per-column
 /// calls cost more than the ~n/2 entries each scans at small n.
-pub(crate) fn lower_finite<T: Field>(m: MatRef<'_, T>) -> bool {
+pub fn lower_finite<T: Field>(m: MatRef<'_, T>) -> bool {
     let n = m.nrows();
     if let Some(s) = packed(m) {
-        #[cfg(all(feature = "std", target_arch = "x86_64"))]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { packed_lower_finite_avx2(s, n) };
-        }
         return packed_lower_finite(s, n);
     }
     (0..m.ncols())
         .all(|j| Scalar::re(m[(j, j)]).is_finite_real() && col_finite(m.col(j).subrows(j + 1, n - j - 1)))
 }
 
-/// [`packed_lower_finite`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-unsafe fn packed_lower_finite_avx2<T: Field>(s: &[T], n: usize) -> bool {
-    packed_lower_finite(s, n)
+with_avx2! {
+    /// [`lower_finite`] of the n×n matrix packed in `s` (n ≥ 1).
+    fn packed_lower_finite<T: Field>(s: &[T], n: usize) -> bool => lower_sums_finite
 }
 
-/// [`lower_finite`] of the n×n matrix packed in `s` (n ≥ 1): sums of x·0,
-/// as in [`sums_finite`], over the part of each column below the diagonal,
-/// four lanes wide (the parts are short), and over the diagonal's real parts.
+/// [`packed_lower_finite`]: sums of x·0, as in [`sums_finite`], over the
+/// part of each column below the diagonal, four lanes wide (the parts are
+/// short), and over the diagonal's real parts.
 #[inline(always)]
-fn packed_lower_finite<T: Field>(s: &[T], n: usize) -> bool {
+fn lower_sums_finite<T: Field>(s: &[T], n: usize) -> bool {
     let zero = <T as Scalar>::Real::zero();
     let mut lanes = [T::zero(); 4];
     let mut diagonal = zero;
@@ -123,31 +134,15 @@ fn packed_lower_finite<T: Field>(s: &[T], n: usize) -> bool {
     diagonal == zero && lanes.iter().all(|&sum| sum == T::zero())
 }
 
-/// `true` when every entry of `s` is finite, kept out of line so that the
-/// compiler vectorises it on its own: sixteen independent sums of x·0
-/// (±0 for a finite x, NaN for ∞ or NaN) stay zero exactly when every entry
-/// is finite. With `std` on
-/// x86-64 the scan runs as AVX2 code when the CPU has it (std's cached
-/// detection; the crate itself is built for baseline x86-64, whose SSE2 scan
-/// was ~140 ns of a 32×32 host-blas solve's checks, AVX2 ~80 ns).
-#[inline(never)]
-pub fn slice_finite<T: Field>(s: &[T]) -> bool {
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { slice_finite_avx2(s) };
-    }
-    sums_finite(s)
-}
-
-/// [`sums_finite`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-unsafe fn slice_finite_avx2<T: Field>(s: &[T]) -> bool {
-    sums_finite(s)
+with_avx2! {
+    /// `true` when every entry of `s` is finite, kept out of line so that the
+    /// compiler vectorises it on its own: sixteen independent sums of x·0
+    /// (±0 for a finite x, NaN for ∞ or NaN) stay zero exactly when every
+    /// entry is finite. AVX2 code when the CPU has it (the crate itself is
+    /// built for baseline x86-64, whose SSE2 scan was ~140 ns of a 32×32
+    /// host-blas solve's checks, AVX2 ~80 ns).
+    #[inline(never)]
+    pub fn slice_finite<T: Field>(s: &[T]) -> bool => sums_finite
 }
 
 /// x·0 is ±0 for a finite x (subnormals too) and NaN for ∞ or NaN, so
@@ -171,7 +166,7 @@ fn sums_finite<T: Field>(s: &[T]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{lower_finite, slice_finite, sums_finite};
+    use super::{copy_slice_finite, copy_sums_finite, lower_finite, slice_finite, sums_finite};
     use crate::field::Field;
     use lindiff_core::Scalar;
     use num_complex::Complex;
@@ -183,6 +178,18 @@ mod tests {
         for len in 0..=40 {
             let clean: Vec<T> = (0..len).map(|i| value(i as f64 - 7.5, 1e-300 * i as f64)).collect();
             assert!(slice_finite(&clean) && sums_finite(&clean), "len {len}");
+            let copied = |s: &[T]| {
+                let mut d = vec![T::zero(); s.len()];
+                let ok = (copy_slice_finite(s, &mut d), copy_sums_finite(s, &mut vec![T::zero(); s.len()]));
+                assert!(
+                    d.iter()
+                        .zip(s)
+                        .all(|(a, b)| a == b || (!Scalar::is_finite(*a) && !Scalar::is_finite(*b))),
+                    "copy of len {len}"
+                );
+                ok
+            };
+            assert_eq!(copied(&clean), (true, true), "len {len}");
             for at in 0..len {
                 for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
                     for imag in [false, true] {
@@ -194,6 +201,11 @@ mod tests {
                         assert!(
                             !slice_finite(&s) && !sums_finite(&s),
                             "len {len}, at {at}, {bad}, imag {imag}"
+                        );
+                        assert_eq!(
+                            copied(&s),
+                            (false, false),
+                            "copy: len {len}, at {at}, {bad}, imag {imag}"
                         );
                     }
                 }

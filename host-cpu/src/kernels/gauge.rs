@@ -45,50 +45,18 @@ fn largest<T: Field>(xs: impl Iterator<Item = T>) -> (<T as Scalar>::Real, T) {
     (best, pivot)
 }
 
-/// [`largest`] for real entries: the same result from two passes that
-/// compile to packed code, at a fraction of the one-pass search's cost (it
-/// is the canonical sign of every eigenvector and singular vector). With
-/// `std` on x86-64 it runs as AVX2 code when the CPU has it (as
-/// [`slice_finite`](super::finite::slice_finite) does).
-fn largest_real<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { largest_real_avx2(xs) };
-    }
-    largest_real_passes(xs)
+with_avx2! {
+    /// [`largest`] for real entries: the same result from two passes that
+    /// compile to packed code, at a fraction of the one-pass search's cost
+    /// (it is the canonical sign of every eigenvector and singular vector).
+    fn largest_real<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) => largest_real_passes
 }
 
-/// [`largest_real_passes`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-unsafe fn largest_real_avx2<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
-    largest_real_passes(xs)
-}
-
-/// [`canonicalize_columns`] for a real matrix stored as one slice of
-/// `rows`-long columns: every column in one call (no per-column dispatch),
-/// as AVX2 code when the CPU has it.
-fn canonicalize_real_packed<T: Field>(data: &mut [T], rows: usize) {
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { canonicalize_real_packed_avx2(data, rows) };
-    }
-    canonical_real_columns(data, rows);
-}
-
-/// [`canonical_real_columns`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-unsafe fn canonicalize_real_packed_avx2<T: Field>(data: &mut [T], rows: usize) {
-    canonical_real_columns(data, rows);
+with_avx2! {
+    /// [`canonicalize_columns`] for a real matrix stored as one slice of
+    /// `rows`-long columns: every column in one call, not a dispatched
+    /// search per column.
+    fn canonicalize_real_packed<T: Field>(data: &mut [T], rows: usize) -> () => canonical_real_columns
 }
 
 /// Negates each `rows`-long column of `data` whose largest-magnitude entry
@@ -106,15 +74,23 @@ fn canonical_real_columns<T: Field>(data: &mut [T], rows: usize) {
     }
 }
 
-/// Lanes of the packed passes of [`largest_real_passes`].
-const LANES: usize = 16;
+/// Lanes of the max pass of [`largest_real_passes`] (one AVX2 register of
+/// f64: columns as short as 8 stay packed).
+const LANES: usize = 4;
+
+/// Entries the find pass of [`largest_real_passes`] tests at a time.
+const FIND_CHUNK: usize = 8;
 
 /// The maximum |x| in [`LANES`] independent lanes (packed max operations),
-/// then the first entry that has it: a chunk at a time tested without an
-/// early exit (packed compares), entry by entry only inside the chunk that
-/// holds it.
+/// then the first entry that has it: [`FIND_CHUNK`] entries at a time
+/// tested without an early exit (packed compares), entry by entry only
+/// inside the chunk that holds it.
 #[inline(always)]
 fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
+    if xs.len() < LANES {
+        // Shorter than one chunk: the one-pass search is cheapest.
+        return largest(xs.iter().copied());
+    }
     let zero = <T as Scalar>::Real::zero();
     let max = |b: <T as Scalar>::Real, x: T| {
         let m = Scalar::abs(x);
@@ -145,7 +121,7 @@ fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
     let best = if lanes[0] > rest { lanes[0] } else { rest };
     let first = |c: &[T]| c.iter().copied().find(|&x| Scalar::abs(x) == best);
     let pivot = xs
-        .chunks(LANES)
+        .chunks(FIND_CHUNK)
         .find(|c| c.iter().fold(false, |hit, &x| hit | (Scalar::abs(x) == best)))
         .and_then(first)
         .unwrap_or(T::zero());
@@ -230,12 +206,18 @@ pub fn canonicalize_pairs_adjoint<T: Field>(
 /// Vᴴ[i, l] = conj(V[l, i] · c_i), down `vh`'s contiguous columns. `phases`
 /// has at least `vh.nrows()` rows.
 pub fn canonicalize_pairs_into_adjoint<T: Field>(
-    u: MatMut<'_, T>,
+    mut u: MatMut<'_, T>,
     v: MatRef<'_, T>,
     mut vh: MatMut<'_, T>,
     k: usize,
     phases: ColMut<'_, T>,
 ) {
+    if !<T as Scalar>::IS_COMPLEX && (u.ncols(), v.ncols(), vh.nrows()) == (k, k, k) {
+        if let (Some(u), Some(v), Some(vh)) = (packed_mut(u.rb_mut()), packed(v), packed_mut(vh.rb_mut())) {
+            pairs_real_packed(u, v, vh, k);
+            return;
+        }
+    }
     let mut phases = phases.subrows_mut(0, vh.nrows());
     pair_phases(u, v, k, phases.rb_mut());
     let (n, rows) = (v.nrows(), vh.nrows());
@@ -257,6 +239,38 @@ pub fn canonicalize_pairs_into_adjoint<T: Field>(
     for l in 0..vh.ncols() {
         let row = v.row(l).transpose();
         zip!(vh.rb_mut().col_mut(l), row, phases.rb()).for_each(|unzip!(x, y, c)| *x = conj_times(*y, *c));
+    }
+}
+
+with_avx2! {
+    /// [`canonicalize_pairs_into_adjoint`] for real packed U (m×k), V (n×k)
+    /// and Vᴴ (k×n), k pairs: the same bits, in one call per matrix instead
+    /// of a dispatched search, a phase and a scaled copy per column.
+    fn pairs_real_packed<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) -> () => real_pairs
+}
+
+/// Column j of U is negated when its largest-magnitude entry (the first on
+/// ties) is negative, and row j of Vᴴ is column j of V times the same sign.
+#[inline(always)]
+fn real_pairs<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) {
+    let zero = <T as Scalar>::Real::zero();
+    let (m, n) = (u.len() / k, v.len() / k);
+    let vh = &mut vh[..k * n];
+    for j in 0..k {
+        let ucol = &mut u[j * m..(j + 1) * m];
+        let vcol = &v[j * n..(j + 1) * n];
+        let (best, pivot) = largest_real_passes(ucol);
+        if best != zero && Scalar::re(pivot) < zero {
+            let minus_one = -T::one();
+            ucol.iter_mut().for_each(|x| *x *= minus_one);
+            for (l, &y) in vcol.iter().enumerate() {
+                vh[j + l * k] = y * minus_one;
+            }
+        } else {
+            for (l, &y) in vcol.iter().enumerate() {
+                vh[j + l * k] = y;
+            }
+        }
     }
 }
 
@@ -362,5 +376,54 @@ mod tests {
     fn packed_real_canonicalization_has_the_column_rule_bits() {
         packed_matches_columns(|x| x);
         packed_matches_columns(|x| x as f32);
+    }
+
+    /// The packed real pair path gives the bits of the general one (run on
+    /// a strided copy of U), tall, square and wide.
+    fn pairs_match<T: Field>(value: impl Fn(f64) -> T) {
+        use super::canonicalize_pairs_into_adjoint;
+        for (m, n) in [(1, 1), (8, 8), (20, 7), (7, 20), (33, 33)] {
+            let k = m.min(n);
+            let entry =
+                |i: usize, j: usize, s: usize| value((((i + s) * (j + 3) * 7919) % 29) as f64 / 29.0 - 0.5);
+            let mut u = Mat::<T>::from_fn(m, k, |i, j| entry(i, j, 1));
+            u[(m - 1, 0)] = value(-2.0); // a negative largest entry
+            let v = Mat::<T>::from_fn(n, k, |i, j| entry(i, j, 2));
+            let mut phases = Mat::<T>::zeros(k, 1);
+            let (mut u_fast, mut vh_fast) = (u.clone(), Mat::<T>::zeros(k, n));
+            canonicalize_pairs_into_adjoint(
+                u_fast.as_mut(),
+                v.as_ref(),
+                vh_fast.as_mut(),
+                k,
+                phases.as_mut().col_mut(0),
+            );
+            let mut wide = Mat::<T>::zeros(m + 1, k);
+            wide.as_mut().subrows_mut(0, m).copy_from(&u);
+            let mut vh = Mat::<T>::zeros(k, n);
+            canonicalize_pairs_into_adjoint(
+                wide.as_mut().subrows_mut(0, m),
+                v.as_ref(),
+                vh.as_mut(),
+                k,
+                phases.as_mut().col_mut(0),
+            );
+            let bits = |x: T| Scalar::re(x).to_f64().to_bits();
+            for j in 0..k {
+                for i in 0..m {
+                    assert_eq!(bits(u_fast[(i, j)]), bits(wide[(i, j)]), "U {m}x{n} ({i}, {j})");
+                }
+                for l in 0..n {
+                    assert_eq!(bits(vh_fast[(j, l)]), bits(vh[(j, l)]), "Vh {m}x{n} ({j}, {l})");
+                }
+            }
+            assert!(Scalar::re(u_fast[(m - 1, 0)]) > Scalar::re(T::zero()));
+        }
+    }
+
+    #[test]
+    fn packed_real_pairs_have_the_general_bits() {
+        pairs_match(|x| x);
+        pairs_match(|x| x as f32);
     }
 }

@@ -8,6 +8,8 @@
 //! for the ops it runs.
 
 mod adjugate;
+#[macro_use]
+mod avx2;
 mod cholesky;
 pub(crate) mod columns;
 mod det;

@@ -265,18 +265,15 @@ impl<'p> Item<'p> {
     }
 
     /// Output `i` of this item as one slice (column-major; outputs are
-    /// contiguous), for kernels that fill it element by element.
-    ///
-    /// Its memory starts uninitialised: write every element before reading.
-    pub fn out_slice<T: Element>(&mut self, i: usize) -> &mut [T] {
+    /// contiguous), for kernels that fill it element by element. Its memory
+    /// may be uninitialised, hence `MaybeUninit`: write every element.
+    pub fn out_slice<T: Element>(&mut self, i: usize) -> &mut [MaybeUninit<T>] {
         let (arg, ptr) = self.output_ptr::<T>(i);
         // SAFETY: as in `out_mat`: item `b`'s region of output `i` is its
         // rows·cols contiguous elements from `ptr`, inside the buffer,
-        // aligned and exclusively ours while `self` is borrowed mutably. The
-        // elements may be uninitialised, but every `Element` is a plain
-        // number type for which any bit pattern is valid, and `call` hands
-        // the buffer over only for writing (as `out_mat` does).
-        unsafe { core::slice::from_raw_parts_mut(ptr, arg.rows * arg.cols) }
+        // aligned and exclusively ours while `self` is borrowed mutably;
+        // `MaybeUninit<T>` has `T`'s layout and no validity requirement.
+        unsafe { core::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), arg.rows * arg.cols) }
     }
 
     /// Outputs `i` and `j` (different) at once, as in [`Item::out_mat`].

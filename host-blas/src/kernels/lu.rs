@@ -105,10 +105,13 @@ fn getrf<T: Lapack>(mut lu: MatMut<'_, T>, ipiv: &mut [MaybeUninit<i32>]) -> boo
 
 /// Writes the row permutation of IPIV (swaps of rows i ↔ ipiv[i] − 1, in
 /// order, applied to the identity of size `perm.len()`) into `perm`.
-fn ipiv_to_perm(ipiv: &[i32], perm: &mut [i64]) {
+fn ipiv_to_perm(ipiv: &[i32], perm: &mut [MaybeUninit<i64>]) {
     for (i, p) in perm.iter_mut().enumerate() {
-        *p = i as i64;
+        p.write(i as i64);
     }
+    // SAFETY: every element was written just above; `MaybeUninit<i64>` has
+    // the layout of `i64`.
+    let perm = unsafe { &mut *(perm as *mut [MaybeUninit<i64>] as *mut [i64]) };
     for (i, &p) in ipiv.iter().enumerate() {
         let p = (p - 1) as usize;
         if p != i {

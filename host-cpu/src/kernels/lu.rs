@@ -201,7 +201,7 @@ pub(super) fn write_perm(item: &mut Item<'_>, out: usize, perm: &[usize]) {
     let dst = item.out_slice::<i64>(out);
     debug_assert_eq!(dst.len(), perm.len(), "a permutation output has one entry per row");
     for (d, &p) in dst.iter_mut().zip(perm) {
-        *d = p as i64;
+        d.write(p as i64);
     }
 }
 

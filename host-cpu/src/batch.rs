@@ -266,12 +266,15 @@ impl<'p> Item<'p> {
 
     /// Output `i` of this item as one slice (column-major; outputs are
     /// contiguous), for kernels that fill it element by element. Its memory
-    /// may be uninitialised, hence `MaybeUninit`: write every element.
+    /// may be uninitialised, hence `MaybeUninit`: write every element, and
+    /// store only initialised values (the caller marks the output
+    /// initialised once the kernel returns `Ok`).
     pub fn out_slice<T: Element>(&mut self, i: usize) -> &mut [MaybeUninit<T>] {
         let (arg, ptr) = self.output_ptr::<T>(i);
         // SAFETY: as in `out_mat`: item `b`'s region of output `i` is its
         // rows·cols contiguous elements from `ptr`, inside the buffer,
-        // aligned and exclusively ours while `self` is borrowed mutably;
+        // aligned (`call` checks every present output's alignment, empty
+        // ones too) and exclusively ours while `self` is borrowed mutably;
         // `MaybeUninit<T>` has `T`'s layout and no validity requirement.
         unsafe { core::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), arg.rows * arg.cols) }
     }
@@ -357,14 +360,20 @@ pub(crate) fn par_for(threads: usize) -> Par {
 /// Where every lane's scratch region starts: a multiple of this many bytes.
 const LANE_ALIGN: usize = 64;
 
-/// One lane's region for a kernel's `StackReq`: aligned to at least
-/// [`LANE_ALIGN`], and when the kernel asks for more alignment than that,
-/// large enough for it to pad inside a region that starts on a
-/// [`LANE_ALIGN`] boundary. So a single-lane call can carve its region
-/// without asking the kernel for its scratch again ([`run`]).
+/// One lane's region for a kernel's `StackReq`, aligned to at least
+/// [`LANE_ALIGN`]. A single-lane call then carves its region without asking
+/// the kernel for its scratch again ([`run`]): it pads the workspace to
+/// [`LANE_ALIGN`] only, so its region starts at or before the boundary of
+/// the kernel's own alignment that `call` counted the bytes from, and ends
+/// at the same place; dyn-stack's aligned carves end no later for an
+/// earlier start, so every carve still fits (tested below with alignments
+/// up to 256 and every start).
 pub(crate) fn to_req(req: StackReq) -> WorkspaceReq {
-    let slack = req.align_bytes().saturating_sub(LANE_ALIGN);
-    WorkspaceReq::new(req.size_bytes() + slack, req.align_bytes().max(LANE_ALIGN))
+    if req.align_bytes() == 0 {
+        // faer's `StackReq::OVERFLOW`: a size that does not fit in usize.
+        return WorkspaceReq::new(usize::MAX, 1);
+    }
+    WorkspaceReq::new(req.size_bytes(), req.align_bytes().max(LANE_ALIGN))
 }
 
 /// The workspace a batched call needs: one scratch region per lane.
@@ -480,4 +489,77 @@ fn run_lanes(
         }
     }
     first.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Failure, Item, Kernel, Shapes};
+    use crate::kernel_api::{run_kernel, workspace_kernel};
+    use core::mem::MaybeUninit;
+    use faer::dyn_stack::{MemStack, StackReq};
+    use faer::Par;
+    use lindiff_core::op::Cholesky;
+    use lindiff_core::{
+        DType, Exec, Host, HostBuffer, HostData, Input, LinalgOp, Memory, Output, Shape, TensorDesc,
+        TensorMeta,
+    };
+
+    /// Takes 8 bytes of scratch, then `bytes` at alignment `align` (so the
+    /// second carve's padding depends on where the region starts; dyn-stack
+    /// panics if the region is too small), and copies input 0 to output 0.
+    struct Scratchy {
+        bytes: usize,
+        align: usize,
+    }
+
+    impl Kernel<f64> for Scratchy {
+        fn scratch(&self, _: &Shapes, _: Par) -> StackReq {
+            StackReq::new::<u64>(1).and(StackReq::new_aligned::<u8>(self.bytes, self.align))
+        }
+
+        fn run(&self, item: &mut Item<'_>, _: Par, stack: &mut MemStack) -> Result<(), Failure> {
+            let (_, stack) = stack.make_uninit::<u64>(1);
+            let (scratch, _) = stack.make_aligned_uninit::<u8>(self.bytes, self.align);
+            assert_eq!(scratch.as_ptr() as usize % self.align, 0);
+            scratch.fill(MaybeUninit::new(7));
+            let a = item.mat::<f64>(0);
+            item.out_mat::<f64>(0).copy_from(a);
+            Ok(())
+        }
+    }
+
+    /// Every lane gets its scratch, aligned, from the smallest workspace
+    /// `call` accepts (`usable_bytes(ws, req.align()) ≥ req.bytes()`), at
+    /// any start address: kernel alignments below, at and above the lanes'
+    /// 64 bytes, one lane (padded to 64 bytes only, no `scratch` call in
+    /// `run`) and several.
+    #[test]
+    fn every_lane_gets_its_scratch_from_the_smallest_workspace() {
+        let meta = TensorMeta::new(DType::F64, Shape::new(&[2, 2, 4]).unwrap());
+        let desc = TensorDesc::contiguous(meta.clone()).unwrap();
+        let data: Vec<f64> = (0..16).map(f64::from).collect();
+        let op = LinalgOp::Cholesky(Cholesky);
+        for align in [8, 64, 128, 256] {
+            for threads in [1, 2] {
+                let exec = Exec::with_threads(threads);
+                let kernel = Scratchy { bytes: 200, align };
+                let req = workspace_kernel::<f64>(&kernel, &[&desc], exec);
+                for start in (0..=align + 8).step_by(8) {
+                    let mut store = vec![MaybeUninit::<u8>::uninit(); req.bytes() + 2 * req.align() + 512];
+                    let at = (store.as_ptr() as usize).wrapping_neg() % 512 + start;
+                    let pad = (store[at..].as_ptr() as usize).wrapping_neg() % req.align();
+                    let mut ws = HostBuffer::from_uninit(&mut store[at..at + pad + req.bytes()]);
+                    assert!(Host::usable_bytes(&ws, req.align()) >= req.bytes());
+                    let mut out = vec![0.0f64; 16];
+                    let mut buffer = HostBuffer::from_slice_mut(&mut out);
+                    let inputs = [Input { desc: &desc, data: HostData::from_slice(&data) }];
+                    {
+                        let mut outputs = [Some(Output { meta: &meta, buffer: &mut buffer })];
+                        run_kernel::<f64>(&op, &kernel, &inputs, &mut outputs, &mut ws, exec).unwrap();
+                    }
+                    assert_eq!(out, data, "align {align}, {threads} threads, start {start}");
+                }
+            }
+        }
+    }
 }

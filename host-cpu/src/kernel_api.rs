@@ -11,6 +11,11 @@
 //! region carved from the caller's workspace bytes, and a kernel must write
 //! every element of every present output of its item.
 //!
+//! Lane regions start on 64-byte boundaries, so a workspace requirement is
+//! aligned to at least 64 bytes (even an empty one). A single-lane run pads
+//! the workspace to 64 bytes and does not call [`Kernel::scratch`] again:
+//! scratch sizes must be a function of the shapes (as faer's are).
+//!
 //! ```
 //! use lindiff_cpu::kernel_api::{workspace_kernel, Failure, Item, Kernel, Shapes};
 //! use faer::dyn_stack::{MemStack, StackReq};

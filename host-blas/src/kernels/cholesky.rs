@@ -7,7 +7,7 @@
 //! and the strict upper triangle is zeroed after. `info > 0` (a pivot that is not > 0) is
 //! `NotPositiveDefinite("a")`. ?potrf's diagonal is real.
 
-use super::{copy_lower_finite, fits, info_ok, int, ld, out_slice, span};
+use super::{copy_lower_finite, fits, info_ok, init_out_slice, int, ld, span};
 use crate::lapack::Lapack;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
@@ -39,7 +39,7 @@ impl<T: Lapack> Kernel<T> for CholeskyKernel {
             return Err(Failure::NonFinite("a"));
         }
         // SAFETY: `copy_lower_finite` wrote every element of `l`.
-        let buf = unsafe { out_slice(&mut l) };
+        let buf = unsafe { init_out_slice(&mut l) };
         fits(buf.len(), span(n, n, ld(n)));
         // SAFETY: A is n×n with LDA = n (checked above).
         let info = unsafe { T::potrf(int(n), buf.as_mut_ptr(), int(n)) };

@@ -13,8 +13,8 @@
 //! input where it is copied anyway (`a` into the factor, `b` into `x`).
 
 use super::{
-    carve, carve_int, carve_uninit, check_finite, copy_finite, copy_in, fits, in_place, info_ok, int, ld,
-    mat_ptr, out_slice, req, span, uninit_ptr, uninit_view, written,
+    carve, carve_int, carve_uninit, check_finite, copy_finite, copy_in, fits, in_place, info_ok,
+    init_out_slice, int, ld, mat_ptr, req, span, uninit_ptr, uninit_view, written,
 };
 use crate::lapack::Lapack;
 use core::mem::MaybeUninit;
@@ -109,14 +109,8 @@ fn ipiv_to_perm(ipiv: &[i32], perm: &mut [MaybeUninit<i64>]) {
     for (i, p) in perm.iter_mut().enumerate() {
         p.write(i as i64);
     }
-    // SAFETY: every element was written just above; `MaybeUninit<i64>` has
-    // the layout of `i64`.
-    let perm = unsafe { &mut *(perm as *mut [MaybeUninit<i64>] as *mut [i64]) };
     for (i, &p) in ipiv.iter().enumerate() {
-        let p = (p - 1) as usize;
-        if p != i {
-            perm.swap(i, p);
-        }
+        perm.swap(i, (p - 1) as usize);
     }
 }
 
@@ -199,7 +193,7 @@ fn factor_solve<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<
             return Err(Failure::Singular("a"));
         }
         // SAFETY: ?getrf wrote the n pivots and factored `lu` in place.
-        let (lu, piv) = unsafe { (out_slice(&mut lu), written(ipiv, n)) };
+        let (lu, piv) = unsafe { (init_out_slice(&mut lu), written(ipiv, n)) };
         getrs(b'N', lu, ld(n), piv, x);
     }
     write_perm(item, 2, ipiv, n);

@@ -271,7 +271,7 @@ pub(crate) fn copy_in<T: Lapack>(a: MatRef<'_, T>, buf: &mut [T], ld: usize) {
 ///
 /// # Safety
 /// Every element of `m` must be initialised.
-pub(crate) unsafe fn out_slice<'a, T: Lapack>(m: &'a mut MatMut<'_, T>) -> &'a mut [T] {
+pub(crate) unsafe fn init_out_slice<'a, T: Lapack>(m: &'a mut MatMut<'_, T>) -> &'a mut [T] {
     if m.nrows() == 0 || m.ncols() == 0 {
         return &mut [];
     }

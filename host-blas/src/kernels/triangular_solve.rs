@@ -16,7 +16,9 @@
 //! by faer's triangular substitution instead. NaN/∞ in the read triangle of
 //! `a` or in `b` is `NonFinite`, checked first.
 
-use super::{carve, check_finite, copy_in, fits, in_place, info_ok, int, ld, out_slice, req, span, view_mut};
+use super::{
+    carve, check_finite, copy_in, fits, in_place, info_ok, init_out_slice, int, ld, req, span, view_mut,
+};
 use crate::lapack::Lapack;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::triangular_solve::{
@@ -108,7 +110,7 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
         {
             let c: &mut [T] = match rhs {
                 // SAFETY: `copy_from` wrote every element of `x`.
-                Rhs::AsIs => unsafe { out_slice(&mut x) },
+                Rhs::AsIs => unsafe { init_out_slice(&mut x) },
                 _ => &mut t,
             };
             fits(c.len(), span(n, r, ld(n)));

@@ -4,10 +4,13 @@
 //! x86-64 they also get an AVX2 copy, chosen by std's cached CPU detection.
 //! Without `std`, or elsewhere, only the portable body exists.
 
-/// `fn $name<T: Field>(args) -> ret` that runs `$body(args)` compiled for
+/// `fn $name<T: Field>(args) [-> ret]` that runs `$body(args)` compiled for
 /// AVX2 when the CPU has it, else the same body as built. `$body` must be
 /// `#[inline(always)]`, so that each copy is compiled for its target.
 macro_rules! with_avx2 {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident<T: Field>($($arg:ident: $ty:ty),* $(,)?) => $body:ident) => {
+        with_avx2! { $(#[$meta])* $vis fn $name<T: Field>($($arg: $ty),*) -> () => $body }
+    };
     ($(#[$meta:meta])* $vis:vis fn $name:ident<T: Field>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $body:ident) => {
         $(#[$meta])*
         $vis fn $name<T: Field>($($arg: $ty),*) -> $ret {

@@ -30,18 +30,22 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
 
 /// `dst = src` (always the whole copy), with `Err(NonFinite(arg))` when
 /// `src` has a NaN or infinite entry: the non-finite input check in the pass
-/// that copies the input anyway. Packed matrices go through one fused pass
-/// (each entry stored and checked from the same load; AVX2 code when the CPU
-/// has it), which costs about half of a copy followed by a scan; strided
-/// ones column by column, each column checked while it is still in cache.
+/// that copies the input anyway. When both are packed this is one fused
+/// pass (each entry stored and checked from the same load; AVX2 code when
+/// the CPU has it), about half the cost of a copy followed by a scan;
+/// otherwise column by column, each column checked while still in cache.
 ///
 /// # Errors
 /// `Failure::NonFinite(arg)` as above.
+///
+/// # Panics
+/// If `src` and `dst` differ in shape.
 pub fn copy_finite<T: Field>(
     src: MatRef<'_, T>,
     mut dst: MatMut<'_, T>,
     arg: &'static str,
 ) -> Result<(), Failure> {
+    assert_eq!((src.nrows(), src.ncols()), (dst.nrows(), dst.ncols()), "copy_finite: shapes differ");
     let finite = match (packed(src), packed_mut(dst.rb_mut())) {
         (Some(s), Some(d)) => copy_slice_finite(s, d),
         _ => (0..src.ncols()).fold(true, |ok, j| {
@@ -179,14 +183,12 @@ mod tests {
             let clean: Vec<T> = (0..len).map(|i| value(i as f64 - 7.5, 1e-300 * i as f64)).collect();
             assert!(slice_finite(&clean) && sums_finite(&clean), "len {len}");
             let copied = |s: &[T]| {
-                let mut d = vec![T::zero(); s.len()];
-                let ok = (copy_slice_finite(s, &mut d), copy_sums_finite(s, &mut vec![T::zero(); s.len()]));
-                assert!(
-                    d.iter()
-                        .zip(s)
-                        .all(|(a, b)| a == b || (!Scalar::is_finite(*a) && !Scalar::is_finite(*b))),
-                    "copy of len {len}"
-                );
+                let same = |d: &[T]| {
+                    d.iter().zip(s).all(|(a, b)| a == b || (!Scalar::is_finite(*a) && !Scalar::is_finite(*b)))
+                };
+                let (mut d1, mut d2) = (vec![T::zero(); s.len()], vec![T::zero(); s.len()]);
+                let ok = (copy_slice_finite(s, &mut d1), copy_sums_finite(s, &mut d2));
+                assert!(same(&d1) && same(&d2), "copy of len {len}");
                 ok
             };
             assert_eq!(copied(&clean), (true, true), "len {len}");

@@ -47,35 +47,45 @@ fn largest<T: Field>(xs: impl Iterator<Item = T>) -> (<T as Scalar>::Real, T) {
 
 with_avx2! {
     /// [`largest`] for real entries: the same result from two passes that
-    /// compile to packed code, at a fraction of the one-pass search's cost
-    /// (it is the canonical sign of every eigenvector and singular vector).
+    /// compile to packed code (the strided and non-thin cases of the
+    /// canonical signs; packed matrices take [`canonicalize_real_packed`]
+    /// and [`pairs_real_packed`]).
     fn largest_real<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) => largest_real_passes
 }
 
 with_avx2! {
     /// [`canonicalize_columns`] for a real matrix stored as one slice of
-    /// `rows`-long columns: every column in one call, not a dispatched
-    /// search per column.
-    fn canonicalize_real_packed<T: Field>(data: &mut [T], rows: usize) -> () => canonical_real_columns
+    /// `rows`-long columns (rows ≥ 1): every column in one call, not a
+    /// dispatched search per column.
+    fn canonicalize_real_packed<T: Field>(data: &mut [T], rows: usize) => canonical_real_columns
 }
 
-/// Negates each `rows`-long column of `data` whose largest-magnitude entry
-/// (the first on ties) is negative: [`column_phase`] and [`scale_column`]
-/// for real columns, with the same bits (the column is multiplied by −1).
+/// [`canonicalize_real_packed`]: each column through [`flip_real_column`].
 #[inline(always)]
 fn canonical_real_columns<T: Field>(data: &mut [T], rows: usize) {
-    let zero = <T as Scalar>::Real::zero();
-    for col in data.chunks_exact_mut(rows.max(1)) {
-        let (best, pivot) = largest_real_passes(col);
-        if best != zero && Scalar::re(pivot) < zero {
-            let minus_one = -T::one();
-            col.iter_mut().for_each(|x| *x *= minus_one);
-        }
+    for col in data.chunks_exact_mut(rows) {
+        flip_real_column(col);
     }
 }
 
-/// Lanes of the max pass of [`largest_real_passes`] (one AVX2 register of
-/// f64: columns as short as 8 stay packed).
+/// Negates the real column `col` when its largest-magnitude entry (the
+/// first on ties) is negative, and says whether it did: [`column_phase`]
+/// and [`scale_column`] for real columns, with the same bits (the column is
+/// multiplied by −1; a zero column is left alone).
+#[inline(always)]
+fn flip_real_column<T: Field>(col: &mut [T]) -> bool {
+    let zero = <T as Scalar>::Real::zero();
+    let (best, pivot) = largest_real_passes(col);
+    let flip = best != zero && Scalar::re(pivot) < zero;
+    if flip {
+        let minus_one = -T::one();
+        col.iter_mut().for_each(|x| *x *= minus_one);
+    }
+    flip
+}
+
+/// Lanes of the max pass of [`largest_real_passes`]: one AVX2 register of
+/// f64, so that short columns (8, 16 entries) still run packed.
 const LANES: usize = 4;
 
 /// Entries the find pass of [`largest_real_passes`] tests at a time.
@@ -108,17 +118,8 @@ fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
         }
     }
     let rest = chunks.remainder().iter().fold(zero, |b, &x| max(b, x));
-    // Halving folds, which stay packed (a fold over the lanes in order is a
-    // chain of scalar max operations).
-    let mut width = LANES / 2;
-    while width > 0 {
-        let (low, high) = lanes.split_at_mut(width);
-        for (l, &h) in low.iter_mut().zip(&high[..width]) {
-            *l = if h > *l { h } else { *l };
-        }
-        width /= 2;
-    }
-    let best = if lanes[0] > rest { lanes[0] } else { rest };
+    let larger = |a: <T as Scalar>::Real, b: <T as Scalar>::Real| if b > a { b } else { a };
+    let best = larger(larger(larger(lanes[0], lanes[2]), larger(lanes[1], lanes[3])), rest);
     let first = |c: &[T]| c.iter().copied().find(|&x| Scalar::abs(x) == best);
     let pivot = xs
         .chunks(FIND_CHUNK)
@@ -246,23 +247,19 @@ with_avx2! {
     /// [`canonicalize_pairs_into_adjoint`] for real packed U (m×k), V (n×k)
     /// and Vᴴ (k×n), k pairs: the same bits, in one call per matrix instead
     /// of a dispatched search, a phase and a scaled copy per column.
-    fn pairs_real_packed<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) -> () => real_pairs
+    fn pairs_real_packed<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) => real_pairs
 }
 
 /// Column j of U is negated when its largest-magnitude entry (the first on
 /// ties) is negative, and row j of Vᴴ is column j of V times the same sign.
 #[inline(always)]
 fn real_pairs<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) {
-    let zero = <T as Scalar>::Real::zero();
     let (m, n) = (u.len() / k, v.len() / k);
-    let vh = &mut vh[..k * n];
+    assert_eq!(vh.len(), k * n, "Vᴴ is k×n");
     for j in 0..k {
-        let ucol = &mut u[j * m..(j + 1) * m];
         let vcol = &v[j * n..(j + 1) * n];
-        let (best, pivot) = largest_real_passes(ucol);
-        if best != zero && Scalar::re(pivot) < zero {
+        if flip_real_column(&mut u[j * m..(j + 1) * m]) {
             let minus_one = -T::one();
-            ucol.iter_mut().for_each(|x| *x *= minus_one);
             for (l, &y) in vcol.iter().enumerate() {
                 vh[j + l * k] = y * minus_one;
             }
@@ -331,9 +328,19 @@ mod tests {
     fn packed_search_finds_the_first_largest_entry() {
         same_as_one_pass(|x| x);
         same_as_one_pass(|x| x as f32);
-        // A NaN column has no largest entry, as in the one-pass search.
+        // NaN entries are skipped, as in the one-pass search: a NaN column
+        // has no largest entry, and NaNs around the largest one (in the lane
+        // passes, from length 4 on) do not hide it.
         assert_eq!(largest_real(&[f64::NAN; 20]).0, 0.0);
-        assert!(Scalar::abs(largest_real(&[f64::NAN, 3.0, -3.0]).1 - 3.0) == 0.0);
+        assert_eq!(largest_real(&[f64::NAN, 3.0, -3.0]), (3.0, 3.0));
+        for len in 4..=20 {
+            for at in 0..len {
+                let mut xs: Vec<f64> = (0..len).map(|i| if i % 3 == 0 { f64::NAN } else { 0.25 }).collect();
+                xs[at] = -2.0;
+                assert_eq!(largest_real(&xs), (2.0, -2.0), "len {len}, at {at}");
+                assert_eq!(largest_real(&xs), largest(xs.iter().copied()));
+            }
+        }
     }
 
     /// The packed real path of `canonicalize_columns` gives the bits of the
@@ -351,6 +358,7 @@ mod tests {
             m[(rows - 1, 3)] = value(3.0); // tie: the first (negative) wins
             for i in 0..rows {
                 m[(i, 4)] = T::zero();
+                m[(i, 5)] = -T::zero(); // −0 entries stay −0
             }
             let mut want = m.clone();
             for j in 0..cols {
@@ -388,6 +396,13 @@ mod tests {
                 |i: usize, j: usize, s: usize| value((((i + s) * (j + 3) * 7919) % 29) as f64 / 29.0 - 0.5);
             let mut u = Mat::<T>::from_fn(m, k, |i, j| entry(i, j, 1));
             u[(m - 1, 0)] = value(-2.0); // a negative largest entry
+            if k > 2 {
+                u[(0, 1)] = value(-2.0); // a tie: the first (negative) wins
+                u[(m - 1, 1)] = value(2.0);
+                for i in 0..m {
+                    u[(i, 2)] = -T::zero(); // a zero column is left alone
+                }
+            }
             let v = Mat::<T>::from_fn(n, k, |i, j| entry(i, j, 2));
             let mut phases = Mat::<T>::zeros(k, 1);
             let (mut u_fast, mut vh_fast) = (u.clone(), Mat::<T>::zeros(k, n));

@@ -199,7 +199,7 @@ pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>) {
 /// Writes a permutation into the i64 vector output `out`.
 pub(super) fn write_perm(item: &mut Item<'_>, out: usize, perm: &[usize]) {
     let dst = item.out_slice::<i64>(out);
-    debug_assert_eq!(dst.len(), perm.len(), "a permutation output has one entry per row");
+    assert_eq!(dst.len(), perm.len(), "a permutation output has one entry per row");
     for (d, &p) in dst.iter_mut().zip(perm) {
         d.write(p as i64);
     }

@@ -7,9 +7,9 @@
 //! unreachable, so the linker drops its kernels — firmware pays flash only
 //! for the ops it runs.
 
-mod adjugate;
 #[macro_use]
 mod avx2;
+mod adjugate;
 mod cholesky;
 pub(crate) mod columns;
 mod det;

@@ -197,7 +197,8 @@ fn compute_into<T: Field>(
     let v_in_place = v_row_major(opts, shape, m, n);
     // SAFETY: faer (or the Jacobi SVD) writes every value of `s` and every
     // entry of a thin `v` before it is read, and a full `v` is zero-filled
-    // first (`faer_svd`); the canonicalization fills `phases` first. `s`,
+    // first (`faer_svd`); the canonicalization writes `phases` before it
+    // reads them (its real packed path does not use them at all). `s`,
     // `v` and `phases` are counted in `scratch` (the U temporary is unused).
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, if v_in_place { 0 } else { vcols }, stack) };

@@ -66,7 +66,8 @@ with_avx2! {
     fn copy_slice_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool => copy_sums_finite
 }
 
-/// [`sums_finite`] of `src` while copying it into `dst`.
+/// [`sums_finite`] of `src` while copying it into `dst`: each entry stored
+/// and summed from the same load.
 #[inline(always)]
 fn copy_sums_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool {
     debug_assert_eq!(src.len(), dst.len());
@@ -84,7 +85,7 @@ fn copy_sums_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool {
         *y = x;
         rest += x.scale(zero);
     }
-    lanes.iter().all(|&sum| sum == T::zero()) && rest == T::zero()
+    all_zero(&lanes) && rest == T::zero()
 }
 
 /// `Err(NonFinite(arg))` when `m` has a NaN or infinite entry.
@@ -125,17 +126,9 @@ fn lower_sums_finite<T: Field>(s: &[T], n: usize) -> bool {
     let mut diagonal = zero;
     for (j, col) in s.chunks_exact(n).enumerate() {
         diagonal += Scalar::re(col[j]) * zero;
-        let mut chunks = col[j + 1..].chunks_exact(4);
-        for c in &mut chunks {
-            for (sum, &x) in lanes.iter_mut().zip(c) {
-                *sum += x.scale(zero);
-            }
-        }
-        for &x in chunks.remainder() {
-            lanes[0] += x.scale(zero);
-        }
+        add_zeroed(&mut lanes, &col[j + 1..]);
     }
-    diagonal == zero && lanes.iter().all(|&sum| sum == T::zero())
+    diagonal == zero && all_zero(&lanes)
 }
 
 with_avx2! {
@@ -156,16 +149,33 @@ with_avx2! {
 /// are scaled and summed part by part.
 #[inline(always)]
 fn sums_finite<T: Field>(s: &[T]) -> bool {
-    let zero = <T as Scalar>::Real::zero();
     let mut lanes = [T::zero(); 16];
-    let mut chunks = s.chunks_exact(16);
+    add_zeroed(&mut lanes, s);
+    all_zero(&lanes)
+}
+
+/// Adds x·0 of every entry of `xs` to `lanes`, `L` entries at a time (the
+/// lanes are independent sums, which compile to packed adds), the
+/// remainder to the first lane.
+#[inline(always)]
+fn add_zeroed<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) {
+    let zero = <T as Scalar>::Real::zero();
+    let mut chunks = xs.chunks_exact(L);
     for c in &mut chunks {
         for (sum, &x) in lanes.iter_mut().zip(c) {
             *sum += x.scale(zero);
         }
     }
-    let rest = chunks.remainder().iter().fold(T::zero(), |sum, &x| sum + x.scale(zero));
-    lanes.iter().all(|&sum| sum == T::zero()) && rest == T::zero()
+    for &x in chunks.remainder() {
+        lanes[0] += x.scale(zero);
+    }
+}
+
+/// `true` while every sum of [`add_zeroed`] is still zero: no entry added
+/// was NaN or infinite.
+#[inline(always)]
+fn all_zero<T: Field, const L: usize>(lanes: &[T; L]) -> bool {
+    lanes.iter().all(|&sum| sum == T::zero())
 }
 
 #[cfg(test)]
@@ -174,6 +184,19 @@ mod tests {
     use crate::field::Field;
     use lindiff_core::Scalar;
     use num_complex::Complex;
+
+    /// Each NaN, +∞ and −∞, in the real part and (complex `T`) in the
+    /// imaginary part, with its description.
+    fn spoilers<T: Field>(value: &impl Fn(f64, f64) -> T) -> Vec<(T, bool, String)> {
+        let mut all = Vec::new();
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            all.push((value(bad, 0.0), false, format!("{bad}")));
+            if <T as Scalar>::IS_COMPLEX {
+                all.push((value(1.0, bad), true, format!("{bad} imag")));
+            }
+        }
+        all
+    }
 
     /// Every length to 40 and every position of one NaN, +∞ or −∞ (in the
     /// real or the imaginary part), through the dispatching scan and the
@@ -193,23 +216,11 @@ mod tests {
             };
             assert_eq!(copied(&clean), (true, true), "len {len}");
             for at in 0..len {
-                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-                    for imag in [false, true] {
-                        if imag && !<T as Scalar>::IS_COMPLEX {
-                            continue;
-                        }
-                        let mut s = clean.clone();
-                        s[at] = if imag { value(1.0, bad) } else { value(bad, 0.0) };
-                        assert!(
-                            !slice_finite(&s) && !sums_finite(&s),
-                            "len {len}, at {at}, {bad}, imag {imag}"
-                        );
-                        assert_eq!(
-                            copied(&s),
-                            (false, false),
-                            "copy: len {len}, at {at}, {bad}, imag {imag}"
-                        );
-                    }
+                for (bad, _, what) in spoilers(&value) {
+                    let mut s = clean.clone();
+                    s[at] = bad;
+                    assert!(!slice_finite(&s) && !sums_finite(&s), "len {len}, at {at}, {what}");
+                    assert_eq!(copied(&s), (false, false), "copy: len {len}, at {at}, {what}");
                 }
             }
         }
@@ -230,22 +241,13 @@ mod tests {
             assert!(lower_finite(clean.as_ref()), "{n}");
             for i in 0..n {
                 for j in 0..n {
-                    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-                        for imag in [false, true] {
-                            if imag && !<T as Scalar>::IS_COMPLEX {
-                                continue;
-                            }
-                            let mut m = clean.clone();
-                            m[(i, j)] = if imag { value(1.0, bad) } else { value(bad, 0.0) };
-                            let want = i < j || (imag && i == j);
-                            let big = strided(&m);
-                            assert_eq!(lower_finite(m.as_ref()), want, "{n}: ({i}, {j}) {bad} imag {imag}");
-                            assert_eq!(
-                                lower_finite(big.as_ref().subrows(0, n)),
-                                want,
-                                "strided {n}: ({i}, {j})"
-                            );
-                        }
+                    for (bad, imag, what) in spoilers(&value) {
+                        let mut m = clean.clone();
+                        m[(i, j)] = bad;
+                        let want = i < j || (imag && i == j);
+                        let big = strided(&m);
+                        assert_eq!(lower_finite(m.as_ref()), want, "{n}: ({i}, {j}) {what}");
+                        assert_eq!(lower_finite(big.as_ref().subrows(0, n)), want, "strided {n}: ({i}, {j})");
                     }
                 }
             }

@@ -257,16 +257,10 @@ fn real_pairs<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) {
     let (m, n) = (u.len() / k, v.len() / k);
     assert_eq!(vh.len(), k * n, "Vᴴ is k×n");
     for j in 0..k {
-        let vcol = &v[j * n..(j + 1) * n];
-        if flip_real_column(&mut u[j * m..(j + 1) * m]) {
-            let minus_one = -T::one();
-            for (l, &y) in vcol.iter().enumerate() {
-                vh[j + l * k] = y * minus_one;
-            }
-        } else {
-            for (l, &y) in vcol.iter().enumerate() {
-                vh[j + l * k] = y;
-            }
+        // ×1 keeps every bit (−0 too), as the general path's copy does.
+        let sign = if flip_real_column(&mut u[j * m..(j + 1) * m]) { -T::one() } else { T::one() };
+        for (l, &y) in v[j * n..(j + 1) * n].iter().enumerate() {
+            vh[j + l * k] = y * sign;
         }
     }
 }

@@ -84,21 +84,21 @@ fn flip_real_column<T: Field>(col: &mut [T]) -> bool {
     flip
 }
 
-/// Lanes of the max pass of [`largest_real_passes`]: one AVX2 register of
-/// f64, so that short columns (8, 16 entries) still run packed.
+/// Lanes of [`largest_real_passes`]: one AVX2 register of f64, so that
+/// short columns (8, 16 entries) still run packed.
 const LANES: usize = 4;
 
-/// Entries the find pass of [`largest_real_passes`] tests at a time.
-const FIND_CHUNK: usize = 8;
-
-/// The maximum |x| in [`LANES`] independent lanes (packed max operations),
-/// then the first entry that has it: [`FIND_CHUNK`] entries at a time
-/// tested without an early exit (packed compares), entry by entry only
-/// inside the chunk that holds it.
+/// The maximum |x| in [`LANES`] independent lanes (packed max operations
+/// over fixed-size blocks), then the first entry that has it: a block at a
+/// time tested without an early exit (packed compares), entry by entry only
+/// inside the block that holds it. Fixed-size blocks (`as_chunks`) compile
+/// to straight packed code for short columns, where a loop over
+/// run-time-sized chunks spent more on its own control than on the search.
 #[inline(always)]
 fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
-    if xs.len() < LANES {
-        // Shorter than one chunk: the one-pass search is cheapest.
+    let (blocks, rest) = xs.as_chunks::<LANES>();
+    if blocks.is_empty() {
+        // Shorter than one block: the one-pass search is cheapest.
         return largest(xs.iter().copied());
     }
     let zero = <T as Scalar>::Real::zero();
@@ -111,21 +111,26 @@ fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
         }
     };
     let mut lanes = [zero; LANES];
-    let mut chunks = xs.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (b, &x) in lanes.iter_mut().zip(c) {
+    for block in blocks {
+        for (b, &x) in lanes.iter_mut().zip(block) {
             *b = max(*b, x);
         }
     }
-    let rest = chunks.remainder().iter().fold(zero, |b, &x| max(b, x));
+    let rest_max = rest.iter().fold(zero, |b, &x| max(b, x));
     let larger = |a: <T as Scalar>::Real, b: <T as Scalar>::Real| if b > a { b } else { a };
-    let best = larger(larger(larger(lanes[0], lanes[2]), larger(lanes[1], lanes[3])), rest);
-    let first = |c: &[T]| c.iter().copied().find(|&x| Scalar::abs(x) == best);
-    let pivot = xs
-        .chunks(FIND_CHUNK)
-        .find(|c| c.iter().fold(false, |hit, &x| hit | (Scalar::abs(x) == best)))
-        .and_then(first)
-        .unwrap_or(T::zero());
+    let best = larger(larger(larger(lanes[0], lanes[2]), larger(lanes[1], lanes[3])), rest_max);
+    let hit = |x: T| Scalar::abs(x) == best;
+    // The first block holding `best`, from a bit mask of its lanes (one
+    // packed compare per block), then the lane from the mask.
+    let mut found = None;
+    for block in blocks {
+        let mask = block.iter().enumerate().fold(0u32, |mask, (i, &x)| mask | (u32::from(hit(x)) << i));
+        if mask != 0 {
+            found = Some(block[mask.trailing_zeros() as usize]);
+            break;
+        }
+    }
+    let pivot = found.or_else(|| rest.iter().copied().find(|&x| hit(x))).unwrap_or(T::zero());
     (best, pivot)
 }
 
@@ -214,8 +219,9 @@ pub fn canonicalize_pairs_into_adjoint<T: Field>(
     phases: ColMut<'_, T>,
 ) {
     if !<T as Scalar>::IS_COMPLEX && (u.ncols(), v.ncols(), vh.nrows()) == (k, k, k) {
+        let (m, n) = (u.nrows(), v.nrows());
         if let (Some(u), Some(v), Some(vh)) = (packed_mut(u.rb_mut()), packed(v), packed_mut(vh.rb_mut())) {
-            pairs_real_packed(u, v, vh, k);
+            pairs_real_packed(u, v, vh, (m, n, k));
             return;
         }
     }
@@ -247,20 +253,28 @@ with_avx2! {
     /// [`canonicalize_pairs_into_adjoint`] for real packed U (m×k), V (n×k)
     /// and Vᴴ (k×n), k pairs: the same bits, in one call per matrix instead
     /// of a dispatched search, a phase and a scaled copy per column.
-    fn pairs_real_packed<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) => real_pairs
+    fn pairs_real_packed<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], mnk: (usize, usize, usize)) => real_pairs
 }
 
-/// Column j of U is negated when its largest-magnitude entry (the first on
-/// ties) is negative, and row j of Vᴴ is column j of V times the same sign.
+/// Column j of U (m×k) is negated when its largest-magnitude entry (the
+/// first on ties) is negative, and row j of Vᴴ (k×n) is column j of V (n×k)
+/// times the same sign.
 #[inline(always)]
-fn real_pairs<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], k: usize) {
-    let (m, n) = (u.len() / k, v.len() / k);
-    assert_eq!(vh.len(), k * n, "Vᴴ is k×n");
-    for j in 0..k {
+fn real_pairs<T: Field>(u: &mut [T], v: &[T], vh: &mut [T], (m, n, k): (usize, usize, usize)) {
+    if k == 0 {
+        return;
+    }
+    // Thin pairs: k ≤ m, n, so the columns are never empty.
+    assert!(k <= m && k <= n, "thin pairs have k ≤ m, n");
+    assert!(u.len() == m * k && v.len() == n * k && vh.len() == k * n, "U is m×k, V n×k, Vᴴ k×n");
+    for (j, (ucol, vcol)) in u.chunks_exact_mut(m).zip(v.chunks_exact(n)).enumerate() {
         // ×1 keeps every bit (−0 too), as the general path's copy does.
-        let sign = if flip_real_column(&mut u[j * m..(j + 1) * m]) { -T::one() } else { T::one() };
-        for (l, &y) in v[j * n..(j + 1) * n].iter().enumerate() {
-            vh[j + l * k] = y * sign;
+        let sign = if flip_real_column(ucol) { -T::one() } else { T::one() };
+        // Down row j of Vᴴ, one column (chunk) of it per entry: cheaper
+        // than a strided iterator, whose bookkeeping cost more than the
+        // copy itself.
+        for (vh_col, &y) in vh.chunks_exact_mut(k).zip(vcol) {
+            vh_col[j] = y * sign;
         }
     }
 }

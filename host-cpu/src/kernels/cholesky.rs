@@ -58,8 +58,13 @@ impl<T: Field> Kernel<T> for Cholesky {
         }
         factored.map_err(|_| Failure::NotPositiveDefinite("a"))?;
         // faer's SIMD kernel writes rounding garbage into the strict upper
-        // triangle of each column block; the output has zeros there.
-        zero_strict_upper(l.rb_mut());
+        // triangle of its diagonal blocks; the output has zeros there.
+        if n < TRIANGLE_FROM {
+            // The whole upper triangle came from `a`.
+            zero_strict_upper(l.rb_mut());
+        } else {
+            zero_leaf_uppers(l.rb_mut());
+        }
         for k in 0..n {
             l[(k, k)] = T::from_real(Scalar::re(l[(k, k)]));
         }
@@ -88,6 +93,37 @@ fn copy_lower<T: Field>(a: MatRef<'_, T>, mut l: MatMut<'_, T>) {
     }
 }
 
+/// Side of the aligned diagonal blocks outside which faer's Cholesky never
+/// touches the strict upper triangle (its `LltParams` recursion threshold).
+///
+/// faer 0.24's `cholesky_in_place` (LLT, default parameters: recursion
+/// threshold 64, block size 128; unit test `faer_parameters_are_the_proven_ones`)
+/// factors n ≤ 64 in one SIMD kernel call and splits larger matrices into
+/// diagonal blocks of min(n.next_power_of_two() / 2, 128) columns, each
+/// factored recursively (so the leaves are at most 64 wide and start at
+/// multiples of 64), then a triangular solve for the block below the
+/// diagonal block and a lower-triangular rank update of the trailing
+/// block — neither reads nor writes above the diagonal. Inside a leaf, the
+/// SIMD kernel (`simd_cholesky_row_batch`) reads and overwrites the strict
+/// upper part of the leaf (its row batches are full columns of the batch's
+/// rows); the scalar fallback touches only the lower triangle. So after the
+/// factorization, entries above the diagonal differ from what `copy_lower`
+/// put there only inside the 64×64 diagonal blocks aligned at multiples of
+/// 64 (tests/tests/cholesky.rs checks exact zeros above the diagonal for n
+/// up to 200 in every dtype).
+const FAER_LEAF: usize = 64;
+
+/// Zeroes what faer may have written above the diagonal of `l` when
+/// `copy_lower` had zeroed it before: the strict upper part of each
+/// [`FAER_LEAF`]-aligned diagonal block (a quarter of the triangle at
+/// n = 128, an eighth at 512, instead of all of it).
+fn zero_leaf_uppers<T: Field>(mut l: MatMut<'_, T>) {
+    for j in 0..l.ncols() {
+        let top = j - j % FAER_LEAF;
+        zero_col(l.rb_mut().col_mut(j).subrows_mut(top, j - top));
+    }
+}
+
 /// Sets the entries of `l` strictly above the diagonal to zero.
 fn zero_strict_upper<T: Field>(mut l: MatMut<'_, T>) {
     let m = l.nrows();
@@ -101,5 +137,26 @@ pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
     match op {
         LinalgOp::Cholesky(k) => Some(k),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use faer::linalg::cholesky::llt::factor::LltParams;
+    use faer::Auto;
+
+    /// `FAER_LEAF`'s argument holds for faer's parameters as they are:
+    /// a faer upgrade that changes them fails here, not in the output.
+    #[test]
+    fn faer_parameters_are_the_proven_ones() {
+        fn params<T: faer::traits::ComplexField>() -> (usize, usize) {
+            let p = <LltParams as Auto<T>>::auto();
+            (p.recursion_threshold, p.block_size)
+        }
+        let proven = (super::FAER_LEAF, 128);
+        assert_eq!(params::<f64>(), proven);
+        assert_eq!(params::<f32>(), proven);
+        assert_eq!(params::<faer::c64>(), proven);
+        assert_eq!(params::<faer::c32>(), proven);
     }
 }

@@ -9,7 +9,8 @@
 //!   each diagonal block (checked: a nonzero `l[0,1]` for n = 2, contrary to
 //!   docs/dev/faer-0.24-scratch-apis.md §10; the values it reads there do not
 //!   reach the lower triangle), so that triangle is initialised before the
-//!   factorization and zeroed again afterwards.
+//!   factorization and zeroed again afterwards where faer may have written
+//!   ([`FAER_LEAF`]).
 //! * NaN/∞ in the lower triangle (the diagonal's real part only) →
 //!   `NonFinite("a")`, checked when the factorization shows one (see `run`);
 //!   a pivot that is not > 0 → `NotPositiveDefinite("a")`.

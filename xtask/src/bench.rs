@@ -1,5 +1,5 @@
-//! `cargo xtask bench`: the side-by-side benches, then their small-order
-//! rows again in fresh processes, summarised as the median ratio per row.
+//! `cargo xtask bench`: the side-by-side benches, then their overhead rows
+//! again in fresh processes, summarised as the median ratio per row.
 //!
 //! Why several processes: at n = 32 and 128 a call takes 1–100 µs, and
 //! where the allocator and the kernel place a run's buffers (ASLR, heap
@@ -9,17 +9,20 @@
 //! process's own figure stable to ±1 %: one run's ratio is one draw of the
 //! placement. Every process still measures both sides of a row side by
 //! side; the summary is the median (and the range) of those per-process
-//! ratios.
+//! ratios. At 512 a process times only three rounds of three calls per side
+//! (a call takes 1–70 ms): two processes of the same build read lindiff-cpu's
+//! direct SVD at 512 as 1.057 and 1.010 × faer, so 512 is summarised too.
 
 use crate::{run, Step};
 use std::process::{Command, Stdio};
 
-/// Processes per bench for the small-order summary.
+/// Processes per bench for the summary.
 const PROCESSES: usize = 5;
-/// Orders the repeated processes measure (the benches read this variable).
-const SMALL: &str = "32,128";
+/// Orders the repeated processes measure (the benches read this variable):
+/// every order of the overhead tables.
+const ORDERS: &str = "32,128,512";
 
-/// The benches, once in full, then the small-order summary.
+/// The benches, once in full, then the summary over fresh processes.
 pub(crate) fn bench() -> Step {
     let cpu = ["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "overhead"];
     let blas = ["bench", "-p", "lindiff-blas", "--bench", "overhead"];
@@ -32,16 +35,16 @@ pub(crate) fn bench() -> Step {
     Ok(())
 }
 
-/// Runs `cargo <args>` in [`PROCESSES`] fresh processes on the small orders
-/// and prints each row's median ratio with its range.
+/// Runs `cargo <args>` in [`PROCESSES`] fresh processes on [`ORDERS`] and
+/// prints each row's median ratio with its range.
 fn summary(title: &str, args: &[&str]) -> Step {
     let mut rows: Vec<((String, usize), Vec<f64>)> = Vec::new();
-    let line = format!("LINDIFF_BENCH_SIZES={SMALL} cargo {}", args.join(" "));
+    let line = format!("LINDIFF_BENCH_SIZES={ORDERS} cargo {}", args.join(" "));
     for k in 1..=PROCESSES {
         eprintln!("\n==> {line}   ({k} of {PROCESSES})");
         let out = Command::new("cargo")
             .args(args)
-            .env("LINDIFF_BENCH_SIZES", SMALL)
+            .env("LINDIFF_BENCH_SIZES", ORDERS)
             .stderr(Stdio::inherit())
             .output()
             .map_err(|e| format!("{line}: {e}"))?;
@@ -55,7 +58,7 @@ fn summary(title: &str, args: &[&str]) -> Step {
             }
         }
     }
-    println!("\n{title}, n = {SMALL}: median ratio of {PROCESSES} processes (each side by side), and range");
+    println!("\n{title}, n = {ORDERS}: median ratio of {PROCESSES} processes (each side by side), and range");
     println!("{:<16} {:>6} {:>8} {:>16}", "op", "n", "median", "range");
     for ((op, n), mut ratios) in rows {
         ratios.sort_by(f64::total_cmp);

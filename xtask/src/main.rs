@@ -7,7 +7,7 @@
 //!   targets and components it needs when missing.
 //! * `bench` — side-by-side ratios: lindiff-cpu vs faer called directly,
 //!   lindiff-blas vs the same raw LAPACK calls, and host-cpu vs host-blas;
-//!   then the n ≤ 128 rows as medians over fresh processes (`bench.rs`).
+//!   then every overhead row as the median over fresh processes (`bench.rs`).
 //!
 //! `test` installs Debian's `libopenblas-dev` when it is missing (lindiff-blas
 //! links the system OpenBLAS).

@@ -146,7 +146,7 @@ pub fn side_by_side(
 }
 
 /// The orders a run measures: those listed in `LINDIFF_BENCH_SIZES`
-/// (comma-separated; `cargo xtask bench` reruns the small ones in fresh
+/// (comma-separated; `cargo xtask bench` reruns every order in fresh
 /// processes that way), else 32, 128 and 512.
 pub fn sizes() -> Vec<usize> {
     match std::env::var("LINDIFF_BENCH_SIZES") {

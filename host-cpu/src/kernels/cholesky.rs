@@ -110,14 +110,15 @@ fn copy_lower<T: Field>(a: MatRef<'_, T>, mut l: MatMut<'_, T>) {
 /// rows); the scalar fallback touches only the lower triangle. So after the
 /// factorization, entries above the diagonal differ from what `copy_lower`
 /// put there only inside the 64×64 diagonal blocks aligned at multiples of
-/// 64 (tests/tests/cholesky.rs checks exact zeros above the diagonal for n
-/// up to 200 in every dtype).
+/// 64 (unit test `faer_writes_above_the_diagonal_only_inside_its_leaves`
+/// runs faer itself with markers there; tests/tests/cholesky.rs checks exact
+/// zeros above the diagonal for n up to 200 in every dtype).
 const FAER_LEAF: usize = 64;
 
 /// Zeroes what faer may have written above the diagonal of `l` when
 /// `copy_lower` had zeroed it before: the strict upper part of each
-/// [`FAER_LEAF`]-aligned diagonal block (a quarter of the triangle at
-/// n = 128, an eighth at 512, instead of all of it).
+/// [`FAER_LEAF`]-aligned diagonal block (about 64/n of the triangle: half
+/// of it at n = 128, an eighth at 512).
 fn zero_leaf_uppers<T: Field>(mut l: MatMut<'_, T>) {
     for j in 0..l.ncols() {
         let top = j - j % FAER_LEAF;
@@ -143,8 +144,56 @@ pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
 
 #[cfg(test)]
 mod tests {
-    use faer::linalg::cholesky::llt::factor::LltParams;
-    use faer::Auto;
+    use crate::field::Field;
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltParams};
+    use faer::{Auto, Mat, Par};
+    use lindiff_core::Scalar;
+
+    /// faer itself, run as the kernel runs it, leaves every entry above the
+    /// diagonal outside the `FAER_LEAF`-aligned diagonal blocks as it found
+    /// it: a marker there survives (sizes with whole, partial and split
+    /// blocks; four dtypes, so every SIMD batch width).
+    fn leaves_only<T: Field>() {
+        const MARKER: f64 = 7.25;
+        for n in [65, 100, 130, 200, 300] {
+            let b = Mat::<T>::from_fn(n, n, |i, j| T::from_f64(((i * 31 + j * 17) % 13) as f64 / 13.0 - 0.5));
+            let mut l = Mat::<T>::from_fn(n, n, |i, j| {
+                let dot = (0..n).fold(T::zero(), |acc, k| acc + b[(i, k)] * Scalar::conj(b[(j, k)]));
+                match i.cmp(&j) {
+                    core::cmp::Ordering::Less => T::from_f64(MARKER),
+                    core::cmp::Ordering::Equal => dot + T::from_f64(n as f64),
+                    core::cmp::Ordering::Greater => dot,
+                }
+            });
+            let mut mem = MemBuffer::new(cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default()));
+            cholesky_in_place(
+                l.as_mut(),
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .expect("positive definite");
+            for j in 0..n {
+                for i in 0..j - j % super::FAER_LEAF {
+                    assert!(
+                        l[(i, j)] == T::from_f64(MARKER),
+                        "{:?} n = {n}: faer wrote l[{i}, {j}]",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn faer_writes_above_the_diagonal_only_inside_its_leaves() {
+        leaves_only::<f64>();
+        leaves_only::<f32>();
+        leaves_only::<faer::c64>();
+        leaves_only::<faer::c32>();
+    }
 
     /// `FAER_LEAF`'s argument holds for faer's parameters as they are:
     /// a faer upgrade that changes them fails here, not in the output.

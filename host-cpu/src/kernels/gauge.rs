@@ -89,11 +89,12 @@ fn flip_real_column<T: Field>(col: &mut [T]) -> bool {
 const LANES: usize = 4;
 
 /// The maximum |x| in [`LANES`] independent lanes (packed max operations
-/// over fixed-size blocks), then the first entry that has it: a block at a
-/// time tested without an early exit (packed compares), entry by entry only
-/// inside the block that holds it. Fixed-size blocks (`as_chunks`) compile
-/// to straight packed code for short columns, where a loop over
-/// run-time-sized chunks spent more on its own control than on the search.
+/// over fixed-size blocks), then the first entry that has it: each block's
+/// hits as a bit mask (one packed compare), the first block with a hit and
+/// its lowest set bit; the tail after the last whole block entry by entry.
+/// Fixed-size blocks (`as_chunks`) compile to straight packed code for short
+/// columns, where a loop over run-time-sized chunks spent more on its own
+/// control than on the search.
 #[inline(always)]
 fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
     let (blocks, rest) = xs.as_chunks::<LANES>();
@@ -119,6 +120,10 @@ fn largest_real_passes<T: Field>(xs: &[T]) -> (<T as Scalar>::Real, T) {
     let rest_max = rest.iter().fold(zero, |b, &x| max(b, x));
     let larger = |a: <T as Scalar>::Real, b: <T as Scalar>::Real| if b > a { b } else { a };
     let best = larger(larger(larger(lanes[0], lanes[2]), larger(lanes[1], lanes[3])), rest_max);
+    if best == zero {
+        // All zero (or NaN): the one-pass search's (0, +0), not a −0 entry.
+        return (zero, T::zero());
+    }
     let hit = |x: T| Scalar::abs(x) == best;
     // The first block holding `best`, from a bit mask of its lanes (one
     // packed compare per block), then the lane from the mask.
@@ -339,7 +344,10 @@ mod tests {
         // NaN entries are skipped, as in the one-pass search: a NaN column
         // has no largest entry, and NaNs around the largest one (in the lane
         // passes, from length 4 on) do not hide it.
-        assert_eq!(largest_real(&[f64::NAN; 20]).0, 0.0);
+        assert_eq!(largest_real(&[f64::NAN; 20]), largest([f64::NAN; 20].into_iter()));
+        // A −0 entry is not the pivot of a zero column (bits, not ==).
+        let (best, pivot) = largest_real(&[-0.0f64; 9]);
+        assert_eq!((best.to_bits(), pivot.to_bits()), (0, 0));
         assert_eq!(largest_real(&[f64::NAN, 3.0, -3.0]), (3.0, 3.0));
         for len in 4..=20 {
             for at in 0..len {

@@ -155,8 +155,8 @@ pub fn sizes() -> Vec<usize> {
     }
 }
 
-/// `true` unless `LINDIFF_BENCH_SIZES` selects orders: the tables beyond
-/// the per-order rows (batch, cross-provider) run only then.
+/// `true` unless `LINDIFF_BENCH_SIZES` selects orders: host-blas's
+/// cross-provider table runs only then.
 pub fn full_run() -> bool {
     std::env::var_os("LINDIFF_BENCH_SIZES").is_none()
 }

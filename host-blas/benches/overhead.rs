@@ -35,7 +35,7 @@ use std::hint::black_box;
 
 #[path = "../../host-cpu/benches/harness/mod.rs"]
 mod harness;
-use harness::{full_run, matrix, reps_for, row, side_by_side, sizes, Aligned, Planned};
+use harness::{matrix, reps_for, row, side_by_side, sizes, Aligned, Planned};
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
 fn lwork(w: f64) -> usize {
@@ -476,6 +476,12 @@ fn cpu_vs_blas_table() {
         pair!("eigvalsh", eigvalsh(sb) / (sc));
         pair!("solve", solve(ab, bb) / (ac, bc));
     }
+}
+
+/// `true` unless `LINDIFF_BENCH_SIZES` selects orders: the cross-provider
+/// table runs only then (`cargo xtask bench`'s process medians skip it).
+fn full_run() -> bool {
+    std::env::var_os("LINDIFF_BENCH_SIZES").is_none()
 }
 
 fn main() {

@@ -54,7 +54,12 @@ use lindiff_core::{Exec, Host, HostBuffer, Input, LinalgOp, Output, Result, Tens
 
 /// Batch dims of a linalg call: everything after input 0's matrix dims.
 pub fn batch_rank(inputs: &[&TensorDesc]) -> usize {
-    inputs.first().map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
+    batch_rank_of(inputs.first().copied())
+}
+
+/// [`batch_rank`] from input 0's layout alone.
+fn batch_rank_of(first: Option<&TensorDesc>) -> usize {
+    first.map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
 }
 
 /// The workspace [`run_kernel`] needs for `kernel` over these inputs with
@@ -79,17 +84,17 @@ pub fn run_kernel<T>(
     workspace: &mut HostBuffer<'_>,
     exec: Exec,
 ) -> Result<()> {
-    let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
-        inputs.iter().map(|i| i.desc).collect();
-    BatchPlan::run_with(inputs, outputs, batch_rank(&descs), |plan| {
+    let rank = batch_rank_of(inputs.first().map(|i| i.desc));
+    BatchPlan::run_with(inputs, outputs, rank, |plan| {
         batch::run::<T>(op.name(), kernel, plan, exec, workspace)
     })?;
     for out in outputs.iter_mut().flatten() {
-        let written = out.meta.bytes().unwrap_or(0); // sized by `call`
-                                                     // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
-                                                     // and every kernel writes every element of every present output of
-                                                     // its batch item (the `Kernel` contract); the items cover the
-                                                     // tensor's bytes.
+        // Sized by `call`, so `bytes` is `Some`.
+        let written = out.meta.bytes().unwrap_or(0);
+        // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
+        // and every kernel writes every element of every present output of
+        // its batch item (the `Kernel` contract); the items cover the
+        // tensor's bytes.
         unsafe { out.buffer.assume_init_prefix(written) };
     }
     Ok(())

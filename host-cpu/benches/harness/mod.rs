@@ -155,12 +155,6 @@ pub fn sizes() -> Vec<usize> {
     }
 }
 
-/// `true` unless `LINDIFF_BENCH_SIZES` selects orders: host-blas's
-/// cross-provider table runs only then.
-pub fn full_run() -> bool {
-    std::env::var_os("LINDIFF_BENCH_SIZES").is_none()
-}
-
 /// (rounds, repetitions per round) for order `n`.
 pub fn reps_for(n: usize) -> (usize, usize) {
     match n {

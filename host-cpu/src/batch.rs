@@ -340,6 +340,11 @@ impl Failure {
 }
 
 /// A per-matrix computation.
+///
+/// The contract [`run_kernel`](crate::kernel_api::run_kernel) relies on
+/// (its callers vouch for it): on `Ok`, `run` has written every element of
+/// every present output of its item, and it never reads an output element
+/// before writing it — output memory starts uninitialised.
 pub trait Kernel<T>: Sync {
     /// Scratch one matrix needs when run with `par`.
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq;
@@ -555,7 +560,12 @@ mod tests {
                     let inputs = [Input { desc: &desc, data: HostData::from_slice(&data) }];
                     {
                         let mut outputs = [Some(Output { meta: &meta, buffer: &mut buffer })];
-                        run_kernel::<f64>(&op, &kernel, &inputs, &mut outputs, &mut ws, exec).unwrap();
+                        // SAFETY: the 4×4 input view lies in `data`, the output
+                        // holds 16 f64, the workspace is `req` from its first
+                        // aligned byte (asserted above); `Scratchy` writes its
+                        // whole output and reads none of it.
+                        unsafe { run_kernel::<f64>(&op, &kernel, &inputs, &mut outputs, &mut ws, exec) }
+                            .unwrap();
                     }
                     assert_eq!(out, data, "align {align}, {threads} threads, start {start}");
                 }

@@ -76,7 +76,19 @@ pub fn workspace_kernel<T>(kernel: &dyn Kernel<T>, inputs: &[&TensorDesc], exec:
 /// The lowest-indexed item's [`Failure`] as an `Error` naming `op` and the
 /// batch index (`NonFinite`, `NotPositiveDefinite`, `Singular`,
 /// `NonConvergence`).
-pub fn run_kernel<T>(
+///
+/// # Safety
+/// - The arguments must have passed `lindiff_core::call`'s checks, as for
+///   [`Provider::run_into`](lindiff_core::Provider::run_into): every input
+///   view inside its data and aligned, every present output buffer aligned
+///   and large enough for its contiguous layout, the workspace at least
+///   [`workspace_kernel`]'s requirement. The kernels get raw views built
+///   from them.
+/// - `kernel` must honour the [`Kernel`] contract: on `Ok`, every element
+///   of every present output of its item has been written, and no output
+///   element is read before it is written (outputs start uninitialised;
+///   this function marks them initialised after the last item).
+pub unsafe fn run_kernel<T>(
     op: &LinalgOp,
     kernel: &dyn Kernel<T>,
     inputs: &[Input<'_, Host>],
@@ -92,8 +104,8 @@ pub fn run_kernel<T>(
         // Sized by `call`, so `bytes` is `Some`.
         let written = out.meta.bytes().unwrap_or(0);
         // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
-        // and every kernel writes every element of every present output of
-        // its batch item (the `Kernel` contract); the items cover the
+        // and the kernel wrote every element of every present output of its
+        // batch item (this function's contract); the items cover the
         // tensor's bytes.
         unsafe { out.buffer.assume_init_prefix(written) };
     }

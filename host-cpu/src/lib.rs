@@ -109,7 +109,8 @@ impl Provider for Cpu {
         workspace: &mut HostBuffer<'m>,
     ) -> Result<()> {
         match op {
-            Op::Linalg(op) => kernels::run(op, inputs, outputs, workspace, self.exec),
+            // SAFETY: `run_into`'s caller made `call`'s checks.
+            Op::Linalg(op) => unsafe { kernels::run(op, inputs, outputs, workspace, self.exec) },
             Op::Prim(op) => prims::run(op, inputs, outputs, workspace, self.exec),
             other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
         }

@@ -118,7 +118,11 @@ pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Op
 }
 
 /// Runs a LAPACK kernel over the batch, or `None` when `op` has none here.
-pub(crate) fn run(
+///
+/// # Safety
+/// The arguments must have passed `lindiff_core::call`'s checks (see
+/// [`Provider::run_into`](lindiff_core::Provider::run_into)).
+pub(crate) unsafe fn run(
     op: &LinalgOp,
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],
@@ -129,8 +133,14 @@ pub(crate) fn run(
     // `check_dims` ran in `workspace` for these layouts: a run comes only
     // after `workspace` accepted them (`Provider::run_into`'s contract), and
     // `int` still refuses, by panicking, a size past i32 before Fortran.
-    with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| run_kernel::<T>(op, k, inputs, outputs, workspace, exec)))
-        .flatten()
+    // SAFETY: the checks are this function's contract; every LAPACK kernel
+    // here writes each element of its item's present outputs before it
+    // reads it and all of them on `Ok` (the `Kernel` contract; read from
+    // each kernel, and tests/tests/prefill.rs runs on this provider too).
+    with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| unsafe {
+        run_kernel::<T>(op, k, inputs, outputs, workspace, exec)
+    }))
+    .flatten()
 }
 
 /// A size or leading dimension as LAPACK's integer. Every size passed is

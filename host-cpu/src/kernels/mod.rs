@@ -71,7 +71,11 @@ pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Re
 }
 
 /// Runs `op` over the batch and marks its outputs written.
-pub(crate) fn run(
+///
+/// # Safety
+/// The arguments must have passed `lindiff_core::call`'s checks (see
+/// [`Provider::run_into`](lindiff_core::Provider::run_into)).
+pub(crate) unsafe fn run(
     op: &LinalgOp,
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],
@@ -79,5 +83,12 @@ pub(crate) fn run(
     exec: Exec,
 ) -> Result<()> {
     let dtype = first_dtype(op, inputs.first().map(|i| i.desc.meta.dtype))?;
-    with_field!(op.name(), dtype, T => run_kernel::<T>(op, kernel::<T>(op)?, inputs, outputs, workspace, exec))
+    // SAFETY: the checks are this function's contract; every kernel of this
+    // crate writes each element of its item's present outputs before it
+    // reads it and all of them on `Ok` (the `Kernel` contract; read from
+    // each kernel, and tests/tests/prefill.rs finds outputs independent of
+    // the memory's previous contents, 0x00 or 0xFF, op by op).
+    with_field!(op.name(), dtype, T => unsafe {
+        run_kernel::<T>(op, kernel::<T>(op)?, inputs, outputs, workspace, exec)
+    })
 }

@@ -2,6 +2,7 @@
 //! buffer-size check happens here, once, for every provider.
 
 use crate::error::{Error, Result};
+use crate::exec::Exec;
 use crate::memory::Memory;
 use crate::op::{Outputs, MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::{Input, Op, Output, Provider};
@@ -73,10 +74,15 @@ pub fn workspace<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> 
 /// The checked plan of one call: its output metas, its workspace and the
 /// bytes each argument's buffer must hold, computed once by [`prepare`] and
 /// trusted by [`run_prepared`] (only `prepare` can make one, and
-/// `run_prepared` checks the inputs are the ones it was made for).
+/// `run_prepared` checks the inputs are the ones it was made for and the
+/// provider is the one — by name and exec — that sized its workspace).
 #[derive(Clone, Debug)]
 pub struct Prepared {
     op: Op,
+    /// The provider (`Provider::name`) and exec the plan was made with:
+    /// its workspace is theirs.
+    provider: &'static str,
+    exec: Exec,
     descs: heapless::Vec<TensorDesc, MAX_INPUTS>,
     outputs: Outputs,
     workspace: WorkspaceReq,
@@ -122,7 +128,15 @@ pub fn prepare<P: Provider>(provider: &P, op: &Op, inputs: &[&TensorDesc]) -> Re
     for d in inputs {
         let _ = descs.push((*d).clone()); // `infer` checked the arity (≤ MAX_INPUTS)
     }
-    Ok(Prepared { op: op.clone(), descs, outputs, workspace, sizes })
+    Ok(Prepared {
+        op: op.clone(),
+        provider: provider.name(),
+        exec: provider.exec(),
+        descs,
+        outputs,
+        workspace,
+        sizes,
+    })
 }
 
 /// Bytes each argument's buffer must hold: the span of each input's view
@@ -169,12 +183,15 @@ pub fn run_into<'m, P: Provider>(
     unsafe { run_checked(provider, op, &metas, req, inputs, outputs, workspace) }
 }
 
-/// [`run_into`] with the plan already made: checks that `inputs` are laid out
-/// as planned, then every buffer, then runs.
+/// [`run_into`] with the plan already made: checks that `provider` is the
+/// one (by name and exec) the plan was prepared on and that `inputs` are
+/// laid out as planned, then every buffer, then runs.
 ///
 /// # Errors
-/// [`Error::Buffer`] for inputs that differ from the plan or buffers that do
-/// not fit, then the provider's own errors.
+/// [`Error::Unsupported`] for a plan prepared on another provider or exec
+/// (its workspace was sized for that one); [`Error::Buffer`] for inputs
+/// that differ from the plan or buffers that do not fit; then the
+/// provider's own errors.
 pub fn run_prepared<'m, P: Provider>(
     provider: &P,
     prepared: &Prepared,
@@ -182,6 +199,13 @@ pub fn run_prepared<'m, P: Provider>(
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
+    if (prepared.provider, prepared.exec) != (provider.name(), provider.exec()) {
+        return Err(Error::Unsupported {
+            op: prepared.op.name(),
+            provider: provider.name(),
+            why: "the plan was prepared on another provider or exec (prepare it on this one)",
+        });
+    }
     if !prepared.is_for(&prepared.op, inputs.iter().map(|i| i.desc)) {
         return Err(Error::Buffer {
             op: prepared.op.name(),

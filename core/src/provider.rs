@@ -122,8 +122,12 @@ pub trait Provider {
 
     /// Workspace bytes `run_into` will need for `op` on these inputs.
     ///
-    /// A function of `op` and the layouts alone: [`call::prepare`](crate::call::prepare)
-    /// and the direct face compute it once per (op, layouts) and reuse it.
+    /// A function of `op` and the layouts alone, for this provider's
+    /// [`name`](Provider::name) and [`exec`](Provider::exec):
+    /// [`call::prepare`](crate::call::prepare) and the direct face compute it
+    /// once per (op, layouts) and reuse it, and
+    /// [`call::run_prepared`](crate::call::run_prepared) runs a plan only on
+    /// a provider with the name and exec it was prepared on.
     ///
     /// # Errors
     /// [`Error::Unsupported`](crate::Error::Unsupported) for an op or dtype

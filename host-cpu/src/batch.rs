@@ -231,13 +231,16 @@ impl<'p> Item<'p> {
         unsafe { MatRef::from_raw_parts(ptr, arg.rows, arg.cols, arg.row_stride, arg.col_stride) }
     }
 
-    /// Element `j` of vector input `i`.
+    /// Element `j` of input `i` in column-major order (entry `j` of a
+    /// vector).
     pub fn get<T: Element>(&self, i: usize, j: usize) -> T {
         let (arg, ptr) = self.input_ptr::<T>(i);
         assert!(j < arg.rows * arg.cols, "kernel read past input {i}");
-        // SAFETY: in bounds of the checked view (assert above), aligned,
+        let (row, col) = (j % arg.rows, j / arg.rows);
+        // SAFETY: (row, col) is inside the checked rows×cols view (assert
+        // above), so its offset is one of the view's elements: aligned,
         // initialised; see `mat`.
-        unsafe { *ptr.offset(j as isize * arg.row_stride) }
+        unsafe { *ptr.offset(row as isize * arg.row_stride + col as isize * arg.col_stride) }
     }
 
     fn output_ptr<T: Element>(&self, i: usize) -> (&ArgPlan<'p>, *mut T) {
@@ -285,7 +288,7 @@ impl<'p> Item<'p> {
         let (ai, pi) = self.output_ptr::<A>(i);
         let (aj, pj) = self.output_ptr::<B>(j);
         // SAFETY: as in `out_mat`, for two different outputs, whose buffers
-        // are distinct allocations (each output has its own buffer).
+        // do not overlap (each is its own `&mut` region).
         unsafe {
             (
                 MatMut::from_raw_parts_mut(pi, ai.rows, ai.cols, ai.row_stride, ai.col_stride),
@@ -560,10 +563,11 @@ mod tests {
                     let inputs = [Input { desc: &desc, data: HostData::from_slice(&data) }];
                     {
                         let mut outputs = [Some(Output { meta: &meta, buffer: &mut buffer })];
-                        // SAFETY: the 4×4 input view lies in `data`, the output
-                        // holds 16 f64, the workspace is `req` from its first
-                        // aligned byte (asserted above); `Scratchy` writes its
-                        // whole output and reads none of it.
+                        // SAFETY: the four 2×2 input views lie in `data`, the
+                        // output holds their 16 f64, the workspace is `req`
+                        // from its first aligned byte (asserted above);
+                        // `Scratchy` writes its whole output and reads none
+                        // of it.
                         unsafe { run_kernel::<f64>(&op, &kernel, &inputs, &mut outputs, &mut ws, exec) }
                             .unwrap();
                     }

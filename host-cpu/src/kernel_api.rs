@@ -78,11 +78,14 @@ pub fn workspace_kernel<T>(kernel: &dyn Kernel<T>, inputs: &[&TensorDesc], exec:
 /// `NonConvergence`).
 ///
 /// # Safety
-/// - The arguments must have passed `lindiff_core::call`'s checks, as for
-///   [`Provider::run_into`](lindiff_core::Provider::run_into): every input
-///   view inside its data and aligned, every present output buffer aligned
-///   and large enough for its contiguous layout, the workspace at least
-///   [`workspace_kernel`]'s requirement. The kernels get raw views built
+/// - The arguments must have passed `lindiff_core::call`'s checks for
+///   `op`, as for [`Provider::run_into`](lindiff_core::Provider::run_into):
+///   every input view inside its data and aligned; every argument's batch
+///   dims (after its matrix dims) equal to input 0's; each output's meta the
+///   one `call::infer` made (so its batch count is input 0's) and its buffer
+///   aligned and large enough for that contiguous layout; the workspace at
+///   least [`workspace_kernel`]'s requirement for `kernel` and `exec`,
+///   counted from its first aligned byte. The kernels get raw views built
 ///   from them.
 /// - `kernel` must honour the [`Kernel`] contract: on `Ok`, every element
 ///   of every present output of its item has been written, and no output

@@ -498,3 +498,44 @@ fn a_prepared_call_only_runs_the_inputs_it_was_prepared_for() {
         "det: buffer for `inputs` differ from the ones the call was prepared for: needs 1, got 1"
     );
 }
+
+/// Runs `prepared` (det of a 2×2) on `provider`: the determinant or the error.
+fn det_on<P: lindiff_core::Provider<Memory = lindiff_core::Host>>(
+    provider: &P,
+    prepared: &call::Prepared,
+    desc: &TensorDesc,
+) -> lindiff_core::Result<f64> {
+    use lindiff_core::{HostBuffer, HostData};
+    let a = [2.0, 1.0, 1.0, 3.0];
+    let ins = [Input { desc, data: HostData::from_slice(&a) }];
+    let mut out = [0.0f64; 1];
+    let mut store = vec![std::mem::MaybeUninit::<u8>::uninit(); prepared.workspace().bytes() + 64];
+    let mut ws = HostBuffer::from_uninit(&mut store);
+    let mut buffer = HostBuffer::from_slice_mut(&mut out);
+    call::run_prepared(provider, prepared, &ins, &mut [Some(&mut buffer)], &mut ws)?;
+    Ok(out[0])
+}
+
+#[test]
+fn a_plan_runs_only_on_the_provider_and_exec_it_was_prepared_on() {
+    use lindiff_core::Exec;
+    use lindiff_cpu::Cpu;
+    let det = Op::Linalg(LinalgOp::Det(Det));
+    let desc = TensorDesc::contiguous(f64s(&[2, 2])).unwrap();
+    let prepared = call::prepare(&Cpu::new(), &det, &[&desc]).unwrap();
+    assert_eq!(det_on(&Cpu::new(), &prepared, &desc).unwrap(), 5.0);
+    // Another exec sizes the workspace for other lanes: refused.
+    let err = det_on(&Cpu::with_exec(Exec::with_threads(2)), &prepared, &desc).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "det: not supported by provider cpu: the plan was prepared on another provider or exec (prepare it on this one)"
+    );
+    #[cfg(feature = "blas")]
+    {
+        let err = det_on(&lindiff_blas::Blas::new(), &prepared, &desc).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "det: not supported by provider blas: the plan was prepared on another provider or exec (prepare it on this one)"
+        );
+    }
+}

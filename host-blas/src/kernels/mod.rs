@@ -130,15 +130,21 @@ pub(crate) unsafe fn run(
     exec: Exec,
 ) -> Option<Result<()>> {
     let dtype = inputs.first()?.desc.meta.dtype;
-    // `check_dims` ran in `workspace` for these layouts: a run comes only
-    // after `workspace` accepted them (`Provider::run_into`'s contract), and
-    // `int` still refuses, by panicking, a size past i32 before Fortran.
-    // SAFETY: the checks are this function's contract; every LAPACK kernel
-    // here writes each element of its item's present outputs before it
-    // reads it and all of them on `Ok` (the `Kernel` contract; read from
-    // each kernel, and tests/tests/prefill.rs runs on this provider too).
-    with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| unsafe {
-        run_kernel::<T>(op, k, inputs, outputs, workspace, exec)
+    with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| {
+        // Again per call, not only in `workspace`: LAPACK's own 32-bit size
+        // products (e.g. ?syevd's LWMIN) overflow past these limits, and a
+        // run need not follow this provider's `workspace` (a plan made on
+        // another provider).
+        let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
+            inputs.iter().map(|i| i.desc).collect();
+        check_dims(op, &descs)?;
+        // SAFETY: `call`'s checks are this function's contract; every
+        // LAPACK kernel here writes each element of its item's present
+        // outputs on `Ok` and reads none before writing it (the `Kernel`
+        // contract, read from each kernel; tests/tests/prefill.rs, on this
+        // provider too, finds the outputs of the ops it covers independent
+        // of the memory's previous contents).
+        unsafe { run_kernel::<T>(op, k, inputs, outputs, workspace, exec) }
     }))
     .flatten()
 }

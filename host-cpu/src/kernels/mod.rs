@@ -83,12 +83,14 @@ pub(crate) unsafe fn run(
     exec: Exec,
 ) -> Result<()> {
     let dtype = first_dtype(op, inputs.first().map(|i| i.desc.meta.dtype))?;
-    // SAFETY: the checks are this function's contract; every kernel of this
-    // crate writes each element of its item's present outputs before it
-    // reads it and all of them on `Ok` (the `Kernel` contract; read from
-    // each kernel, and tests/tests/prefill.rs finds outputs independent of
-    // the memory's previous contents, 0x00 or 0xFF, op by op).
-    with_field!(op.name(), dtype, T => unsafe {
-        run_kernel::<T>(op, kernel::<T>(op)?, inputs, outputs, workspace, exec)
+    with_field!(op.name(), dtype, T => {
+        let kernel = kernel::<T>(op)?;
+        // SAFETY: `call`'s checks are this function's contract; every
+        // kernel of this crate writes each element of its item's present
+        // outputs on `Ok` and reads none before writing it (the `Kernel`
+        // contract, read from each kernel; tests/tests/prefill.rs finds the
+        // outputs of the ops it covers independent of the memory's previous
+        // contents, 0x00 or 0xFF).
+        unsafe { run_kernel::<T>(op, kernel, inputs, outputs, workspace, exec) }
     })
 }

@@ -18,9 +18,14 @@ use crate::workspace::WorkspaceReq;
 ///
 /// ```
 /// use lindiff_core::{call, op::Det, DType, LinalgOp, Op, Shape, TensorDesc, TensorMeta};
-/// let a = TensorDesc::contiguous(TensorMeta::new(DType::F64, Shape::new(&[0, 0]).unwrap())).unwrap();
-/// let outs = call::infer(&Op::Linalg(LinalgOp::Det(Det)), &[&a]).unwrap();
-/// assert_eq!(outs[0].as_ref().unwrap().shape.rank(), 0); // det of 0×0 is a scalar (= 1)
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let shape = Shape::new(&[0, 0]).map_err(|_| "more dims than MAX_RANK")?;
+/// let a = TensorDesc::contiguous(TensorMeta::new(DType::F64, shape)).ok_or("strides overflow")?;
+/// let outs = call::infer(&Op::Linalg(LinalgOp::Det(Det)), &[&a])?;
+/// let det = outs[0].as_ref().ok_or("det has one output")?;
+/// assert_eq!(det.shape.rank(), 0); // det of 0×0 is a scalar (= 1)
+/// # Ok(())
+/// # }
 /// ```
 pub fn infer(op: &Op, inputs: &[&TensorDesc]) -> Result<Outputs> {
     infer_sized(op, inputs).map(|(outputs, _)| outputs)

@@ -89,8 +89,8 @@ pub(crate) fn has_kernel(op: &LinalgOp, dtype: DType) -> bool {
 
 /// Every dim of every input fits LAPACK's 32-bit integers (as do the
 /// products the workspace queries form); otherwise `Unsupported`.
-fn check_dims(op: &LinalgOp, inputs: &[&TensorDesc]) -> Result<()> {
-    let fits = inputs.iter().all(|d| {
+fn check_dims<'d>(op: &LinalgOp, mut inputs: impl Iterator<Item = &'d TensorDesc>) -> Result<()> {
+    let fits = inputs.all(|d| {
         let dims = d.meta.shape.dims();
         let rows = dims.first().copied().unwrap_or(1);
         let cols = dims.get(1).copied().unwrap_or(1);
@@ -111,7 +111,7 @@ fn check_dims(op: &LinalgOp, inputs: &[&TensorDesc]) -> Result<()> {
 pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Option<Result<WorkspaceReq>> {
     let dtype = inputs.first()?.meta.dtype;
     with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| {
-        check_dims(op, inputs)?;
+        check_dims(op, inputs.iter().copied())?;
         Ok(workspace_kernel::<T>(k, inputs, exec))
     }))
     .flatten()
@@ -135,9 +135,7 @@ pub(crate) unsafe fn run(
         // products (e.g. ?syevd's LWMIN) overflow past these limits, and a
         // run need not follow this provider's `workspace` (a plan made on
         // another provider).
-        let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
-            inputs.iter().map(|i| i.desc).collect();
-        check_dims(op, &descs)?;
+        check_dims(op, inputs.iter().map(|i| i.desc))?;
         // SAFETY: `call`'s checks are this function's contract; every
         // LAPACK kernel here writes each element of its item's present
         // outputs on `Ok` and reads none before writing it (the `Kernel`

@@ -32,8 +32,10 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
 /// `src` has a NaN or infinite entry: the non-finite input check in the pass
 /// that copies the input anyway. When both are packed this is one fused
 /// pass (each entry stored and checked from the same load; AVX2 code when
-/// the CPU has it), about half the cost of a copy followed by a scan;
-/// otherwise column by column, each column checked while still in cache.
+/// the CPU has it), about half the cost of a copy followed by a scan (plus
+/// the exact scan when the pass's sums are not finite: see
+/// [`sums_finite`]); otherwise column by column, each column checked while
+/// still in cache.
 ///
 /// # Errors
 /// `Failure::NonFinite(arg)` as above.
@@ -67,25 +69,25 @@ with_avx2! {
 }
 
 /// [`sums_finite`] of `src` while copying it into `dst`: each entry stored
-/// and summed from the same load.
+/// and summed from the same load (the exact scan, when needed, reads `src`
+/// again).
 #[inline(always)]
 fn copy_sums_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool {
     debug_assert_eq!(src.len(), dst.len());
-    let zero = <T as Scalar>::Real::zero();
     let mut lanes = [T::zero(); 16];
     let (mut from, mut to) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
     for (s, d) in (&mut from).zip(&mut to) {
         for ((sum, &x), y) in lanes.iter_mut().zip(s).zip(d) {
             *y = x;
-            *sum += x.scale(zero);
+            *sum += x;
         }
     }
     let mut rest = T::zero();
     for (&x, y) in from.remainder().iter().zip(to.into_remainder()) {
         *y = x;
-        rest += x.scale(zero);
+        rest += x;
     }
-    all_zero(&lanes) && rest == T::zero()
+    (all_sums_finite(&lanes) && Scalar::is_finite(rest)) || exactly_finite(src)
 }
 
 /// `Err(NonFinite(arg))` when `m` has a NaN or infinite entry.
@@ -116,49 +118,90 @@ with_avx2! {
     fn packed_lower_finite<T: Field>(s: &[T], n: usize) -> bool => lower_sums_finite
 }
 
-/// [`packed_lower_finite`]: sums of x·0, as in [`sums_finite`], over the
-/// part of each column below the diagonal, four lanes wide (the parts are
-/// short), and over the diagonal's real parts.
+/// [`packed_lower_finite`]: sums, as in [`sums_finite`], over the part of
+/// each column below the diagonal, four lanes wide (the parts are short),
+/// and over the diagonal's real parts; sums of x·0 (as in
+/// [`exactly_finite`]) when one of those is not finite.
 #[inline(always)]
 fn lower_sums_finite<T: Field>(s: &[T], n: usize) -> bool {
+    let mut lanes = [T::zero(); 4];
+    let (mut diagonal, mut rest) = (<T as Scalar>::Real::zero(), T::zero());
+    for (j, col) in s.chunks_exact(n).enumerate() {
+        diagonal += Scalar::re(col[j]);
+        rest += add_entries(&mut lanes, &col[j + 1..]);
+    }
+    if diagonal.is_finite_real() && Scalar::is_finite(rest) && all_sums_finite(&lanes) {
+        return true;
+    }
     let zero = <T as Scalar>::Real::zero();
     let mut lanes = [T::zero(); 4];
-    let mut diagonal = zero;
+    let (mut diagonal, mut rest) = (zero, T::zero());
     for (j, col) in s.chunks_exact(n).enumerate() {
         diagonal += Scalar::re(col[j]) * zero;
-        add_zeroed(&mut lanes, &col[j + 1..]);
+        rest += add_zeroed(&mut lanes, &col[j + 1..]);
     }
-    diagonal == zero && all_zero(&lanes)
+    diagonal == zero && rest == T::zero() && all_zero(&lanes)
 }
 
 with_avx2! {
     /// `true` when every entry of `s` is finite, kept out of line so that the
-    /// compiler vectorises it on its own: sixteen independent sums of x·0
-    /// (±0 for a finite x, NaN for ∞ or NaN) stay zero exactly when every
-    /// entry is finite. AVX2 code when the CPU has it (the crate itself is
-    /// built for baseline x86-64, whose SSE2 scan was ~140 ns of a 32×32
-    /// host-blas solve's checks, AVX2 ~80 ns).
+    /// compiler vectorises it on its own ([`sums_finite`]). AVX2 code when
+    /// the CPU has it (the crate itself is built for baseline x86-64; with
+    /// the earlier x·0 scan, SSE2 took ~140 ns of a 32×32 host-blas solve's
+    /// checks, AVX2 ~80 ns).
     #[inline(never)]
     pub fn slice_finite<T: Field>(s: &[T]) -> bool => sums_finite
 }
 
-/// x·0 is ±0 for a finite x (subnormals too) and NaN for ∞ or NaN, so
-/// sixteen independent sums of x·0 stay zero exactly when every entry is
-/// finite: packed multiplies and adds, where a fold of `is_finite` compiles
-/// to a scalar compare per entry (≈ 4 instructions each). Complex entries
-/// are scaled and summed part by part.
+/// Sixteen independent sums of the entries (packed adds, where a fold of
+/// `is_finite` compiles to a scalar compare per entry, ≈ 4 instructions
+/// each): a sum stays finite only if every entry in it is (∞ and NaN never
+/// add back to a finite value), so finite sums prove the entries finite.
+/// Sums that are not finite may also come from finite entries
+/// overflowing: [`exactly_finite`] then decides. Complex entries are summed
+/// part by part.
 #[inline(always)]
 fn sums_finite<T: Field>(s: &[T]) -> bool {
     let mut lanes = [T::zero(); 16];
-    add_zeroed(&mut lanes, s);
-    all_zero(&lanes)
+    let rest = add_entries(&mut lanes, s);
+    (all_sums_finite(&lanes) && Scalar::is_finite(rest)) || exactly_finite(s)
 }
 
-/// Adds x·0 of every entry of `xs` to `lanes`, `L` entries at a time (the
-/// lanes are independent sums, which compile to packed adds), the
-/// remainder to the first lane.
+/// The exact check: x·0 is ±0 for a finite x (subnormals too) and NaN for
+/// ∞ or NaN, so sixteen independent sums of x·0 stay zero exactly when
+/// every entry is finite (a multiply per entry more than [`sums_finite`]'s
+/// pass, which runs first).
 #[inline(always)]
-fn add_zeroed<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) {
+fn exactly_finite<T: Field>(s: &[T]) -> bool {
+    let mut lanes = [T::zero(); 16];
+    let rest = add_zeroed(&mut lanes, s);
+    rest == T::zero() && all_zero(&lanes)
+}
+
+/// Adds every entry of `xs` to `lanes`, `L` entries at a time (the lanes
+/// are independent sums, which compile to packed adds); returns the sum of
+/// the remainder (kept apart: a remainder added to one of the lanes makes
+/// the compiler split them into unequal vectors).
+#[inline(always)]
+fn add_entries<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) -> T {
+    let mut chunks = xs.chunks_exact(L);
+    for c in &mut chunks {
+        for (sum, &x) in lanes.iter_mut().zip(c) {
+            *sum += x;
+        }
+    }
+    chunks.remainder().iter().fold(T::zero(), |rest, &x| rest + x)
+}
+
+/// `true` when every sum of [`add_entries`] is finite.
+#[inline(always)]
+fn all_sums_finite<T: Field, const L: usize>(lanes: &[T; L]) -> bool {
+    lanes.iter().all(|&sum| Scalar::is_finite(sum))
+}
+
+/// As [`add_entries`], adding x·0 for each entry x.
+#[inline(always)]
+fn add_zeroed<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) -> T {
     let zero = <T as Scalar>::Real::zero();
     let mut chunks = xs.chunks_exact(L);
     for c in &mut chunks {
@@ -166,13 +209,12 @@ fn add_zeroed<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) {
             *sum += x.scale(zero);
         }
     }
-    for &x in chunks.remainder() {
-        lanes[0] += x.scale(zero);
-    }
+    chunks.remainder().iter().fold(T::zero(), |rest, &x| rest + x.scale(zero))
 }
 
 /// `true` while every sum of [`add_zeroed`] is still zero: no entry added
-/// was NaN or infinite.
+/// to the lanes was NaN or infinite (the callers check the returned
+/// remainder sum the same way).
 #[inline(always)]
 fn all_zero<T: Field, const L: usize>(lanes: &[T; L]) -> bool {
     lanes.iter().all(|&sum| sum == T::zero())
@@ -252,6 +294,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Finite entries whose sums overflow (`big` near the dtype's largest
+    /// value: lanes 0–7 and the remainder reach −∞, lanes 8–15 +∞, once two
+    /// entries share a sum) are still finite: the exact scan decides; each
+    /// NaN, +∞ or −∞ among them is found. The lower triangle packed (its
+    /// own scan) and strided alike.
+    fn overflowing_sums<T: Field>(value: impl Fn(f64, f64) -> T, big: f64) {
+        use faer::{Mat, MatRef};
+        let entry = |i: usize| value(if i % 16 < 8 { -big } else { big }, big);
+        for len in 0..=40 {
+            let s: Vec<T> = (0..len).map(entry).collect();
+            let mut d = vec![T::zero(); len];
+            assert!(slice_finite(&s) && sums_finite(&s), "len {len}");
+            assert!(copy_slice_finite(&s, &mut d) && d == s, "copy: len {len}");
+            assert!(copy_sums_finite(&s, &mut d) && d == s, "copy: len {len}");
+            for at in 0..len {
+                for (bad, _, what) in spoilers(&value) {
+                    let mut s = s.clone();
+                    s[at] = bad;
+                    assert!(!slice_finite(&s) && !sums_finite(&s), "len {len}, at {at}, {what}");
+                    assert!(
+                        !copy_slice_finite(&s, &mut d) && !copy_sums_finite(&s, &mut d),
+                        "copy: {len} {at}"
+                    );
+                }
+            }
+        }
+        for n in 1..=12 {
+            let mut v: Vec<T> = (0..n * n).map(entry).collect();
+            let strided = Mat::<T>::from_fn(n + 1, n, |i, j| if i < n { v[i + j * n] } else { T::zero() });
+            assert!(lower_finite(MatRef::from_column_major_slice(&v, n, n)), "lower {n}");
+            assert!(lower_finite(strided.as_ref().subrows(0, n)), "strided lower {n}");
+            v[n - 1] = value(f64::NAN, 0.0);
+            assert!(!lower_finite(MatRef::from_column_major_slice(&v, n, n)), "lower {n} with NaN");
+        }
+    }
+
+    #[test]
+    fn sums_that_overflow_are_rechecked() {
+        overflowing_sums(|re, _| re, 1e308);
+        overflowing_sums(|re, _| re as f32, 3e38);
+        overflowing_sums(Complex::new, 1e308);
+        overflowing_sums(|re, im| Complex::new(re as f32, im as f32), 3e38);
     }
 
     #[test]

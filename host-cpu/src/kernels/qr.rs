@@ -29,7 +29,7 @@ use faer::linalg::qr::{col_pivoting, no_pivoting};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{unzip, zip, ColMut, ColRef, Conj, MatMut, MatRef, Par};
+use faer::{unzip, zip, ColRef, Conj, MatMut, MatRef, Par};
 use lindiff_core::op::{Qr, QrMode, RankRevealingQr};
 use lindiff_core::{LinalgOp, RealScalar, Scalar};
 
@@ -46,7 +46,7 @@ fn block_size<T: Field>(m: usize, n: usize) -> usize {
 fn form_q<T: Field>(
     qr: MatRef<'_, T>,
     coeff: MatRef<'_, T>,
-    phases: ColRef<'_, T>,
+    phases: &[T],
     mut q: MatMut<'_, T>,
     par: Par,
     stack: &mut MemStack,
@@ -71,15 +71,16 @@ fn form_q<T: Field>(
 
 /// The phases conj(d)/|d| of R's diagonal entries d (1 for d = 0): row i of
 /// R is multiplied by `phases[i]`, column i of Q by its conjugate.
-fn row_phases<T: Field>(qr: MatRef<'_, T>, mut phases: ColMut<'_, T>) {
-    for i in 0..phases.nrows() {
-        phases[i] = Scalar::conj(phase(qr[(i, i)]));
+fn row_phases<T: Field>(qr: MatRef<'_, T>, phases: &mut [T]) {
+    for (i, c) in phases.iter_mut().enumerate() {
+        *c = Scalar::conj(phase(qr[(i, i)]));
     }
 }
 
-fn form_r<T: Field>(qr: MatRef<'_, T>, phases: ColRef<'_, T>, mut r: MatMut<'_, T>) {
+fn form_r<T: Field>(qr: MatRef<'_, T>, phases: &[T], mut r: MatMut<'_, T>) {
     let rows = r.nrows();
-    let k = phases.nrows().min(rows);
+    let k = phases.len().min(rows);
+    let phases = ColRef::from_slice(phases);
     // Column by column (R can be large): the scaled rows above the diagonal,
     // the real diagonal |r_jj|, zeros below.
     for j in 0..r.ncols() {
@@ -101,20 +102,32 @@ fn form_r<T: Field>(qr: MatRef<'_, T>, phases: ColRef<'_, T>, mut r: MatMut<'_, 
 /// [`form_r`] in place, for a factorization made in R's own memory (R has
 /// A's shape): rows scaled by their phases above the diagonal, the real
 /// diagonal |r_jj|, zeros below (where the Householder vectors were).
-fn fix_r<T: Field>(r: MatMut<'_, T>, phases: ColRef<'_, T>) {
-    let (rows, cols) = (r.nrows(), r.ncols());
-    let k = phases.nrows().min(rows);
-    let rephase = phases.iter().any(|&c| c != T::one());
-    if rows * cols == 0 {
+fn fix_r<T: Field>(r: MatMut<'_, T>, phases: &[T]) {
+    let rows = r.nrows();
+    if rows * r.ncols() == 0 {
         return;
     }
     // R is an output, packed column-major (batch.rs): plain slice loops,
     // inlined and vectorised, instead of a strided call per column.
     let data = packed_mut(r).expect("R is a kernel output: packed column-major");
+    // R has A's shape here, so its k = min(m, n) phases are at most its rows.
+    debug_assert!(phases.len() <= rows);
+    fix_packed_r(data, rows, phases);
+}
+
+with_avx2! {
+    /// [`fix_r`] on R's packed columns of `rows` entries (AVX2 code when the
+    /// CPU has it: the loops are short, and baseline x86-64 packs only two
+    /// f64s).
+    fn fix_packed_r<T: Field>(data: &mut [T], rows: usize, phases: &[T]) => fix_packed_r_body
+}
+
+#[inline(always)]
+fn fix_packed_r_body<T: Field>(data: &mut [T], rows: usize, phases: &[T]) {
+    let rephase = phases.iter().any(|&c| c != T::one());
     for (j, col) in data.chunks_exact_mut(rows).enumerate() {
-        let scaled = j.min(k);
         if rephase {
-            col[..scaled].iter_mut().zip(phases.iter()).for_each(|(x, c)| *x *= *c);
+            col.iter_mut().zip(&phases[..j.min(phases.len())]).for_each(|(x, c)| *x *= *c);
         }
         if j < rows {
             col[j] = T::from_real(Scalar::abs(col[j]));
@@ -135,7 +148,7 @@ impl<T: Field> Kernel<T> for Qr {
         StackReq::all_of(&[
             temp_mat_scratch::<T>(m, n),  // packed QR
             temp_mat_scratch::<T>(bs, k), // block Householder factors
-            temp_mat_scratch::<T>(k, 1),  // row phases of R
+            StackReq::new::<T>(k),        // row phases of R
             StackReq::any_of(&[
                 no_pivoting::factor::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
                 apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qcols),
@@ -159,9 +172,8 @@ impl<T: Field> Kernel<T> for Qr {
         // the apply reads.
         let (mut tmp, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, if in_r { 0 } else { n }, stack) };
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
-        // SAFETY: every phase is written by `row_phases` before it is read.
-        let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
-        let (mut coeff, mut phases) = (coeff.as_mat_mut(), phases.as_mat_mut());
+        let (mut phases, stack) = stack.make_with(k, |_| T::one());
+        let mut coeff = coeff.as_mat_mut();
         let mut factor = |mut qr: MatMut<'_, T>| -> Result<(), Failure> {
             copy_finite(a, qr.rb_mut(), "a")?;
             if k > 0 {
@@ -173,17 +185,17 @@ impl<T: Field> Kernel<T> for Qr {
                     Default::default(),
                 );
             }
-            row_phases(qr.rb(), phases.rb_mut().col_mut(0));
-            form_q(qr.rb(), coeff.rb(), phases.rb().col(0), q.rb_mut(), par, &mut *stack);
+            row_phases(qr.rb(), &mut phases);
+            form_q(qr.rb(), coeff.rb(), &phases, q.rb_mut(), par, &mut *stack);
             Ok(())
         };
         if in_r {
             factor(r.rb_mut())?;
-            fix_r(r, phases.rb().col(0));
+            fix_r(r, &phases);
         } else {
             let mut tmp = tmp.as_mat_mut();
             factor(tmp.rb_mut())?;
-            form_r(tmp.rb(), phases.rb().col(0), r);
+            form_r(tmp.rb(), &phases, r);
         }
         Ok(())
     }
@@ -197,7 +209,7 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
         StackReq::all_of(&[
             temp_mat_scratch::<T>(m, n),
             temp_mat_scratch::<T>(bs, k),
-            temp_mat_scratch::<T>(k, 1),           // row phases of R
+            StackReq::new::<T>(k),                 // row phases of R
             StackReq::new_aligned::<usize>(n, 64), // col_perm
             StackReq::new_aligned::<usize>(n, 64), // col_perm_inv
             StackReq::any_of(&[
@@ -233,9 +245,8 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
         // faer writes the part of `coeff` it later reads.
         let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
-        // SAFETY: every phase is written by `row_phases` before it is read.
-        let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
-        let (mut qr, mut coeff, mut phases) = (qr.as_mat_mut(), coeff.as_mat_mut(), phases.as_mat_mut());
+        let (mut phases, stack) = stack.make_with(k, |_| T::one());
+        let (mut qr, mut coeff) = (qr.as_mat_mut(), coeff.as_mat_mut());
         let (mut fwd, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
         let (mut inv, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
         qr.copy_from(a);
@@ -248,9 +259,9 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
             stack,
             Default::default(),
         );
-        row_phases(qr.rb(), phases.rb_mut().col_mut(0));
-        form_q(qr.rb(), coeff.rb(), phases.rb().col(0), item.out_mat::<T>(0), par, stack);
-        form_r(qr.rb(), phases.rb().col(0), item.out_mat::<T>(1));
+        row_phases(qr.rb(), &mut phases);
+        form_q(qr.rb(), coeff.rb(), &phases, item.out_mat::<T>(0), par, stack);
+        form_r(qr.rb(), &phases, item.out_mat::<T>(1));
         // faer: A[:, fwd[j]] = (Q R)[:, j], which is our `a[:, perm] = q r`.
         for (j, &p) in fwd.iter().enumerate() {
             item.set::<i64>(2, j, p as i64);

@@ -33,8 +33,8 @@ pub(crate) fn col_finite<T: Field>(c: ColRef<'_, T>) -> bool {
 /// that copies the input anyway. When both are packed this is one fused
 /// pass (each entry stored and checked from the same load; AVX2 code when
 /// the CPU has it), about half the cost of a copy followed by a scan (plus
-/// the exact scan when the pass's sums are not finite: see
-/// [`sums_finite`]); otherwise column by column, each column checked while
+/// an exact scan when the pass's lane sums are not finite, see
+/// [`slice_finite`]); otherwise column by column, each column checked while
 /// still in cache.
 ///
 /// # Errors
@@ -145,8 +145,11 @@ fn lower_sums_finite<T: Field>(s: &[T], n: usize) -> bool {
 
 with_avx2! {
     /// `true` when every entry of `s` is finite, kept out of line so that the
-    /// compiler vectorises it on its own ([`sums_finite`]). AVX2 code when
-    /// the CPU has it (the crate itself is built for baseline x86-64; with
+    /// compiler vectorises it on its own: sixteen lane sums of the entries,
+    /// which end finite only if every entry is (∞ and NaN never add back to
+    /// a finite value), then the exact scan (sums of x·0) only when a sum is
+    /// not finite, which finite entries can also make by overflowing. AVX2
+    /// code when the CPU has it (the crate itself is built for baseline x86-64; with
     /// the earlier x·0 scan, SSE2 took ~140 ns of a 32×32 host-blas solve's
     /// checks, AVX2 ~80 ns).
     #[inline(never)]

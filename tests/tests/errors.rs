@@ -539,3 +539,42 @@ fn a_plan_runs_only_on_the_provider_and_exec_it_was_prepared_on() {
         );
     }
 }
+
+/// LAPACK's sizes are 32-bit: a matrix past them is refused by name before
+/// any workspace query or call (a stride-0 view: the shape alone matters),
+/// for every op lindiff-blas runs on LAPACK, while host-cpu plans the same
+/// call.
+#[cfg(feature = "blas")]
+#[test]
+fn a_matrix_too_large_for_lapack_is_refused_naming_op_and_provider() {
+    use lindiff_core::Provider;
+    let huge =
+        TensorDesc { meta: f64s(&[1 << 15, 1 << 15]), strides: [0, 0].into_iter().collect(), offset: 0 };
+    let mut refused = 0;
+    for (op, metas) in every_op() {
+        if !lindiff_blas::uses_lapack(&op, DType::F64) {
+            continue;
+        }
+        // Input 0 huge, the others as listed: the provider is asked directly
+        // (no `call` shape checks), and its size check comes first.
+        let descs: Vec<TensorDesc> = metas
+            .iter()
+            .enumerate()
+            .map(|(i, m)| if i == 0 { huge.clone() } else { TensorDesc::contiguous(m.clone()).unwrap() })
+            .collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let op = Op::Linalg(op);
+        let err = lindiff_blas::Blas::new().workspace(&op, &refs).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: not supported by provider blas: a matrix is too large for LAPACK's 32-bit sizes",
+                op.name()
+            ),
+        );
+        refused += 1;
+    }
+    assert!(refused >= 10, "only {refused} LAPACK ops checked");
+    let svd = Op::Linalg(LinalgOp::Svd(Svd::default()));
+    assert!(lindiff_cpu::Cpu::new().workspace(&svd, &[&huge]).is_ok());
+}

@@ -124,23 +124,27 @@ with_avx2! {
 /// [`exactly_finite`]) when one of those is not finite.
 #[inline(always)]
 fn lower_sums_finite<T: Field>(s: &[T], n: usize) -> bool {
-    let mut lanes = [T::zero(); 4];
-    let (mut diagonal, mut rest) = (<T as Scalar>::Real::zero(), T::zero());
-    for (j, col) in s.chunks_exact(n).enumerate() {
-        diagonal += Scalar::re(col[j]);
-        rest += add_entries(&mut lanes, &col[j + 1..]);
-    }
+    let (diagonal, rest, lanes) = lower_sums(s, n, |x| x);
     if diagonal.is_finite_real() && Scalar::is_finite(rest) && all_sums_finite(&lanes) {
         return true;
     }
     let zero = <T as Scalar>::Real::zero();
-    let mut lanes = [T::zero(); 4];
-    let (mut diagonal, mut rest) = (zero, T::zero());
-    for (j, col) in s.chunks_exact(n).enumerate() {
-        diagonal += Scalar::re(col[j]) * zero;
-        rest += add_zeroed(&mut lanes, &col[j + 1..]);
-    }
+    let (diagonal, rest, lanes) = lower_sums(s, n, |x| x.scale(zero));
     diagonal == zero && rest == T::zero() && all_zero(&lanes)
+}
+
+/// Sums of `map` over the n×n matrix packed in `s`: of the diagonal's real
+/// parts, and (as [`add_lanes`], four lanes, the remainders apart) of the
+/// entries below it.
+#[inline(always)]
+fn lower_sums<T: Field>(s: &[T], n: usize, map: impl Fn(T) -> T) -> (<T as Scalar>::Real, T, [T; 4]) {
+    let mut lanes = [T::zero(); 4];
+    let (mut diagonal, mut rest) = (<T as Scalar>::Real::zero(), T::zero());
+    for (j, col) in s.chunks_exact(n).enumerate() {
+        diagonal += Scalar::re(map(T::from_real(Scalar::re(col[j]))));
+        rest += add_lanes(&mut lanes, &col[j + 1..], &map);
+    }
+    (diagonal, rest, lanes)
 }
 
 with_avx2! {
@@ -149,9 +153,9 @@ with_avx2! {
     /// which end finite only if every entry is (∞ and NaN never add back to
     /// a finite value), then the exact scan (sums of x·0) only when a sum is
     /// not finite, which finite entries can also make by overflowing. AVX2
-    /// code when the CPU has it (the crate itself is built for baseline x86-64; with
-    /// the earlier x·0 scan, SSE2 took ~140 ns of a 32×32 host-blas solve's
-    /// checks, AVX2 ~80 ns).
+    /// code when the CPU has it (the crate itself is built for baseline
+    /// x86-64; with the earlier x·0 scan, SSE2 took ~140 ns of a 32×32
+    /// host-blas solve's checks, AVX2 ~80 ns).
     #[inline(never)]
     pub fn slice_finite<T: Field>(s: &[T]) -> bool => sums_finite
 }
@@ -166,7 +170,7 @@ with_avx2! {
 #[inline(always)]
 fn sums_finite<T: Field>(s: &[T]) -> bool {
     let mut lanes = [T::zero(); 16];
-    let rest = add_entries(&mut lanes, s);
+    let rest = add_lanes(&mut lanes, s, |x| x);
     (all_sums_finite(&lanes) && Scalar::is_finite(rest)) || exactly_finite(s)
 }
 
@@ -176,47 +180,35 @@ fn sums_finite<T: Field>(s: &[T]) -> bool {
 /// pass, which runs first).
 #[inline(always)]
 fn exactly_finite<T: Field>(s: &[T]) -> bool {
+    let zero = <T as Scalar>::Real::zero();
     let mut lanes = [T::zero(); 16];
-    let rest = add_zeroed(&mut lanes, s);
+    let rest = add_lanes(&mut lanes, s, |x| x.scale(zero));
     rest == T::zero() && all_zero(&lanes)
 }
 
-/// Adds every entry of `xs` to `lanes`, `L` entries at a time (the lanes
-/// are independent sums, which compile to packed adds); returns the sum of
-/// the remainder (kept apart: a remainder added to one of the lanes makes
-/// the compiler split them into unequal vectors).
+/// Adds `map(x)` of every entry x of `xs` to `lanes`, `L` entries at a
+/// time (the lanes are independent sums, which compile to packed adds);
+/// returns the sum over the remainder (kept apart: a remainder added to
+/// one of the lanes makes the compiler split them into unequal vectors).
 #[inline(always)]
-fn add_entries<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) -> T {
+fn add_lanes<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T], map: impl Fn(T) -> T) -> T {
     let mut chunks = xs.chunks_exact(L);
     for c in &mut chunks {
         for (sum, &x) in lanes.iter_mut().zip(c) {
-            *sum += x;
+            *sum += map(x);
         }
     }
-    chunks.remainder().iter().fold(T::zero(), |rest, &x| rest + x)
+    chunks.remainder().iter().fold(T::zero(), |rest, &x| rest + map(x))
 }
 
-/// `true` when every sum of [`add_entries`] is finite.
+/// `true` when every lane sum of the entries is finite.
 #[inline(always)]
 fn all_sums_finite<T: Field, const L: usize>(lanes: &[T; L]) -> bool {
     lanes.iter().all(|&sum| Scalar::is_finite(sum))
 }
 
-/// As [`add_entries`], adding x·0 for each entry x.
-#[inline(always)]
-fn add_zeroed<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T]) -> T {
-    let zero = <T as Scalar>::Real::zero();
-    let mut chunks = xs.chunks_exact(L);
-    for c in &mut chunks {
-        for (sum, &x) in lanes.iter_mut().zip(c) {
-            *sum += x.scale(zero);
-        }
-    }
-    chunks.remainder().iter().fold(T::zero(), |rest, &x| rest + x.scale(zero))
-}
-
-/// `true` while every sum of [`add_zeroed`] is still zero: no entry added
-/// to the lanes was NaN or infinite (the callers check the returned
+/// `true` while every lane sum of x·0 is still zero: no entry added to the
+/// lanes was NaN or infinite (the callers check the returned
 /// remainder sum the same way).
 #[inline(always)]
 fn all_zero<T: Field, const L: usize>(lanes: &[T; L]) -> bool {

@@ -98,10 +98,14 @@ pub struct Prepared {
 
 impl Prepared {
     /// `true` when this plan was made for `op` on exactly these layouts.
+    #[cfg(feature = "alloc")]
     pub(crate) fn is_for<'d>(&self, op: &Op, inputs: impl ExactSizeIterator<Item = &'d TensorDesc>) -> bool {
-        self.op == *op
-            && self.descs.len() == inputs.len()
-            && self.descs.iter().zip(inputs).all(|(d, i)| d == i)
+        self.op == *op && self.has_layouts(inputs)
+    }
+
+    /// `true` when the plan was made for exactly these input layouts.
+    fn has_layouts<'d>(&self, inputs: impl ExactSizeIterator<Item = &'d TensorDesc>) -> bool {
+        self.descs.len() == inputs.len() && self.descs.iter().zip(inputs).all(|(d, i)| d == i)
     }
 
     /// Output metas (`None` for outputs the op's options switch off).
@@ -204,14 +208,18 @@ pub fn run_prepared<'m, P: Provider>(
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
-    if (prepared.provider, prepared.exec) != (provider.name(), provider.exec()) {
+    // Names are compared by address first: a provider's name is one
+    // `&'static str`, so the plan's is the same pointer.
+    let name = provider.name();
+    let same_name = core::ptr::eq(prepared.provider, name) || prepared.provider == name;
+    if !same_name || prepared.exec != provider.exec() {
         return Err(Error::Unsupported {
             op: prepared.op.name(),
             provider: provider.name(),
             why: "the plan was prepared on another provider or exec (prepare it on this one)",
         });
     }
-    if !prepared.is_for(&prepared.op, inputs.iter().map(|i| i.desc)) {
+    if !prepared.has_layouts(inputs.iter().map(|i| i.desc)) {
         return Err(Error::Buffer {
             op: prepared.op.name(),
             arg: "inputs",
@@ -220,29 +228,49 @@ pub fn run_prepared<'m, P: Provider>(
             got: inputs.len(),
         });
     }
+    let op = &prepared.op;
+    check_buffers::<P::Memory>(op, &prepared.outputs, &prepared.sizes, inputs, outputs)?;
     // SAFETY: the plan was made by `prepare` for these layouts (checked
-    // just above).
-    unsafe { run_plan(provider, prepared, inputs, outputs, workspace) }
+    // just above), and the buffers were just checked against it.
+    unsafe { run_checked(provider, op, &prepared.outputs, prepared.workspace, inputs, outputs, workspace) }
 }
 
-/// [`run_prepared`] without comparing the input layouts with the plan's (the
-/// direct face found the plan by that comparison): checks the buffers, then
-/// runs.
+/// [`run_prepared`] without its checks: for a caller that found the plan
+/// by comparing the input layouts and made the buffers itself to the
+/// plan's measure (the direct face's pool blocks): a call's buffers are
+/// checked where they are made, not again here.
 ///
 /// # Safety
-/// `prepared` must have been made by [`prepare`] for the layouts of `inputs`.
-pub(crate) unsafe fn run_plan<'m, P: Provider>(
+/// `prepared` must have been made by [`prepare`] for the layouts of
+/// `inputs` (and for `provider`), and what [`check_buffers`] and the
+/// workspace check of [`run_checked`] check must hold: each input's data covers its
+/// view (the plan's input sizes) and is aligned for its dtype; `outputs`
+/// has one slot per output of the plan, a buffer exactly where the plan
+/// has an output, each aligned for its dtype and holding at least
+/// [`Prepared::output_bytes`]; the workspace holds
+/// [`Prepared::workspace`]'s bytes from its first byte aligned to it.
+#[cfg(feature = "alloc")]
+pub(crate) unsafe fn run_plan_unchecked<'m, P: Provider>(
     provider: &P,
     prepared: &Prepared,
     inputs: &[Input<'_, P::Memory>],
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
-    let op = &prepared.op;
-    check_buffers::<P::Memory>(op, &prepared.outputs, &prepared.sizes, inputs, outputs)?;
-    // SAFETY: the plan describes these inputs (the caller's obligation), and
-    // the buffers were just checked against it.
-    unsafe { run_checked(provider, op, &prepared.outputs, prepared.workspace, inputs, outputs, workspace) }
+    debug_assert!(check_buffers::<P::Memory>(
+        &prepared.op,
+        &prepared.outputs,
+        &prepared.sizes,
+        inputs,
+        outputs
+    )
+    .is_ok());
+    debug_assert!(
+        P::Memory::usable_bytes(workspace, prepared.workspace.align()) >= prepared.workspace.bytes()
+    );
+    // SAFETY: every check `run_slots` relies on holds (this function's
+    // contract).
+    unsafe { run_slots(provider, &prepared.op, &prepared.outputs, inputs, outputs, workspace) }
 }
 
 /// Checks each input's data against its view (size, alignment) and the
@@ -298,6 +326,26 @@ unsafe fn run_checked<'m, P: Provider>(
             got,
         });
     }
+    // SAFETY: as this function's contract, with the workspace just checked.
+    unsafe { run_slots(provider, op, metas, inputs, outputs, workspace) }
+}
+
+/// Pairs each present output's buffer with its meta and runs the provider.
+///
+/// # Safety
+/// Every check `Provider::run_into` relies on must have been made: `metas`
+/// describe `inputs` (from `infer` on their layouts), the inputs and
+/// outputs passed [`check_buffers`] against `metas` (or hold what it
+/// checks), and the workspace is large enough for the provider's
+/// requirement on these layouts.
+unsafe fn run_slots<'m, P: Provider>(
+    provider: &P,
+    op: &Op,
+    metas: &Outputs,
+    inputs: &[Input<'_, P::Memory>],
+    outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
+    workspace: &mut <P::Memory as Memory>::Buffer<'m>,
+) -> Result<()> {
     let mut slots = heapless::Vec::<Option<Output<'_, 'm, P::Memory>>, MAX_OUTPUTS>::new();
     for (meta, buffer) in metas.iter().zip(outputs.iter_mut()) {
         let slot = match (meta, buffer) {
@@ -308,7 +356,7 @@ unsafe fn run_checked<'m, P: Provider>(
         let _ = slots.push(slot);
     }
     // SAFETY: per this function's contract every check `Provider::run_into`
-    // relies on has been made, and the workspace size just now.
+    // relies on has been made.
     unsafe { provider.run_into(op, inputs, &mut slots, workspace) }
 }
 

@@ -72,7 +72,8 @@ impl Shapes {
 
 /// The per-item layout of a call: inputs and outputs located, batch dims known.
 pub(crate) struct BatchPlan<'a> {
-    shapes: Shapes,
+    /// Number of matrices in the batch.
+    count: usize,
     batch_dims: &'a [usize],
     inputs: heapless::Vec<ArgPlan<'a>, MAX_INPUTS>,
     outputs: heapless::Vec<Option<ArgPlan<'a>>, MAX_OUTPUTS>,
@@ -89,6 +90,7 @@ unsafe impl Send for BatchPlan<'_> {}
 
 /// Core dims of an argument with `batch_rank` trailing batch dims:
 /// (rows, cols, row stride, col stride) — vectors are len×1, scalars 1×1.
+#[inline]
 fn core_layout(desc: &TensorDesc, batch_rank: usize) -> (usize, usize, isize, isize) {
     let dims = desc.meta.shape.dims();
     let core = dims.len() - batch_rank;
@@ -120,7 +122,7 @@ impl<'a> BatchPlan<'a> {
             .unwrap_or(&[]);
         let batch_dims = &first_dims[first_dims.len().saturating_sub(batch_rank)..];
         let mut plan = BatchPlan {
-            shapes: Shapes { count: batch_dims.iter().product(), dims: [(0, 0); MAX_INPUTS] },
+            count: batch_dims.iter().product(),
             batch_dims,
             inputs: heapless::Vec::new(),
             outputs: heapless::Vec::new(),
@@ -131,6 +133,7 @@ impl<'a> BatchPlan<'a> {
     }
 
     /// Fills the argument plans of an empty plan.
+    #[inline(always)]
     fn locate(
         &mut self,
         inputs: &'a [Input<'_, Host>],
@@ -145,7 +148,6 @@ impl<'a> BatchPlan<'a> {
             // Wrapping: an empty view may carry any offset and is never read.
             let base = bytes.as_ptr().wrapping_add(desc.offset.wrapping_mul(size));
             let (rows, cols, rs, cs) = core_layout(desc, batch_rank);
-            self.shapes.dims[self.inputs.len()] = (rows, cols);
             let _ = self.inputs.push(ArgPlan {
                 base: base.cast_mut(),
                 dtype: desc.meta.dtype,
@@ -198,6 +200,16 @@ impl<'a> BatchPlan<'a> {
                 offset
             }
         }
+    }
+
+    /// The per-matrix dims, for [`Kernel::scratch`] (only a run with
+    /// several lanes asks: see [`run`]).
+    fn shapes(&self) -> Shapes {
+        let mut dims = [(0, 0); MAX_INPUTS];
+        for (d, arg) in dims.iter_mut().zip(&self.inputs) {
+            *d = (arg.rows, arg.cols);
+        }
+        Shapes { count: self.count, dims }
     }
 
     /// The view of batch item `b`.
@@ -402,7 +414,7 @@ pub(crate) fn run<T>(
     exec: Exec,
     workspace: &mut HostBuffer<'_>,
 ) -> Result<()> {
-    let LanePlan { lanes, threads_per_matrix } = exec.plan(plan.shapes.count());
+    let LanePlan { lanes, threads_per_matrix } = exec.plan(plan.count);
     let lanes = lanes.min(MAX_LANES);
     let par = par_for(threads_per_matrix);
     // SAFETY: faer and the kernels store only initialised values through
@@ -412,12 +424,12 @@ pub(crate) fn run<T>(
     // boundary (`to_req` sized the region for that), so only several lanes
     // need the kernel's scratch size (for the stride between regions): at
     // small n asking faer for it again is a visible part of a call.
-    let lane_req = if lanes > 1 { Some(to_req(kernel.scratch(&plan.shapes, par))) } else { None };
+    let lane_req = if lanes > 1 { Some(to_req(kernel.scratch(&plan.shapes(), par))) } else { None };
     let align = lane_req.map_or(LANE_ALIGN, |r| r.align());
     let pad = (bytes.as_ptr() as usize).wrapping_neg() & (align - 1);
     let pad = pad.min(bytes.len()); // an empty workspace needs no alignment
     let bytes = &mut bytes[pad..];
-    let count = plan.shapes.count();
+    let count = plan.count;
     let run_lane =
         |lane: usize, region: &mut [MaybeUninit<u8>]| -> core::result::Result<(), (usize, Failure)> {
             let (start, end) = (count * lane / lanes, count * (lane + 1) / lanes);

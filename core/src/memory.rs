@@ -38,20 +38,24 @@ impl Memory for Host {
     type Buffer<'m> = HostBuffer<'m>;
     type Data<'a> = HostData<'a>;
 
+    #[inline]
     fn usable_bytes(buffer: &HostBuffer<'_>, align: usize) -> usize {
         let addr = buffer.bytes.as_ptr() as usize;
         let pad = addr.wrapping_neg() & (align.max(1) - 1);
         buffer.bytes.len().saturating_sub(pad)
     }
 
+    #[inline]
     fn data_bytes(data: &HostData<'_>) -> usize {
         data.bytes.len()
     }
 
+    #[inline]
     fn data_is_aligned(data: &HostData<'_>, align: usize) -> bool {
         (data.bytes.as_ptr() as usize).is_multiple_of(align.max(1))
     }
 
+    #[inline]
     fn buffer_is_aligned(buffer: &HostBuffer<'_>, align: usize) -> bool {
         (buffer.bytes.as_ptr() as usize).is_multiple_of(align.max(1))
     }
@@ -156,6 +160,7 @@ impl<'m> HostBuffer<'m> {
     ///
     /// # Safety
     /// The first `min(len, self.len())` bytes must have been initialised.
+    #[inline]
     pub unsafe fn assume_init_prefix(&mut self, len: usize) {
         let start = len.min(self.bytes.len());
         self.bytes[start..].fill(MaybeUninit::new(0));

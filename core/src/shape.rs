@@ -74,11 +74,13 @@ impl Shape {
     }
 
     /// The dims.
+    #[inline]
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
 
     /// Number of dims.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.dims.len()
     }
@@ -89,6 +91,7 @@ impl Shape {
     }
 
     /// The dims after the first `core_rank` (empty when the rank is smaller).
+    #[inline]
     pub fn batch(&self, core_rank: usize) -> &[usize] {
         self.dims.get(core_rank..).unwrap_or(&[])
     }

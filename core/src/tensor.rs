@@ -22,6 +22,7 @@ impl TensorMeta {
     }
 
     /// Bytes of a contiguous tensor with this meta, or `None` on overflow.
+    #[inline]
     pub fn bytes(&self) -> Option<usize> {
         self.shape.numel()?.checked_mul(self.dtype.size())
     }

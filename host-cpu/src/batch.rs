@@ -76,7 +76,11 @@ pub(crate) struct BatchPlan<'a> {
     count: usize,
     batch_dims: &'a [usize],
     inputs: heapless::Vec<ArgPlan<'a>, MAX_INPUTS>,
-    outputs: heapless::Vec<Option<ArgPlan<'a>>, MAX_OUTPUTS>,
+    /// `None` for an absent output (and past the op's outputs). An array,
+    /// not a second `heapless::Vec`: LLVM merged the two vectors' zero
+    /// lengths into one `memset` over the inputs' 384 uninitialised bytes
+    /// between them, on every call.
+    outputs: [Option<ArgPlan<'a>>; MAX_OUTPUTS],
     _borrows: PhantomData<&'a mut [u8]>,
 }
 
@@ -90,7 +94,7 @@ unsafe impl Send for BatchPlan<'_> {}
 
 /// Core dims of an argument with `batch_rank` trailing batch dims:
 /// (rows, cols, row stride, col stride) — vectors are len×1, scalars 1×1.
-#[inline]
+#[inline(always)]
 fn core_layout(desc: &TensorDesc, batch_rank: usize) -> (usize, usize, isize, isize) {
     let dims = desc.meta.shape.dims();
     let core = dims.len() - batch_rank;
@@ -125,7 +129,7 @@ impl<'a> BatchPlan<'a> {
             count: batch_dims.iter().product(),
             batch_dims,
             inputs: heapless::Vec::new(),
-            outputs: heapless::Vec::new(),
+            outputs: [None; MAX_OUTPUTS],
             _borrows: PhantomData,
         };
         plan.locate(inputs, outputs, batch_rank);
@@ -158,8 +162,8 @@ impl<'a> BatchPlan<'a> {
                 items: ItemStep::Strided(&desc.strides[desc.strides.len() - batch_rank..]),
             });
         }
-        for slot in outputs.iter_mut() {
-            let planned = slot.as_mut().map(|out| {
+        for (planned, slot) in self.outputs.iter_mut().zip(outputs.iter_mut()) {
+            *planned = slot.as_mut().map(|out| {
                 let meta = out.meta;
                 // SAFETY: kernels store only initialised values (whole
                 // elements) through the output views built from this.
@@ -182,7 +186,6 @@ impl<'a> BatchPlan<'a> {
                     items: ItemStep::Packed(rows * cols),
                 }
             });
-            let _ = self.outputs.push(planned);
         }
     }
 
@@ -200,6 +203,19 @@ impl<'a> BatchPlan<'a> {
                 offset
             }
         }
+    }
+
+    /// The bytes of each output (0 for an absent one): all its items.
+    pub(crate) fn output_bytes(&self) -> [usize; MAX_OUTPUTS] {
+        // `lindiff_core::call` sized each buffer for this many bytes, so
+        // the products do not overflow.
+        let mut bytes = [0; MAX_OUTPUTS];
+        for (b, arg) in bytes.iter_mut().zip(&self.outputs) {
+            if let Some(a) = arg {
+                *b = a.rows * a.cols * self.count * a.dtype.size();
+            }
+        }
+        bytes
     }
 
     /// The per-matrix dims, for [`Kernel::scratch`] (only a run with

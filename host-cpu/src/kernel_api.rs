@@ -100,17 +100,17 @@ pub unsafe fn run_kernel<T>(
     exec: Exec,
 ) -> Result<()> {
     let rank = batch_rank_of(inputs.first().map(|i| i.desc));
-    BatchPlan::run_with(inputs, outputs, rank, |plan| {
-        batch::run::<T>(op.name(), kernel, plan, exec, workspace)
+    let written = BatchPlan::run_with(inputs, outputs, rank, |plan| {
+        batch::run::<T>(op.name(), kernel, plan, exec, workspace).map(|()| plan.output_bytes())
     })?;
-    for out in outputs.iter_mut().flatten() {
-        // Sized by `call`, so `bytes` is `Some`.
-        let written = out.meta.bytes().unwrap_or(0);
-        // SAFETY: `batch::run` returned Ok, so every kernel call succeeded,
-        // and the kernel wrote every element of every present output of its
-        // batch item (this function's contract); the items cover the
-        // tensor's bytes.
-        unsafe { out.buffer.assume_init_prefix(written) };
+    for (out, written) in outputs.iter_mut().zip(written) {
+        if let Some(out) = out {
+            // SAFETY: `batch::run` returned Ok, so every kernel call
+            // succeeded, and the kernel wrote every element of every present
+            // output of its batch item (this function's contract); the
+            // items cover the output's `written` bytes.
+            unsafe { out.buffer.assume_init_prefix(written) };
+        }
     }
     Ok(())
 }

@@ -91,6 +91,19 @@ fn blocks_carry_their_tensors_layout<P: TestProvider>(provider: &P) {
     drop(q);
     let r = la.qr(&c).unwrap().r;
     assert_eq!(r.dims(), &[2, 3]);
+    drop(r);
+    // Back to the first plan: its blocks were relabelled by the second
+    // plan's outputs in between, and must carry the first plan's layouts
+    // again (a block keeps a plan output's layout only while no other
+    // tensor took it since).
+    for _ in 0..2 {
+        let qr = la.qr(&shared).unwrap();
+        assert_eq!((qr.q.dims(), qr.q.desc().strides.as_slice()), (&[3, 2][..], &[1, 3][..]));
+        assert_eq!((qr.r.dims(), qr.r.desc().strides.as_slice()), (&[2, 2][..], &[1, 2][..]));
+        drop(qr);
+        let qr = la.qr(&c).unwrap();
+        assert_eq!((qr.q.dims(), qr.r.dims()), (&[2, 2][..], &[2, 3][..]));
+    }
 }
 
 lindiff_tests::providers!(plans_match_fresh_faces, blocks_carry_their_tensors_layout);

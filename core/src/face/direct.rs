@@ -57,12 +57,27 @@ struct Block {
     /// length: results move out of `apply` by a few words, not by a few
     /// hundred bytes of shape and strides per output.
     desc: TensorDesc,
+    /// Which plan output last labelled the block with `desc` ([`Label`]),
+    /// or [`Label::NONE`].
+    label: Label,
+}
+
+/// A plan output's number, unique within one [`Direct`] face: a block
+/// still carrying its output's label from the last call carries that
+/// output's layout too (only relabelling changes a block's layout), so it
+/// is not copied again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Label(u64);
+
+impl Label {
+    /// No plan output's: the layout is always written.
+    const NONE: Label = Label(0);
 }
 
 impl Block {
     /// A block of at least one chunk (so every block has its own address),
     /// or `None` when the allocation fails.
-    fn new(chunks: usize, desc: TensorDesc) -> Option<Block> {
+    fn new(chunks: usize, desc: TensorDesc, label: Label) -> Option<Block> {
         let chunks = chunks.max(1);
         let mut storage = Vec::new();
         storage.try_reserve_exact(chunks).ok()?;
@@ -70,7 +85,7 @@ impl Block {
         let boxed = storage.into_boxed_slice();
         // SAFETY: `Box::into_raw` never returns null.
         let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(boxed).cast::<Chunk>()) };
-        Some(Block { ptr, chunks, desc })
+        Some(Block { ptr, chunks, desc, label })
     }
 
     fn capacity(&self) -> usize {
@@ -138,17 +153,18 @@ impl Pool {
     /// [`Error::OutOfMemory`] when a new block cannot be allocated.
     fn take(&mut self, bytes: usize, desc: Option<&TensorDesc>) -> Result<Rc<Block>> {
         let mut anywhere = usize::MAX;
-        self.take_hinted(bytes, desc, &mut anywhere)
+        self.take_hinted(bytes, desc.map(|d| (d, Label::NONE)), &mut anywhere)
     }
 
     /// [`take`](Pool::take), trying block `*hint` first (the block the same
     /// output of the same plan had last time: free again once the caller
     /// dropped that result) before searching the pool; `*hint` becomes the
-    /// index of the block taken.
+    /// index of the block taken. `desc` comes with the label of the plan
+    /// output it is for ([`Label::NONE`] for none).
     fn take_hinted(
         &mut self,
         bytes: usize,
-        desc: Option<&TensorDesc>,
+        desc: Option<(&TensorDesc, Label)>,
         hint: &mut usize,
     ) -> Result<Rc<Block>> {
         let fits = |b: &Rc<Block>| Rc::strong_count(b) == 1 && b.capacity() >= bytes;
@@ -166,16 +182,21 @@ impl Pool {
         // ever made), so it can be relabelled in place.
         if let Some(i) = found {
             if let Some(block) = Rc::get_mut(&mut self.blocks[i]) {
-                if let Some(desc) = desc {
-                    block.desc.clone_from(desc);
+                match desc {
+                    Some((_, label)) if label != Label::NONE && block.label == label => {}
+                    Some((desc, label)) => {
+                        block.desc.clone_from(desc);
+                        block.label = label;
+                    }
+                    None => {}
                 }
                 *hint = i;
                 return Ok(Rc::clone(&self.blocks[i]));
             }
         }
         let oom = Error::OutOfMemory { bytes, align: 64, available: 0 };
-        let desc = desc.cloned().unwrap_or_else(workspace_desc);
-        let block = Rc::new(Block::new(bytes.div_ceil(64), desc).ok_or(oom.clone())?);
+        let (desc, label) = desc.map_or_else(|| (workspace_desc(), Label::NONE), |(d, l)| (d.clone(), l));
+        let block = Rc::new(Block::new(bytes.div_ceil(64), desc, label).ok_or(oom.clone())?);
         self.blocks.try_reserve(1).map_err(|_| oom)?;
         *hint = self.blocks.len();
         self.blocks.push(Rc::clone(&block));
@@ -333,6 +354,8 @@ struct FacePlan {
     /// Pool indices of the blocks taken last: the workspace's, then each
     /// output's (tried first: in a loop they are free again).
     blocks: [usize; MAX_OUTPUTS + 1],
+    /// Output `i`'s label is `Label(first_label + i)`.
+    first_label: u64,
 }
 
 impl FacePlan {
@@ -341,7 +364,7 @@ impl FacePlan {
     /// # Errors
     /// As [`call::prepare`]; [`Error::Overflow`] for an output whose
     /// strides overflow.
-    fn new<P: Provider>(provider: &P, op: &Op, descs: &[&TensorDesc]) -> Result<FacePlan> {
+    fn new<P: Provider>(provider: &P, op: &Op, descs: &[&TensorDesc], first_label: u64) -> Result<FacePlan> {
         let prepared = call::prepare(provider, op, descs)?;
         let mut outputs = heapless::Vec::new();
         for meta in prepared.outputs() {
@@ -355,7 +378,7 @@ impl FacePlan {
             };
             let _ = outputs.push(desc); // as many as the metas: ≤ MAX_OUTPUTS
         }
-        Ok(FacePlan { prepared, outputs, blocks: [usize::MAX; MAX_OUTPUTS + 1] })
+        Ok(FacePlan { prepared, outputs, blocks: [usize::MAX; MAX_OUTPUTS + 1], first_label })
     }
 }
 
@@ -372,12 +395,14 @@ pub struct Direct<P> {
     plans: Vec<FacePlan>,
     /// The plan used last (checked first), or the next one to replace.
     recent: usize,
+    /// The first label of the next plan made (labels are never reused).
+    next_label: u64,
 }
 
 impl<P: Provider<Memory = Host>> Direct<P> {
     /// A face over `provider` with an empty pool.
     pub fn new(provider: P) -> Direct<P> {
-        Direct { provider, pool: Pool::new(), plans: Vec::new(), recent: 0 }
+        Direct { provider, pool: Pool::new(), plans: Vec::new(), recent: 0, next_label: 1 }
     }
 
     /// The index of the plan for `op` on `descs`, made (and kept) if new.
@@ -393,7 +418,8 @@ impl<P: Provider<Memory = Host>> Direct<P> {
             self.recent = i;
             return Ok(i);
         }
-        let plan = FacePlan::new(&self.provider, op, descs)?;
+        let plan = FacePlan::new(&self.provider, op, descs, self.next_label)?;
+        self.next_label += MAX_OUTPUTS as u64;
         let slot = if self.plans.len() < PLANS {
             // Room for every plan at once: later plans never reallocate.
             let more = PLANS - self.plans.len();
@@ -489,7 +515,7 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             })?;
         }
         let index = self.plan(&op, &descs)?;
-        let FacePlan { prepared: plan, outputs, blocks: hints } = &mut self.plans[index];
+        let FacePlan { prepared: plan, outputs, blocks: hints, first_label } = &mut self.plans[index];
         let req = plan.workspace();
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
@@ -503,7 +529,8 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             let slot = match output {
                 Some(desc) => {
                     let bytes = plan.output_bytes(i);
-                    Some((self.pool.take_hinted(bytes, Some(desc), hint)?, bytes))
+                    let label = Label(*first_label + i as u64);
+                    Some((self.pool.take_hinted(bytes, Some((desc, label)), hint)?, bytes))
                 }
                 None => None,
             };

@@ -118,12 +118,20 @@ with_avx2! {
     fn packed_lower_finite<T: Field>(s: &[T], n: usize) -> bool => lower_sums_finite
 }
 
-/// [`packed_lower_finite`]: sums, as in [`sums_finite`], over the part of
-/// each column below the diagonal, four lanes wide (the parts are short),
-/// and over the diagonal's real parts; sums of x·0 (as in
-/// [`exactly_finite`]) when one of those is not finite.
+/// [`packed_lower_finite`]: first the sums of [`sums_finite`] over the
+/// whole matrix (every entry finite proves the lower triangle finite, and
+/// one pass over the contiguous n² entries in sixteen lanes costs less than
+/// n short column parts: at n = 32 ~0.4k instructions instead of ~2.6k);
+/// when one is not finite, sums over the part of each column below the
+/// diagonal, four lanes wide, and over the diagonal's real parts; sums of
+/// x·0 (as in [`exactly_finite`]) when one of those is not finite.
 #[inline(always)]
 fn lower_sums_finite<T: Field>(s: &[T], n: usize) -> bool {
+    let mut whole = [T::zero(); 16];
+    let rest = add_lanes(&mut whole, s, |x| x);
+    if all_sums_finite(&whole) && Scalar::is_finite(rest) {
+        return true;
+    }
     let (diagonal, rest, lanes) = lower_sums(s, n, |x| x);
     if diagonal.is_finite_real() && Scalar::is_finite(rest) && all_sums_finite(&lanes) {
         return true;
@@ -265,9 +273,10 @@ mod tests {
 
     /// Every order to 12 and every position of one NaN, +∞ or −∞: found in
     /// the lower triangle (an imaginary diagonal part excepted), ignored in
-    /// the strict upper one, packed and through a strided view alike.
+    /// the strict upper one, packed (its own scan) and through strided
+    /// views alike (faer's `Mat` pads its columns).
     fn lower<T: Field>(value: impl Fn(f64, f64) -> T) {
-        use faer::Mat;
+        use faer::{Mat, MatRef};
         for n in 1..=12 {
             let clean = Mat::<T>::from_fn(n, n, |i, j| value(i as f64 - 2.5 * j as f64, 0.25));
             let strided = |m: &Mat<T>| {
@@ -283,6 +292,9 @@ mod tests {
                         m[(i, j)] = bad;
                         let want = i < j || (imag && i == j);
                         let big = strided(&m);
+                        let packed: Vec<T> = (0..n * n).map(|k| m[(k % n, k / n)]).collect();
+                        let packed = MatRef::from_column_major_slice(&packed, n, n);
+                        assert_eq!(lower_finite(packed), want, "packed {n}: ({i}, {j}) {what}");
                         assert_eq!(lower_finite(m.as_ref()), want, "{n}: ({i}, {j}) {what}");
                         assert_eq!(lower_finite(big.as_ref().subrows(0, n)), want, "strided {n}: ({i}, {j})");
                     }

@@ -1,5 +1,7 @@
 //! Checked entry points to a [`Provider`]: every shape, dtype, stride and
-//! buffer-size check happens here, once, for every provider.
+//! buffer-size check happens here, once, for every provider. (The direct
+//! face makes its buffers to a plan's measure itself and runs the plan
+//! without re-checking them: `run_plan_unchecked`.)
 
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -208,14 +210,14 @@ pub fn run_prepared<'m, P: Provider>(
     outputs: &mut [Option<&mut <P::Memory as Memory>::Buffer<'m>>],
     workspace: &mut <P::Memory as Memory>::Buffer<'m>,
 ) -> Result<()> {
-    // Names are compared by address first: a provider's name is one
-    // `&'static str`, so the plan's is the same pointer.
+    // Names are compared by address first: a provider's name is usually
+    // one `&'static str`, so the plan's is then the same pointer.
     let name = provider.name();
     let same_name = core::ptr::eq(prepared.provider, name) || prepared.provider == name;
     if !same_name || prepared.exec != provider.exec() {
         return Err(Error::Unsupported {
             op: prepared.op.name(),
-            provider: provider.name(),
+            provider: name,
             why: "the plan was prepared on another provider or exec (prepare it on this one)",
         });
     }
@@ -243,8 +245,8 @@ pub fn run_prepared<'m, P: Provider>(
 /// # Safety
 /// `prepared` must have been made by [`prepare`] for the layouts of
 /// `inputs` (and for `provider`), and what [`check_buffers`] and the
-/// workspace check of [`run_checked`] check must hold: each input's data covers its
-/// view (the plan's input sizes) and is aligned for its dtype; `outputs`
+/// workspace check of [`run_checked`] check must hold: each input's data
+/// covers its view (the plan's input sizes) and is aligned for its dtype; `outputs`
 /// has one slot per output of the plan, a buffer exactly where the plan
 /// has an output, each aligned for its dtype and holding at least
 /// [`Prepared::output_bytes`]; the workspace holds

@@ -76,10 +76,10 @@ pub(crate) struct BatchPlan<'a> {
     count: usize,
     batch_dims: &'a [usize],
     inputs: heapless::Vec<ArgPlan<'a>, MAX_INPUTS>,
-    /// `None` for an absent output (and past the op's outputs). An array,
-    /// not a second `heapless::Vec`: LLVM merged the two vectors' zero
-    /// lengths into one `memset` over the inputs' 384 uninitialised bytes
-    /// between them, on every call.
+    /// `None` for an absent output (and past the op's outputs).
+    // An array, not a second `heapless::Vec`: LLVM merged two vectors'
+    // zero lengths into one `memset` over the uninitialised inputs between
+    // them (400 bytes per call).
     outputs: [Option<ArgPlan<'a>>; MAX_OUTPUTS],
     _borrows: PhantomData<&'a mut [u8]>,
 }
@@ -110,7 +110,7 @@ impl<'a> BatchPlan<'a> {
     /// Locates every argument. `batch_rank` is the number of batch dims
     /// (shared by all arguments, checked by `lindiff_core::call`, which also
     /// sized every output buffer for its contiguous layout), then returns
-    /// `f` of the plan. The plan (over 700 bytes) is written where it will
+    /// `f` of the plan. The plan (~670 bytes) is written where it will
     /// live, never moved: returned filled, it cost a `memcpy` per call, a
     /// visible part of a small call.
     pub(crate) fn run_with<R>(
@@ -125,6 +125,7 @@ impl<'a> BatchPlan<'a> {
             .or_else(|| outputs.iter().flatten().next().map(|o| o.meta.shape.dims()))
             .unwrap_or(&[]);
         let batch_dims = &first_dims[first_dims.len().saturating_sub(batch_rank)..];
+        debug_assert!(inputs.len() <= MAX_INPUTS && outputs.len() <= MAX_OUTPUTS, "checked by `call`");
         let mut plan = BatchPlan {
             count: batch_dims.iter().product(),
             batch_dims,
@@ -272,13 +273,16 @@ impl<'p> Item<'p> {
     }
 
     fn output_ptr<T: Element>(&self, i: usize) -> (&ArgPlan<'p>, *mut T) {
-        let arg = self.plan.outputs[i].as_ref().expect("kernel wrote an absent output");
+        let arg = self.plan.outputs[i]
+            .as_ref()
+            .expect("kernel wrote an absent output (switched off, or past the op's)");
         assert_eq!(arg.dtype, T::DTYPE, "kernel wrote output {i} with the wrong dtype");
         let offset = self.plan.item_offset(arg, self.b);
         (arg, arg.base.cast::<T>().wrapping_add(offset))
     }
 
-    /// `true` when output `i` is present (not switched off by the options).
+    /// `true` when output `i` is present (not switched off by the options;
+    /// `false` past the op's outputs).
     pub fn has_output(&self, i: usize) -> bool {
         self.plan.outputs[i].is_some()
     }

@@ -5,6 +5,7 @@
 //! carry its new tensor's layout.
 
 use lindiff_core::face::direct::{Direct, Tensor};
+use lindiff_core::face::QrFactors;
 use lindiff_core::{Error, Linalg};
 use lindiff_tests::dense::{Dense, Rng};
 use lindiff_tests::TestProvider;
@@ -92,18 +93,26 @@ fn blocks_carry_their_tensors_layout<P: TestProvider>(provider: &P) {
     let r = la.qr(&c).unwrap().r;
     assert_eq!(r.dims(), &[2, 3]);
     drop(r);
-    // Back to the first plan: its blocks were relabelled by the second
-    // plan's outputs in between, and must carry the first plan's layouts
-    // again (a block keeps a plan output's layout only while no other
-    // tensor took it since).
+    // Back to the first plan, in the same blocks: the second plan's
+    // outputs relabelled them in between, and they must carry the first
+    // plan's layouts again (a block keeps a plan output's layout only while
+    // no other tensor took it since); then the same plan twice in a row,
+    // whose blocks keep their layouts.
+    let blocks = la.pool().block_count();
+    let first = |t: &QrFactors<Tensor>| {
+        assert_eq!((t.q.dims(), t.q.desc().strides.as_slice()), (&[3, 2][..], &[1, 3][..]));
+        assert_eq!((t.r.dims(), t.r.desc().strides.as_slice()), (&[2, 2][..], &[1, 2][..]));
+    };
     for _ in 0..2 {
-        let qr = la.qr(&shared).unwrap();
-        assert_eq!((qr.q.dims(), qr.q.desc().strides.as_slice()), (&[3, 2][..], &[1, 3][..]));
-        assert_eq!((qr.r.dims(), qr.r.desc().strides.as_slice()), (&[2, 2][..], &[1, 2][..]));
-        drop(qr);
+        first(&la.qr(&shared).unwrap());
         let qr = la.qr(&c).unwrap();
-        assert_eq!((qr.q.dims(), qr.r.dims()), (&[2, 2][..], &[2, 3][..]));
+        assert_eq!((qr.q.dims(), qr.q.desc().strides.as_slice()), (&[2, 2][..], &[1, 2][..]));
+        assert_eq!((qr.r.dims(), qr.r.desc().strides.as_slice()), (&[2, 3][..], &[1, 2][..]));
     }
+    for _ in 0..2 {
+        first(&la.qr(&shared).unwrap());
+    }
+    assert_eq!(la.pool().block_count(), blocks, "the calls reused the pool's blocks");
 }
 
 lindiff_tests::providers!(plans_match_fresh_faces, blocks_carry_their_tensors_layout);

@@ -52,7 +52,9 @@ struct Block {
     ptr: NonNull<Chunk>,
     chunks: usize,
     /// The layout of the tensor using the block (every tensor over a block
-    /// shares it: only clones share blocks), set when the block is taken.
+    /// shares it: only clones share blocks), set when the block is taken
+    /// (unless it still carries the taking plan output's [`Label`]), and
+    /// never while a tensor holds the block (only a free block is taken).
     /// Kept here rather than in [`Tensor`] so a tensor is a pointer and a
     /// length: results move out of `apply` by a few words, not by a few
     /// hundred bytes of shape and strides per output.
@@ -280,6 +282,10 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
 /// Cloning shares the block.
 #[derive(Clone)]
 pub struct Tensor {
+    /// The tensor's data: the block's first `bytes`, exactly the span in
+    /// bytes of its layout (`Direct::copy_in` and `apply`, the only places
+    /// a tensor is made, ensure it), initialised. While the tensor holds
+    /// the block, the block's layout does not change (see `Block::desc`).
     bytes: usize,
     block: Rc<Block>,
 }
@@ -387,8 +393,9 @@ impl FacePlan {
 /// The plan of a call (output metas, workspace size: [`call::prepare`];
 /// the output layouts and the pool blocks the call took last) is kept for
 /// the last 16 distinct (op, input layouts) pairs, so a loop of
-/// same-shaped calls plans once and finds its blocks at once; every call
-/// still checks its buffers.
+/// same-shaped calls plans once and finds its blocks at once. The face
+/// makes every buffer of a call to the plan's measure (pool blocks), so it
+/// runs the plan without `call`'s buffer checks (they run in debug builds).
 pub struct Direct<P> {
     provider: P,
     pool: Pool,
@@ -556,12 +563,11 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             // SAFETY: the workspace block was just taken free, as above.
             let mut ws = HostBuffer::from_uninit(unsafe { workspace.uninit(workspace_bytes) });
             // SAFETY: `plan` was made by `call::prepare` for exactly these
-            // inputs' layouts (`Direct::plan` compared them), and every
+            // inputs' layouts (`Direct::plan` compared them; the layouts
+            // cannot change while the tensors hold their blocks), and every
             // buffer was made here to its measure, so `call`'s buffer
             // checks would pass: a tensor's data is its block's first
-            // `bytes`, its view's whole span (`copy_in` took exactly the
-            // span's elements; an output's `bytes` are the plan's size of
-            // that output, whose contiguous layout its desc is); blocks
+            // `bytes`, its view's whole span (`Tensor::bytes`); blocks
             // start 64-byte aligned, past every dtype's alignment; `refs`
             // has a buffer of `plan.output_bytes(i)` bytes exactly where
             // the plan has output `i` (`outputs` was made from the plan's

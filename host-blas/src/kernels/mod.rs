@@ -334,7 +334,8 @@ pub(crate) fn check_finite<T: Lapack>(
 /// are `a`'s, checked or not: the kernels pass UPLO = 'L', and LAPACK does
 /// not reference them. The check is one pass over the whole matrix while it
 /// is copied, and only when that finds a NaN/∞ the precise one over the
-/// lower triangle ([`lower_finite`]).
+/// lower triangle ([`lower_finite`], whose own first pass over the whole
+/// matrix then fails too: a rare input's cost, not worth a second entry).
 pub(crate) fn copy_lower_finite<T: Lapack>(a: MatRef<'_, T>, mut dst: MatMut<'_, T>) -> bool {
     let ok = copy_finite(a, dst.rb_mut(), "a").is_ok() || lower_finite(a);
     if <T as Scalar>::IS_COMPLEX {

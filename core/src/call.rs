@@ -107,7 +107,7 @@ impl Prepared {
 
     /// `true` when the plan was made for exactly these input layouts.
     fn has_layouts<'d>(&self, inputs: impl ExactSizeIterator<Item = &'d TensorDesc>) -> bool {
-        self.descs.len() == inputs.len() && self.descs.iter().zip(inputs).all(|(d, i)| d == i)
+        self.descs.len() == inputs.len() && self.descs.iter().zip(inputs).all(|(d, i)| same_layout(d, i))
     }
 
     /// Output metas (`None` for outputs the op's options switch off).
@@ -125,6 +125,20 @@ impl Prepared {
     pub(crate) fn output_bytes(&self, i: usize) -> usize {
         self.sizes.outputs[i]
     }
+}
+
+/// `a == b` (the same fields `TensorDesc`'s `PartialEq` compares), with
+/// dims and strides compared entry by entry: a plan is found by this
+/// compare on every call, and the derived one calls `bcmp` twice per
+/// layout for a few words each.
+fn same_layout(a: &TensorDesc, b: &TensorDesc) -> bool {
+    let same = |x: &[usize], y: &[usize]| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p == q);
+    let equal = a.offset == b.offset
+        && a.meta.dtype == b.meta.dtype
+        && same(a.meta.shape.dims(), b.meta.shape.dims())
+        && same(&a.strides, &b.strides);
+    debug_assert_eq!(equal, a == b);
+    equal
 }
 
 /// Infers the outputs and asks the provider for the workspace, once.

@@ -284,8 +284,10 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
 pub struct Tensor {
     /// The tensor's data: the block's first `bytes`, exactly the span in
     /// bytes of its layout (`Direct::copy_in` and `apply`, the only places
-    /// a tensor is made, ensure it), initialised. While the tensor holds
-    /// the block, the block's layout does not change (see `Block::desc`).
+    /// a tensor is made, ensure it), initialised (`apply` makes its output
+    /// tensors before the provider writes them, and returns them only
+    /// after). While the tensor holds the block, the block's layout does
+    /// not change (see `Block::desc`).
     bytes: usize,
     block: Rc<Block>,
 }
@@ -531,17 +533,19 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
         let workspace_bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
         let [ws_hint, out_hints @ ..] = hints;
         let workspace = self.pool.take_hinted(workspace_bytes, None, ws_hint)?;
-        let mut blocks = heapless::Vec::<Option<(Rc<Block>, usize)>, MAX_OUTPUTS>::new();
+        // The result's tensors, over blocks the provider has yet to write:
+        // they leave `apply` only once it has (`Tensor::bytes`).
+        let mut outs = Applied::new();
         for (i, (output, hint)) in outputs.iter().zip(out_hints).enumerate() {
-            let slot = match output {
+            let tensor = match output {
                 Some(desc) => {
                     let bytes = plan.output_bytes(i);
                     let label = Label(*first_label + i as u64);
-                    Some((self.pool.take_hinted(bytes, Some((desc, label)), hint)?, bytes))
+                    Some(Tensor { bytes, block: self.pool.take_hinted(bytes, Some((desc, label)), hint)? })
                 }
                 None => None,
             };
-            let _ = blocks.push(slot); // as many as the outputs: ≤ MAX_OUTPUTS
+            let _ = outs.push(tensor); // as many as the outputs: ≤ MAX_OUTPUTS
         }
         {
             let mut ins = heapless::Vec::<Input<'_, Host>, MAX_INPUTS>::new();
@@ -549,12 +553,12 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                 let _ = ins.push(Input { desc: t.desc(), data: t.data() });
             }
             let mut buffers = heapless::Vec::<Option<HostBuffer<'_>>, MAX_OUTPUTS>::new();
-            for slot in &blocks {
+            for t in &outs {
                 // SAFETY: each output block was just taken free from the pool:
                 // only the pool (which never touches contents) and this call
                 // hold it, and every output has its own block.
                 let _ = buffers
-                    .push(slot.as_ref().map(|(b, n)| HostBuffer::from_uninit(unsafe { b.uninit(*n) })));
+                    .push(t.as_ref().map(|t| HostBuffer::from_uninit(unsafe { t.block.uninit(t.bytes) })));
             }
             let mut refs = heapless::Vec::<Option<&mut HostBuffer<'_>>, MAX_OUTPUTS>::new();
             for b in buffers.iter_mut() {
@@ -576,8 +580,8 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
             // `bytes_unaligned` leaves room to align).
             unsafe { call::run_plan_unchecked(&self.provider, plan, &ins, &mut refs, &mut ws)? };
             drop(refs);
-            for (b, slot) in buffers.iter().zip(&blocks) {
-                if let (Some(b), Some(_)) = (b, slot) {
+            for (b, t) in buffers.iter().zip(&outs) {
+                if let (Some(b), Some(_)) = (b, t) {
                     if !b.is_initialized() {
                         return Err(Error::Buffer {
                             op: op.name(),
@@ -589,10 +593,6 @@ impl<P: Provider<Memory = Host>> Face for Direct<P> {
                     }
                 }
             }
-        }
-        let mut outs = Applied::new();
-        for slot in blocks {
-            let _ = outs.push(slot.map(|(block, bytes)| Tensor { bytes, block }));
         }
         Ok(outs)
     }

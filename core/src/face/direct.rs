@@ -98,9 +98,10 @@ impl Block {
     ///
     /// # Safety
     /// The block's first `len ≤ capacity` bytes must have been written (true of
-    /// every block a tensor holds: tensors are made only after a copy-in or a
-    /// provider call that returned Ok with the buffer initialised), and no
-    /// mutable borrow of its bytes may exist.
+    /// every block a tensor outside `Direct::apply` holds: a copy-in writes
+    /// its tensor's bytes, and `apply` returns its output tensors only after
+    /// the provider wrote them, see `Tensor::bytes`), and no mutable borrow
+    /// of its bytes may exist.
     unsafe fn data(&self, len: usize) -> &[u8] {
         // SAFETY: per the caller: in bounds, initialised, not mutably borrowed.
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), len) }
@@ -321,9 +322,10 @@ impl Tensor {
                 got: self.meta().dtype,
             });
         }
-        // SAFETY: tensors only exist over written blocks, which are never
-        // borrowed mutably again while a tensor holds them (outputs are
-        // taken from free blocks only).
+        // SAFETY: every tensor a caller can reach is over a written block
+        // (`Tensor::bytes`; `apply` reads none of its own outputs), which
+        // is never borrowed mutably again while a tensor holds it (outputs
+        // are taken from free blocks only).
         let data = HostData::from_bytes(unsafe { self.block.data(self.bytes) });
         // Blocks are 64-byte aligned, so the typed view always exists.
         Ok(data.typed::<T>().unwrap_or(&[]))

@@ -5,7 +5,8 @@
 //! once the pool has grown to its working set.
 //!
 //! ```
-//! # #[cfg(feature = "alloc")] {
+//! # #[cfg(not(feature = "alloc"))] fn main() {}
+//! # #[cfg(feature = "alloc")] fn main() -> lindiff_core::Result<()> {
 //! use lindiff_core::face::direct::Direct;
 //! # use lindiff_core::{provider::*, *};
 //! # // A provider is needed to run ops; shapes are checked before it is reached.
@@ -20,9 +21,10 @@
 //! #     unsafe fn run_into<'m>(&self, _: &Op, _: &[Input<'_, Host>], _: &mut [Option<Output<'_, 'm, Host>>], _: &mut HostBuffer<'m>) -> Result<()> { Ok(()) }
 //! # }
 //! let mut face = Direct::new(NoOps);
-//! let a = face.tensor(&[2, 3], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+//! let a = face.tensor(&[2, 3], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 //! let err = face.det(&a).unwrap_err();
 //! assert_eq!(err.to_string(), "det: argument `a` must be square, got 2×3");
+//! # Ok(())
 //! # }
 //! ```
 
@@ -227,11 +229,12 @@ fn workspace_desc() -> TensorDesc {
 /// let mut pool = Pool::new();
 /// let mut lease = pool.allocator();
 /// for _ in 0..3 {
-///     let buf = Allocator::<Host>::allocate(&mut lease, WorkspaceReq::of::<f64>(100)).unwrap();
+///     let buf = Allocator::<Host>::allocate(&mut lease, WorkspaceReq::of::<f64>(100))?;
 ///     lease.release(buf);
 /// }
 /// drop(lease);
 /// assert_eq!(pool.block_count(), 1); // one block, reused
+/// # Ok::<(), lindiff_core::Error>(())
 /// ```
 pub struct PoolAllocator<'p> {
     pool: &'p mut Pool,

@@ -1,4 +1,7 @@
-//! Cholesky kernel: `Cholesky` (`a = l lᴴ`), over faer's `cholesky_in_place`.
+//! Cholesky kernel: `Cholesky` (`a = l lᴴ`), over faer's `cholesky_in_place`
+//! — except for real matrices up to n = 96 with a packed output, which run
+//! lindiff's own [`cholesky_small`] kernel (faster than faer's there; same
+//! checks, errors and output conventions).
 //!
 //! * Only the lower triangle of `a` is used, and the imaginary part of its
 //!   diagonal is ignored: `a` is copied into the output `l` with a real
@@ -21,7 +24,8 @@
 //! Scratch: faer's (one n×1 temporary); no copy, as `l` itself is the
 //! working matrix.
 
-use super::columns::{copy_col, copy_mat, zero_col};
+use super::cholesky_small;
+use super::columns::{copy_col, copy_mat, packed, packed_mut, zero_col};
 use super::eigh::check_finite_lower;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -42,6 +46,11 @@ impl<T: Field> Kernel<T> for Cholesky {
         let a = item.mat::<T>(0);
         let n = a.nrows();
         let mut l = item.out_mat::<T>(0);
+        if !<T as Scalar>::IS_COMPLEX && n <= cholesky_small::SMALL_UP_TO {
+            if let Some(result) = small(a, l.rb_mut()) {
+                return result;
+            }
+        }
         copy_lower(a, l.rb_mut());
         if <T as Scalar>::IS_COMPLEX {
             for k in 0..n {
@@ -71,6 +80,29 @@ impl<T: Field> Kernel<T> for Cholesky {
         }
         Ok(())
     }
+}
+
+/// [`Kernel::run`] for a small real matrix, with lindiff's own
+/// [`cholesky_small::factor`], when the output `l` is packed (`None`
+/// otherwise): `a` copied whole (its strict upper triangle is read but
+/// never reaches L, and the factorization zeroes it), the factorization in
+/// place, the same non-finite and positive-definite checks as faer's path.
+fn small<T: Field>(a: MatRef<'_, T>, l: MatMut<'_, T>) -> Option<Result<(), Failure>> {
+    let n = a.nrows();
+    let l = packed_mut(l)?;
+    match packed(a) {
+        Some(src) => l.copy_from_slice(src),
+        None => l.chunks_exact_mut(n).zip(a.col_iter()).for_each(|(dst, src)| {
+            dst.iter_mut().zip(src.iter()).for_each(|(x, y)| *x = *y);
+        }),
+    }
+    let factored = cholesky_small::factor(l, n);
+    if !factored || !(0..n).all(|k| Scalar::is_finite(l[k * n + k])) {
+        if let Err(failure) = check_finite_lower(a) {
+            return Some(Err(failure));
+        }
+    }
+    Some(if factored { Ok(()) } else { Err(Failure::NotPositiveDefinite("a")) })
 }
 
 /// Column count from which [`copy_lower`] copies the lower triangle alone.

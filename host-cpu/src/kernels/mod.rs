@@ -11,6 +11,7 @@
 mod avx2;
 mod adjugate;
 mod cholesky;
+mod cholesky_small;
 pub(crate) mod columns;
 mod det;
 mod eig;

@@ -1,7 +1,7 @@
 //! Cholesky kernel: `Cholesky` (`a = l lᴴ`), over faer's `cholesky_in_place`
-//! — except for real matrices up to n = 96 with a packed output, which run
-//! lindiff's own [`cholesky_small`] kernel (faster than faer's there; same
-//! checks, errors and output conventions).
+//! — except, in `std` builds, for real matrices up to n = 96 with a packed
+//! output, which run lindiff's own [`cholesky_small`] kernel (faster than
+//! faer's there; same checks, errors and output conventions).
 //!
 //! * Only the lower triangle of `a` is used, and the imaginary part of its
 //!   diagonal is ignored: `a` is copied into the output `l` with a real
@@ -46,7 +46,7 @@ impl<T: Field> Kernel<T> for Cholesky {
         let a = item.mat::<T>(0);
         let n = a.nrows();
         let mut l = item.out_mat::<T>(0);
-        if !<T as Scalar>::IS_COMPLEX && n <= cholesky_small::SMALL_UP_TO {
+        if cholesky_small::BUILT && !<T as Scalar>::IS_COMPLEX && n <= cholesky_small::SMALL_UP_TO {
             if let Some(result) = small(a, l.rb_mut()) {
                 return result;
             }

@@ -16,6 +16,13 @@
 use crate::field::Field;
 use lindiff_core::Scalar;
 
+/// Whether the Cholesky kernel uses [`factor`] at all: in `std` builds.
+/// Without `std` (firmware) faer's kernel, linked anyway for complex and
+/// larger matrices, serves every size: there flash counts more (this
+/// kernel's ~2 KiB would take the Cortex-M f32 build past issue 8's
+/// 160 KiB .text target).
+pub(super) const BUILT: bool = cfg!(feature = "std");
+
 /// Largest n for which the Cholesky kernel of a real dtype uses [`factor`]
 /// rather than faer's `cholesky_in_place` (measured against faer inside the
 /// kernel: faster at every n from 2 to 120; at 128 its columns 1 KiB apart

@@ -65,7 +65,7 @@ where
         let a: Dense<T> = rng.with_spectrum(m, n, &spectrum);
         let t = HostTensor::from_dense(&a);
         let what = format!("svd {m}×{n}");
-        for driver in [SvdDriver::Auto, SvdDriver::QrIteration] {
+        for driver in [SvdDriver::Auto, SvdDriver::QrIteration, SvdDriver::Jacobi] {
             let (c, b) = both(LinalgOp::Svd(Svd(SvdOptions::default().driver(driver))), &[&t]);
             same::<T::Real>(&what, 1, &c, &b);
             same::<T>(&what, 0, &c, &b); // canonical U

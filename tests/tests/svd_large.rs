@@ -1,5 +1,6 @@
 //! The SVD at sizes where faer's default is divide and conquer (min(m, n) ≥
-//! 128), with the default driver and with `SvdDriver::QrIteration`: known
+//! 128), with the default driver, `SvdDriver::QrIteration` and
+//! `SvdDriver::Jacobi`: known
 //! spectrum, reconstruction, orthonormality, canonical phases. Run also with lindiff-cpu's
 //! `svd-jacobi` feature (`cargo test -p lindiff-tests --features
 //! lindiff-cpu/svd-jacobi --test svd --test svd_large`, part of `cargo
@@ -65,7 +66,9 @@ fn same_bits<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, s
 }
 
 fn svd_large<P: TestProvider>(provider: &P) {
-    for driver in [SvdDriver::Auto, SvdDriver::QrIteration] {
+    // `Jacobi`: host-cpu's one-sided Jacobi SVD at a size where `Auto` is
+    // faer's divide and conquer (providers without one run `Auto`).
+    for driver in [SvdDriver::Auto, SvdDriver::QrIteration, SvdDriver::Jacobi] {
         check::<f64, P>(provider, driver, 140, 130, 11);
         check::<Complex<f64>, P>(provider, driver, 130, 135, 12);
     }

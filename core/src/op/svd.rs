@@ -15,19 +15,22 @@ use crate::tensor::TensorMeta;
 
 /// Which algorithm computes the SVD. (A lindiff-cpu built with its
 /// `svd-jacobi` feature, for small matrices on firmware, runs its one-sided
-/// Jacobi SVD whatever the driver.)
+/// Jacobi SVD whatever the driver; a `std` lindiff-cpu runs it for
+/// `Jacobi`, and for `Auto` up to 8×8, where it is faster than faer's.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SvdDriver {
-    /// The provider's fastest accurate choice (faer: divide and conquer from
-    /// min(m, n) ≥ 128, checked and redone with QR iteration if inaccurate;
-    /// LAPACK: ?gesdd).
+    /// The provider's fastest accurate choice (faer: one-sided Jacobi up to
+    /// 8×8, divide and conquer from min(m, n) ≥ 128, checked and redone with
+    /// QR iteration if inaccurate, QR iteration between; LAPACK: ?gesdd).
     #[default]
     Auto,
     /// Divide and conquer (LAPACK ?gesdd), still guarded where unchecked.
     DivideAndConquer,
     /// Bidiagonal QR iteration only (LAPACK ?gesvd): slower, never D&C.
     QrIteration,
-    /// One-sided Jacobi (cuSOLVER gesvdj); providers without it use `Auto`.
+    /// One-sided Jacobi (cuSOLVER gesvdj; lindiff-cpu's own, in `std`
+    /// builds: high relative accuracy, O(m·n²) per sweep, so slow for large
+    /// matrices); providers without it use `Auto`.
     Jacobi,
     /// Polar-decomposition SVD (cuSOLVER `Xgesvdp`); providers without it
     /// (host-cpu, host-blas) use `Auto`.

@@ -1,7 +1,9 @@
 //! SVD kernels (`svd`, `svd_vals`, `svd_full`, `svd_truncated`) over faer,
 //! with the output conventions (Vᴴ, real descending values, canonical
-//! phases) and the divide-and-conquer accuracy guard; with the `svd-jacobi`
-//! feature, over the one-sided Jacobi SVD of [`super::svd_jacobi`] instead.
+//! phases) and the divide-and-conquer accuracy guard; over the one-sided
+//! Jacobi SVD of [`super::svd_jacobi`] instead for small matrices (up to
+//! 8×8 with `SvdDriver::Auto`, in `std` builds), when `SvdDriver::Jacobi`
+//! asks for it, and always with the `svd-jacobi` feature.
 
 use super::columns::copy_mat;
 use super::finite::all_finite;
@@ -31,6 +33,30 @@ fn qr_only_params<T: Field>() -> Spec<SvdParams, T> {
 /// (the `svd-jacobi` feature) rather than faer's: a compile-time constant,
 /// so faer's SVD, its divide and conquer and the guard are not linked.
 const JACOBI: bool = cfg!(feature = "svd-jacobi");
+
+/// Largest m and n for which `SvdDriver::Auto` runs lindiff's Jacobi SVD in
+/// a `std` build: measured against faer's (f64, thin U and V, one matrix),
+/// 0.55–0.63 of its time at 2×2, 4×4 and 8×8, 1.4 at 12×12 and 16×16
+/// (a sweep costs O(m·n²), faer's bidiagonal QR iteration less from there).
+/// Without `std` (firmware) faer's SVD alone, unless `svd-jacobi` asks for
+/// Jacobi everywhere: flash counts there.
+const AUTO_JACOBI_UP_TO: usize = 8;
+
+/// Whether an m×n SVD with these options runs lindiff's Jacobi SVD: always
+/// in a `svd-jacobi` build; otherwise when asked for (`SvdDriver::Jacobi`)
+/// or, with `SvdDriver::Auto`, up to [`AUTO_JACOBI_UP_TO`] (in a `std`
+/// build). The choice depends only on the options and the shape, so every
+/// SVD op (values only, thin, full, truncated) gives the same bits for the
+/// same input, as the derivative rules that recompute factors need.
+fn jacobi(opts: &SvdOptions, m: usize, n: usize) -> bool {
+    JACOBI
+        || (cfg!(feature = "std")
+            && match opts.driver {
+                SvdDriver::Jacobi => true,
+                SvdDriver::Auto => m.max(n) <= AUTO_JACOBI_UP_TO,
+                _ => false,
+            })
+}
 
 /// The faer parameters of an SVD with these options and outputs: QR
 /// iteration where asked for, faer's defaults otherwise.
@@ -88,7 +114,10 @@ impl Shape {
 /// Whether the guard (and so the QR fallback) runs for these options. It
 /// needs both factors, so `ThinLeft` is only chosen where it does not run.
 fn guarded(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
-    shape != Shape::Values && opts.driver != SvdDriver::QrIteration && uses_divide_and_conquer(m, n)
+    shape != Shape::Values
+        && opts.driver != SvdDriver::QrIteration
+        && !jacobi(opts, m, n)
+        && uses_divide_and_conquer(m, n)
 }
 
 /// The thin shape for `svd` with these options: U only when V is switched
@@ -106,7 +135,7 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     let k = m.min(n);
     let (ucols, vcols) = shape.cols(m, n);
     let (fu, fv) = shape.faer();
-    let main = if JACOBI {
+    let main = if jacobi(opts, m, n) {
         svd_jacobi::scratch::<T>(m, n, ucols, vcols)
     } else {
         // Values only: faer always uses the QR algorithm there.
@@ -218,9 +247,10 @@ fn compute_into<T: Field>(
     Ok(())
 }
 
-/// The SVD of `a` into `s`, `u`, `v` (shaped for `shape`; any strides):
-/// lindiff's Jacobi SVD in a `svd-jacobi` build, faer's guarded SVD
-/// otherwise. Phases are not yet canonical.
+/// The SVD of `a` into `s`, `u`, `v` (shaped for `shape`; any strides for
+/// faer, column-major columns for Jacobi): lindiff's Jacobi SVD where
+/// [`jacobi`] says so, faer's guarded SVD otherwise. Phases are not yet
+/// canonical.
 fn factor<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
@@ -229,7 +259,7 @@ fn factor<T: Field>(
     stack: &mut MemStack,
     (s, u, v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
 ) -> Result<(), Failure> {
-    if JACOBI {
+    if jacobi(opts, a.nrows(), a.ncols()) {
         svd_jacobi::svd(a, s.col_mut(0), u, v, stack)
     } else {
         faer_svd(a, opts, shape, par, stack, (s, u, v))

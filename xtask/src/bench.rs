@@ -16,8 +16,14 @@
 use crate::{run, Step};
 use std::process::{Command, Stdio};
 
-/// Processes per bench for the summary.
-const PROCESSES: usize = 5;
+/// Processes per bench for the summary. Nine, not five: with five, the
+/// median of a 128 or 512 row moved by ±2 % between two runs of the same
+/// build (the processes' own ratios spread over 0.89–1.06), as much as the
+/// targets' margin, so which of those rows read above 1.02 was a draw
+/// (2026-12-02: cholesky 512 and eigh 512 in one run, cholesky 128 and
+/// svd 512 in the next). The median of nine spreads about √(5/9) ≈ 3/4
+/// as much as the median of five; it costs ~3 more minutes.
+const PROCESSES: usize = 9;
 /// Orders the repeated processes measure (the benches read this variable):
 /// every order of the overhead tables.
 const ORDERS: &str = "32,128,512";

@@ -3,8 +3,9 @@
 //! `cargo xtask bench` (or `cargo bench -p lindiff-cpu --features threads
 //! --bench overhead`). Each figure is the minimum over repeated runs,
 //! alternating lindiff and faer so that machine noise hits both alike. The
-//! faer side does the same work with the same parameters (thin factors,
-//! default params, `Par::Seq`, preallocated outputs and scratch) and leaves
+//! faer side asks for the same results with the same parameters (thin
+//! factors, default params, `Par::Seq`, preallocated outputs and scratch) and
+//! leaves
 //! the same outputs: R and L with zeros below / above the diagonal, as
 //! faer's own `Qr::new` and `Llt::new` make them (its in-place calls leave
 //! Householder vectors there, or A's entries); the lindiff
@@ -12,12 +13,16 @@
 //! and, in the rows marked "(plan)", through a call planned once
 //! (`call::prepare` + `call::run_prepared` over caller buffers: the same
 //! checks, conventions and guard, without the pool and the per-call plan).
+//! Where lindiff-cpu runs its own kernel (real Cholesky up to n = 96, the
+//! SVD up to 8×8 with the default driver) a row compares two kernels; the
+//! batch's "(QR)" row asks lindiff for `SvdDriver::QrIteration`, i.e.
+//! faer's own 8×8 algorithm, so it measures lindiff's overhead on faer.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::zip::Diag;
 use faer::linalg::{cholesky, evd, householder, lu, qr, svd};
 use faer::{unzip, zip, Col, Conj, Mat, MatRef, Par};
-use lindiff_core::op::{Cholesky, Eigh, LuFactorSolve, Qr, Svd};
+use lindiff_core::op::{Cholesky, Eigh, LuFactorSolve, Qr, Svd, SvdDriver, SvdOptions};
 use lindiff_core::{BatchPolicy, Exec, Linalg, LinalgOp};
 use lindiff_cpu::{Cpu, Direct, Tensor};
 use std::hint::black_box;
@@ -226,6 +231,11 @@ fn main() {
     batch_table();
 }
 
+/// One batch row: seconds in, ms out.
+fn batch_row(label: &str, count: usize, ours: f64, theirs: f64) {
+    println!("{label:<10} {count:>6} {:>12.3} {:>12.3} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+}
+
 /// A batch of 10 000 8×8 SVDs vs a plain loop of faer calls.
 fn batch_table() {
     let (count, n) = (10_000usize, 8usize);
@@ -252,13 +262,18 @@ fn batch_table() {
         let mut batch = Direct::new(Cpu::with_exec(Exec::with_threads(threads).policy(BatchPolicy::Auto)));
         let t = batch.tensor(&[n, n, count], &data).unwrap();
         let (ours, theirs) = side_by_side(3, 3, || drop(black_box(batch.svd(&t).unwrap())), &mut faer_loop);
-        println!(
-            "{:<10} {:>6} {:>12.3} {:>12.3} {:>8.3}",
-            format!("{threads} thr"),
-            count,
-            ours * 1e3,
-            theirs * 1e3,
-            ours / theirs
-        );
+        batch_row(&format!("{threads} thr"), count, ours, theirs);
+        if threads == 1 {
+            // faer's algorithm inside lindiff (below 128 faer's default is
+            // QR iteration too): lindiff's overhead on faer's 8×8 SVD.
+            let qr = SvdOptions::default().driver(SvdDriver::QrIteration);
+            let (ours, theirs) = side_by_side(
+                3,
+                3,
+                || drop(black_box(batch.svd_with_options(&t, qr).unwrap())),
+                &mut faer_loop,
+            );
+            batch_row("1 thr (QR)", count, ours, theirs);
+        }
     }
 }

@@ -74,6 +74,9 @@ fn svd_large<P: TestProvider>(provider: &P) {
     }
     same_bits::<f64, P>(provider, 140, 130, 13);
     same_bits::<Complex<f64>, P>(provider, 130, 140, 14);
+    // And where host-cpu's `Auto` runs its Jacobi SVD (up to 8×8).
+    same_bits::<f64, P>(provider, 8, 6, 15);
+    same_bits::<Complex<f64>, P>(provider, 5, 7, 16);
 }
 
 lindiff_tests::providers!(svd_large);

@@ -19,9 +19,10 @@ use crate::tensor::TensorMeta;
 /// `Jacobi`, and for `Auto` up to 8×8, where it is faster than faer's.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SvdDriver {
-    /// The provider's fastest accurate choice (faer: one-sided Jacobi up to
-    /// 8×8, divide and conquer from min(m, n) ≥ 128, checked and redone with
-    /// QR iteration if inaccurate, QR iteration between; LAPACK: ?gesdd).
+    /// The provider's fastest accurate choice (host-cpu: lindiff's one-sided
+    /// Jacobi up to 8×8 in `std` builds, then faer's QR iteration, and
+    /// faer's divide and conquer from min(m, n) ≥ 128, checked and redone
+    /// with QR iteration if inaccurate; LAPACK: ?gesdd).
     #[default]
     Auto,
     /// Divide and conquer (LAPACK ?gesdd), still guarded where unchecked.

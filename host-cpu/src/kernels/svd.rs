@@ -44,8 +44,8 @@ const AUTO_JACOBI_UP_TO: usize = 8;
 
 /// Whether an m×n SVD with these options runs lindiff's Jacobi SVD: always
 /// in a `svd-jacobi` build; otherwise when asked for (`SvdDriver::Jacobi`)
-/// or, with `SvdDriver::Auto`, up to [`AUTO_JACOBI_UP_TO`] (in a `std`
-/// build). The choice depends only on the options and the shape, so every
+/// or, with `SvdDriver::Auto` (and `Polar`, which host-cpu runs as
+/// `Auto`), up to [`AUTO_JACOBI_UP_TO`] (in a `std` build). The choice depends only on the options and the shape, so every
 /// SVD op (values only, thin, full, truncated) gives the same bits for the
 /// same input, as the derivative rules that recompute factors need.
 fn jacobi(opts: &SvdOptions, m: usize, n: usize) -> bool {
@@ -53,7 +53,8 @@ fn jacobi(opts: &SvdOptions, m: usize, n: usize) -> bool {
         || (cfg!(feature = "std")
             && match opts.driver {
                 SvdDriver::Jacobi => true,
-                SvdDriver::Auto => m.max(n) <= AUTO_JACOBI_UP_TO,
+                // `Polar` is documented to run as `Auto` here.
+                SvdDriver::Auto | SvdDriver::Polar => m.max(n) <= AUTO_JACOBI_UP_TO,
                 _ => false,
             })
 }

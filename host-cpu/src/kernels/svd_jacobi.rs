@@ -156,8 +156,9 @@ fn sweeps_body<T: Field>(mut w: MatMut<'_, T>, mut v: MatMut<'_, T>, with_v: boo
     let one = Re::<T>::one();
     let tol = Re::<T>::from_usize(mm).sqrt() * Re::<T>::EPSILON;
     let tiny = tiny::<T>();
-    // Beyond this, 1 + ζ² rounds to ζ² (and may overflow): √(1 + ζ²) = |ζ|.
-    let big = one / Re::<T>::EPSILON.sqrt();
+    // From here on √(1 + ζ²) rounds to |ζ| (1 is under half an ulp of ζ²),
+    // and ζ² may overflow: take |ζ| itself.
+    let big = (Re::<T>::from_usize(2) / Re::<T>::EPSILON).sqrt();
     // Round-robin over an even count of slots; slot `nn` (odd nn) is a bye.
     let slots = nn + nn % 2;
     for _ in 0..MAX_SWEEPS {
@@ -415,6 +416,34 @@ mod tests {
         for (m, n) in [(40, 3), (3, 40), (24, 24)] {
             let a = random::<T>(m, n, &mut seed);
             check(a.as_ref(), false);
+        }
+    }
+
+    /// One sweep of the round-robin order pairs every two columns exactly
+    /// once, each round's pairs disjoint, for even and odd column counts.
+    #[test]
+    fn tournament_visits_every_pair_once() {
+        for nn in 0..40usize {
+            let slots = nn + nn % 2;
+            let mut seen = vec![0u32; nn * nn];
+            for round in 0..slots.saturating_sub(1) {
+                let mut used = vec![false; slots];
+                for i in 0..slots / 2 {
+                    let (p, q) = super::tournament_pair(slots, round, i);
+                    assert!(p != q && !used[p] && !used[q], "nn = {nn}: round {round} reuses a column");
+                    used[p] = true;
+                    used[q] = true;
+                    let (p, q) = (p.min(q), p.max(q));
+                    if q < nn {
+                        seen[p * nn + q] += 1;
+                    }
+                }
+            }
+            for p in 0..nn {
+                for q in p + 1..nn {
+                    assert_eq!(seen[p * nn + q], 1, "nn = {nn}: pair ({p}, {q})");
+                }
+            }
         }
     }
 

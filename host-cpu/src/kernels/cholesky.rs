@@ -25,7 +25,7 @@
 //! working matrix.
 
 use super::cholesky_small;
-use super::columns::{copy_col, copy_mat, packed, packed_mut, zero_col};
+use super::columns::{copy_col, copy_mat, packed_mut, zero_col};
 use super::eigh::check_finite_lower;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -90,12 +90,7 @@ impl<T: Field> Kernel<T> for Cholesky {
 fn small<T: Field>(a: MatRef<'_, T>, l: MatMut<'_, T>) -> Option<Result<(), Failure>> {
     let n = a.nrows();
     let l = packed_mut(l)?;
-    match packed(a) {
-        Some(src) => l.copy_from_slice(src),
-        None => l.chunks_exact_mut(n).zip(a.col_iter()).for_each(|(dst, src)| {
-            dst.iter_mut().zip(src.iter()).for_each(|(x, y)| *x = *y);
-        }),
-    }
+    copy_mat(a, MatMut::from_column_major_slice_mut(&mut *l, n, n));
     let factored = cholesky_small::factor(l, n);
     if !factored || !(0..n).all(|k| Scalar::is_finite(l[k * n + k])) {
         if let Err(failure) = check_finite_lower(a) {

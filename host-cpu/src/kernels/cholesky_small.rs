@@ -25,8 +25,9 @@ pub(super) const BUILT: bool = cfg!(feature = "std");
 
 /// Largest n for which the Cholesky kernel of a real dtype uses [`factor`]
 /// rather than faer's `cholesky_in_place` (measured against faer inside the
-/// kernel: faster at every n measured from 2 to 112; at 128 its columns 1 KiB apart
-/// share L1 sets and faer's blocked recursion takes two thirds of its time).
+/// kernel: faster at every n measured from 2 to 112; at 128 its columns,
+/// 1 KiB apart, share L1 sets and faer's blocked recursion takes two thirds
+/// of its time).
 pub(super) const SMALL_UP_TO: usize = 96;
 
 with_avx2! {

@@ -43,11 +43,12 @@ const JACOBI: bool = cfg!(feature = "svd-jacobi");
 const AUTO_JACOBI_UP_TO: usize = 8;
 
 /// Whether an m×n SVD with these options runs lindiff's Jacobi SVD: always
-/// in a `svd-jacobi` build; otherwise when asked for (`SvdDriver::Jacobi`)
-/// or, with `SvdDriver::Auto` (and `Polar`, which host-cpu runs as
-/// `Auto`), up to [`AUTO_JACOBI_UP_TO`] (in a `std` build). The choice depends only on the options and the shape, so every
-/// SVD op (values only, thin, full, truncated) gives the same bits for the
-/// same input, as the derivative rules that recompute factors need.
+/// in a `svd-jacobi` build; otherwise, in a `std` build, when asked for
+/// (`SvdDriver::Jacobi`) or, with `SvdDriver::Auto` (and `Polar`, which
+/// host-cpu runs as `Auto`), up to [`AUTO_JACOBI_UP_TO`]. The choice
+/// depends only on the options and the shape, so every SVD op (values only,
+/// thin, full, truncated) gives the same bits for the same input, as the
+/// derivative rules that recompute factors need.
 fn jacobi(opts: &SvdOptions, m: usize, n: usize) -> bool {
     JACOBI
         || (cfg!(feature = "std")

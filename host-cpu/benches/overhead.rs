@@ -13,7 +13,7 @@
 //! and, in the rows marked "(plan)", through a call planned once
 //! (`call::prepare` + `call::run_prepared` over caller buffers: the same
 //! checks, conventions and guard, without the pool and the per-call plan).
-//! Where lindiff-cpu runs its own kernel (real Cholesky up to n = 96, the
+//! Where lindiff-cpu runs its own kernel (real Cholesky up to n = 132, the
 //! SVD up to 8×8 with the default driver) a row compares two kernels; the
 //! batch's "(QR)" row asks lindiff for `SvdDriver::QrIteration`, i.e.
 //! faer's own 8×8 algorithm, so it measures lindiff's overhead on faer.

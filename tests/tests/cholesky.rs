@@ -93,16 +93,15 @@ fn known<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
 
 /// A batch of 4 whose items 2 and 3 are not positive definite: the error
 /// names item 2. Then the valid prefix as a batch, each item checked.
-fn batch<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
+fn batch<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize, seed: u64) {
     let mut rng = Rng::new(seed);
-    let n = 5;
     let mut items: Vec<Dense<T>> = (0..4).map(|_| hpd(&mut rng, n)).collect();
     // Item 2: indefinite (a negative eigenvalue); item 3: zero pivot.
     items[2] = {
         let x: Dense<T> = rng.matrix(n, n);
         let mut m = x.matmul(&x.adjoint());
         for i in 0..n {
-            m[(i, i)] = T::from_real(m[(i, i)].re() - real::<T>(100.0));
+            m[(i, i)] = T::from_real(m[(i, i)].re() - real::<T>(100.0 * n as f64));
         }
         m
     };
@@ -131,18 +130,19 @@ fn row_major<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     check_factor(&a, &factor::<T, P>(p, &HostTensor::with_desc(desc, &data)), "cholesky row-major");
 }
 
-/// NaN/∞ in the lower triangle is an error naming the batch item.
-fn non_finite<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
+/// NaN/∞ in the lower triangle of an n×n input is an error naming the
+/// batch item.
+fn non_finite<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize, seed: u64) {
     let mut rng = Rng::new(seed);
-    let good: Dense<T> = hpd(&mut rng, 3);
+    let good: Dense<T> = hpd(&mut rng, n);
     let mut bad = good.clone();
-    bad[(2, 0)] = T::from_f64(f64::NAN);
+    bad[(n - 1, n / 2)] = T::from_f64(f64::NAN);
     let err = run(p, LinalgOp::Cholesky(Cholesky), &[&HostTensor::batch(&[good.clone(), bad])])
         .err()
         .expect("NaN accepted");
     assert_eq!(err.to_string(), "cholesky: argument `a` contains NaN or infinity (batch item 1)");
     let mut diag_inf = good;
-    diag_inf[(1, 1)] = T::from_f64(f64::INFINITY);
+    diag_inf[(n / 2, n / 2)] = T::from_f64(f64::INFINITY);
     let err = run(p, LinalgOp::Cholesky(Cholesky), &[&HostTensor::from_dense(&diag_inf)])
         .err()
         .expect("∞ accepted");
@@ -150,15 +150,18 @@ fn non_finite<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
 }
 
 fn dtype_suite<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
-    // Across the provider's thresholds: host-cpu copies the triangle alone
+    // Across the provider's thresholds: host-cpu runs its own kernel for
+    // real n ≤ 132 (at 128 on a padded copy), copies the triangle alone
     // from 64 on and re-zeroes only faer's 64-aligned diagonal blocks.
-    for n in [0, 1, 2, 5, 30, 63, 64, 65, 70, 130, 200] {
+    for n in [0, 1, 2, 5, 30, 63, 64, 65, 70, 96, 97, 128, 130, 132, 133, 200] {
         random::<T, P>(p, n, seed + n as u64);
     }
     known::<T, P>(p);
-    batch::<T, P>(p, seed + 100);
+    for n in [5, 128] {
+        batch::<T, P>(p, n, seed + 100 + n as u64);
+        non_finite::<T, P>(p, n, seed + 300 + n as u64);
+    }
     row_major::<T, P>(p, seed + 200);
-    non_finite::<T, P>(p, seed + 300);
 }
 
 /// The whole suite on one provider.

@@ -1,7 +1,9 @@
 //! Cholesky kernel: `Cholesky` (`a = l lᴴ`), over faer's `cholesky_in_place`
-//! — except, in `std` builds, for real matrices up to n = 96 with a packed
-//! output, which run lindiff's own [`cholesky_small`] kernel (faster than
-//! faer's there; same checks, errors and output conventions).
+//! — except, in `std` builds, for real matrices up to n = 132, which run
+//! lindiff's own [`cholesky_small`] kernel (faster than faer's there; same
+//! checks, errors and output conventions; f32 at n = 128 excepted): in
+//! place in a packed output, or for f64 at n = 128 on a copy with padded
+//! columns (`cholesky_small::leading_dim`).
 //!
 //! * Only the lower triangle of `a` is used, and the imaginary part of its
 //!   diagonal is ignored: `a` is copied into the output `l` with a real
@@ -39,15 +41,19 @@ use lindiff_core::{LinalgOp, Scalar};
 impl<T: Field> Kernel<T> for Cholesky {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         let (n, _) = shapes.input(0);
-        cholesky_in_place_scratch::<T>(n, par, Default::default())
+        let faer = cholesky_in_place_scratch::<T>(n, par, Default::default());
+        match small_ld::<T>(n) {
+            Some(ld) if ld != n => faer.or(StackReq::new_aligned::<T>(ld * n, 64)),
+            _ => faer,
+        }
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
         let n = a.nrows();
         let mut l = item.out_mat::<T>(0);
-        if cholesky_small::BUILT && !<T as Scalar>::IS_COMPLEX && n <= cholesky_small::SMALL_UP_TO {
-            if let Some(result) = small(a, l.rb_mut()) {
+        if let Some(ld) = small_ld::<T>(n) {
+            if let Some(result) = small(a, l.rb_mut(), ld, stack) {
                 return result;
             }
         }
@@ -82,22 +88,64 @@ impl<T: Field> Kernel<T> for Cholesky {
     }
 }
 
+/// The leading dimension lindiff's own [`cholesky_small::factor`] runs
+/// with for an n×n `T` (`None`: faer's kernel serves; complex dtypes and
+/// builds without `std` always go to faer).
+fn small_ld<T: Field>(n: usize) -> Option<usize> {
+    let own = cholesky_small::BUILT && !<T as Scalar>::IS_COMPLEX;
+    own.then(|| cholesky_small::leading_dim::<T>(n)).flatten()
+}
+
 /// [`Kernel::run`] for a small real matrix, with lindiff's own
-/// [`cholesky_small::factor`], when the output `l` is packed (`None`
-/// otherwise): `a` copied whole (its strict upper triangle is read but
-/// never reaches L, and the factorization zeroes it), the factorization in
-/// place, the same non-finite and positive-definite checks as faer's path.
-fn small<T: Field>(a: MatRef<'_, T>, l: MatMut<'_, T>) -> Option<Result<(), Failure>> {
+/// [`cholesky_small::factor`] at leading dimension `ld`: with `ld = n`, in
+/// place in `l` when `l` is packed (`None` otherwise: faer's path serves);
+/// else in a padded copy in `stack` (as [`Kernel::scratch`] sized it),
+/// copied out to `l` afterwards. `a` is copied whole (its strict upper
+/// triangle is read but never reaches L, and the factorization zeroes it);
+/// the same non-finite and positive-definite checks as faer's path.
+fn small<T: Field>(
+    a: MatRef<'_, T>,
+    l: MatMut<'_, T>,
+    ld: usize,
+    stack: &mut MemStack,
+) -> Option<Result<(), Failure>> {
     let n = a.nrows();
-    let l = packed_mut(l)?;
-    copy_mat(a, MatMut::from_column_major_slice_mut(&mut *l, n, n));
-    let factored = cholesky_small::factor(l, n);
-    if !factored || !(0..n).all(|k| Scalar::is_finite(l[k * n + k])) {
+    let (factored, diag_finite) = if ld == n {
+        let l = packed_mut(l)?;
+        copy_mat(a, MatMut::from_column_major_slice_mut(&mut *l, n, n));
+        (cholesky_small::factor(l, n, n), diagonal_finite(l, n, n))
+    } else {
+        let (buf, _) = stack.make_aligned_uninit::<T>(ld * n, 64);
+        let ptr = buf.as_mut_ptr().cast::<T>();
+        // SAFETY: `buf` holds ld·n elements of T, aligned for T, borrowed
+        // uniquely here; the ld×n column-major view with column stride ld
+        // covers exactly them. It is only written until every element is.
+        let mut w = unsafe { MatMut::from_raw_parts_mut(ptr, ld, n, 1, ld as isize) };
+        copy_mat(a, w.rb_mut().subrows_mut(0, n));
+        for j in 0..n {
+            zero_col(w.rb_mut().col_mut(j).subrows_mut(n, ld - n));
+        }
+        // SAFETY: every element of `buf` was written just above (rows
+        // 0..n of each column from `a`, rows n..ld zeros).
+        let w = unsafe { core::slice::from_raw_parts_mut(ptr, ld * n) };
+        let factored = cholesky_small::factor(w, n, ld);
+        if factored {
+            copy_mat(MatRef::from_column_major_slice_with_stride(w, n, n, ld), l);
+        }
+        (factored, diagonal_finite(w, n, ld))
+    };
+    if !factored || !diag_finite {
         if let Err(failure) = check_finite_lower(a) {
             return Some(Err(failure));
         }
     }
     Some(if factored { Ok(()) } else { Err(Failure::NotPositiveDefinite("a")) })
+}
+
+/// Whether the diagonal of the n×n column-major `l` (leading dimension
+/// `ld`) is finite.
+fn diagonal_finite<T: Field>(l: &[T], n: usize, ld: usize) -> bool {
+    (0..n).all(|k| Scalar::is_finite(l[k * ld + k]))
 }
 
 /// Column count from which [`copy_lower`] copies the lower triangle alone.

@@ -24,11 +24,31 @@ use lindiff_core::Scalar;
 pub(super) const BUILT: bool = cfg!(feature = "std");
 
 /// Largest n for which the Cholesky kernel of a real dtype uses [`factor`]
-/// rather than faer's `cholesky_in_place` (measured against faer inside the
-/// kernel: faster at every n measured from 2 to 112; at 128 its columns,
-/// 1 KiB apart, share L1 sets and faer's blocked recursion takes two thirds
-/// of its time).
-pub(super) const SMALL_UP_TO: usize = 96;
+/// rather than faer's `cholesky_in_place` (measured against faer, f64 and
+/// f32: 0.6–0.95 of its time from n = 2 to 132 where [`leading_dim`]
+/// chooses it; beyond, 0.9–1.4 by size and placement).
+pub(super) const SMALL_UP_TO: usize = 132;
+
+/// The leading dimension [`factor`] runs with for an n×n real matrix of
+/// `T`, or `None` where faer's kernel serves (n > [`SMALL_UP_TO`]). In
+/// place (n) unless n > 64 and n columns span a multiple of 512 bytes:
+/// the sums for a block of rows read those rows in every earlier column,
+/// and columns a multiple of 512 bytes apart fall into a fraction of the
+/// L1 cache's sets, which then evict each other. Measured at n = 128: f64
+/// (columns 1 KiB apart) 1.5× faer's time in place, 0.94× on a copy with
+/// columns 132 apart (copying in and out included) → n + 4; f32 (512
+/// bytes) 1.35× in place, 1.0–1.09× on the padded copy, as faer's f32
+/// kernel is twice as wide → faer.
+pub(super) fn leading_dim<T>(n: usize) -> Option<usize> {
+    let bytes = n * core::mem::size_of::<T>();
+    match n {
+        0..=64 => Some(n),
+        _ if n > SMALL_UP_TO => None,
+        _ if bytes.is_multiple_of(1024) => Some(n + 4),
+        _ if bytes.is_multiple_of(512) => None,
+        _ => Some(n),
+    }
+}
 
 with_avx2! {
     /// Factors the n×n column-major `l` (leading dimension n) in place:
@@ -36,14 +56,14 @@ with_avx2! {
     /// read, but never reaches L: any values, NaN too); on success L, with
     /// zeros above the diagonal. `false` when a pivot is not > 0 (a NaN
     /// pivot too), with `l` partly overwritten.
-    pub(super) fn factor<T: Field>(l: &mut [T], n: usize) -> bool => factor_body
+    pub(super) fn factor<T: Field>(l: &mut [T], n: usize, ld: usize) -> bool => factor_body
 }
 
 #[inline(always)]
-fn factor_body<T: Field>(l: &mut [T], n: usize) -> bool {
-    assert_eq!(l.len(), n * n, "l is n×n");
+fn factor_body<T: Field>(l: &mut [T], n: usize, ld: usize) -> bool {
+    assert!(ld >= n && l.len() >= ld * n, "l is n×n with leading dimension ld");
     for j in 0..n {
-        let (done, rest) = l.split_at_mut(j * n);
+        let (done, rest) = l.split_at_mut(j * ld);
         let col = &mut rest[..n];
         // Blocks start at multiples of 4 rows, where the previous columns'
         // vector stores did, so their loads are forwarded from those stores
@@ -53,10 +73,10 @@ fn factor_body<T: Field>(l: &mut [T], n: usize) -> bool {
         let mut i = j - j % 4;
         while i < n {
             i = match n - i {
-                left if left >= 16 => update::<T, 16>(done, col, n, j, i),
-                left if left >= 8 => update::<T, 8>(done, col, n, j, i),
-                _ if n >= 4 => update::<T, 4>(done, col, n, j, i),
-                _ => update::<T, 1>(done, col, n, j, i),
+                left if left >= 16 => update::<T, 16>(done, col, ld, j, i),
+                left if left >= 8 => update::<T, 8>(done, col, ld, j, i),
+                _ if n >= 4 => update::<T, 4>(done, col, ld, j, i),
+                _ => update::<T, 1>(done, col, ld, j, i),
             };
         }
         let d = Scalar::re(col[j]);
@@ -78,12 +98,13 @@ fn factor_body<T: Field>(l: &mut [T], n: usize) -> bool {
 
 /// Subtracts `Σ_{k<j} l[r, k]·conj(l[j, k])` from `col[r]` for the rows r
 /// of the block of `B` rows that starts at `i` or, where fewer than `B` rows
-/// are left, ends at n (only its rows from `i` on are stored); returns the
-/// row after the block.
+/// are left, ends at n = `col.len()` (only its rows from `i` on are
+/// stored); returns the row after the block. `done` holds the columns
+/// k < j, `ld` apart.
 #[inline(always)]
-fn update<T: Field, const B: usize>(done: &[T], col: &mut [T], n: usize, j: usize, i: usize) -> usize {
-    let start = i.min(n - B);
-    let sums = block_sums::<T, B>(done, n, j, start);
+fn update<T: Field, const B: usize>(done: &[T], col: &mut [T], ld: usize, j: usize, i: usize) -> usize {
+    let start = i.min(col.len() - B);
+    let sums = block_sums::<T, B>(done, ld, j, start);
     let end = start + B;
     col[i..end].iter_mut().zip(&sums[i - start..]).for_each(|(x, s)| *x -= *s);
     end
@@ -144,19 +165,22 @@ mod tests {
     }
 
     /// Every size from 1 to 40 (each block shape and tail) and the larger
-    /// ones the kernel runs at: L is lower triangular with a positive
-    /// diagonal and L Lᵀ reproduces A to n·ε·‖A‖, in f64 and f32; a NaN
-    /// above the diagonal changes nothing.
+    /// ones the kernel runs at, with leading dimension n and a padded one:
+    /// L is lower triangular with a positive diagonal and L Lᵀ reproduces
+    /// A to n·ε·‖A‖, in f64 and f32; a NaN above the diagonal or in the
+    /// padding changes nothing.
     fn reconstructs<T: Field>() {
-        for n in (1..=40).chain([47, 64, 95, 96]) {
+        for (n, pad) in (1..=40).chain([47, 64, 95, 96, 128, 132]).flat_map(|n| [(n, 0), (n, 4)]) {
             let a = spd::<T>(n);
-            let mut l = a.clone();
+            let ld = n + pad;
             // What the kernel must ignore: NaN everywhere strictly above
-            // the diagonal.
-            for j in 1..n {
-                l[j * n..j * n + j].fill(T::from_f64(f64::NAN));
+            // the diagonal and in the padding rows.
+            let mut padded = vec![T::from_f64(f64::NAN); ld * n];
+            for j in 0..n {
+                padded[j * ld + j..j * ld + n].copy_from_slice(&a[j * n + j..j * n + n]);
             }
-            assert!(factor(&mut l, n), "n = {n}: positive definite");
+            assert!(factor(&mut padded, n, ld), "n = {n}, ld = {ld}: positive definite");
+            let l: Vec<T> = (0..n).flat_map(|j| padded[j * ld..j * ld + n].to_vec()).collect();
             let norm = a.iter().map(|x| f(*x).abs()).fold(0.0, f64::max);
             let tol = 4.0 * n as f64 * <T as Scalar>::Real::EPSILON.to_f64() * norm;
             for j in 0..n {
@@ -191,11 +215,30 @@ mod tests {
             let mut indefinite = spd::<f64>(n);
             let last = n * n - 1;
             indefinite[last] = -indefinite[last];
-            assert!(!factor(&mut indefinite, n), "n = {n}: a negative last pivot");
-            assert!(!factor(&mut vec![0.0f64; n * n], n), "n = {n}: zero");
+            assert!(!factor(&mut indefinite, n, n), "n = {n}: a negative last pivot");
+            assert!(!factor(&mut vec![0.0f64; n * n], n, n), "n = {n}: zero");
             let mut nan = spd::<f64>(n);
             nan[0] = f64::NAN;
-            assert!(!factor(&mut nan, n), "n = {n}: NaN pivot");
+            assert!(!factor(&mut nan, n, n), "n = {n}: NaN pivot");
+        }
+    }
+
+    /// The kernel's columns are never a multiple of 512 bytes apart from
+    /// n = 65 on: f64 at 128 is padded, f32 at 128 left to faer.
+    #[test]
+    fn leading_dims_avoid_aliasing_columns() {
+        use super::{leading_dim, SMALL_UP_TO};
+        assert_eq!(leading_dim::<f64>(64), Some(64));
+        assert_eq!(leading_dim::<f64>(120), Some(120));
+        assert_eq!(leading_dim::<f64>(128), Some(132));
+        assert_eq!(leading_dim::<f32>(128), None);
+        assert_eq!(leading_dim::<f64>(SMALL_UP_TO + 1), None);
+        for n in 65..=SMALL_UP_TO {
+            for (ld, size) in [(leading_dim::<f64>(n), 8), (leading_dim::<f32>(n), 4)] {
+                if let Some(ld) = ld {
+                    assert!(ld >= n && !(ld * size).is_multiple_of(512), "n = {n}: ld = {ld}");
+                }
+            }
         }
     }
 }

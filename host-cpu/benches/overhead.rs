@@ -2,7 +2,8 @@
 //!
 //! `cargo xtask bench` (or `cargo bench -p lindiff-cpu --features threads
 //! --bench overhead`). Each figure is the minimum over repeated runs,
-//! alternating lindiff and faer so that machine noise hits both alike. The
+//! alternating lindiff and faer (for at least 0.4 s a row,
+//! `harness::side_by_side`) so that machine noise hits both alike. The
 //! faer side asks for the same results with the same parameters (thin
 //! factors, default params, `Par::Seq`, preallocated outputs and scratch) and
 //! leaves

@@ -9,9 +9,12 @@
 //! process's own figure stable to ±1 %: one run's ratio is one draw of the
 //! placement. Every process still measures both sides of a row side by
 //! side; the summary is the median (and the range) of those per-process
-//! ratios. At 512 a process times only three rounds of three calls per side
-//! (a call takes 1–70 ms): two processes of the same build read lindiff-cpu's
-//! direct SVD at 512 as 1.057 and 1.010 × faer, so 512 is summarised too.
+//! ratios. 512 is summarised too: a call takes 1–70 ms, and two processes
+//! of the same build read lindiff-cpu's direct SVD at 512 as 1.057 and
+//! 1.010 × faer. (Until stop 23 a process timed three rounds of three
+//! calls per side at 512, only 11 ms of samples for the 512 Cholesky; each
+//! row now alternates the sides for at least 0.4 s, see the benches'
+//! `harness::side_by_side`.)
 
 use crate::{run, Step};
 use std::process::{Command, Stdio};

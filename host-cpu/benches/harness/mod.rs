@@ -130,7 +130,18 @@ pub fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
     best
 }
 
-/// Alternates the two closures `rounds` times; returns each one's minimum.
+/// How long [`side_by_side`] keeps alternating once its minimum number of
+/// rounds is done. A row's cost differs by 10⁴ between its ops at one
+/// order (a 512×512 Cholesky takes 1.2 ms, the SVD 70 ms): with a fixed
+/// count of rounds the fast ops got a few milliseconds of samples per side
+/// (3 rounds of 3 calls: 11 ms for the 512 Cholesky), and their
+/// per-process ratios spread over 0.99–1.09.
+const ROW_TIME: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// Alternates the two closures — at least `rounds` rounds, then on until
+/// [`ROW_TIME`] has passed (at most 10 000 rounds), each round `reps`
+/// timed calls of each after one warm-up call — and returns each one's
+/// minimum.
 pub fn side_by_side(
     rounds: usize,
     reps: usize,
@@ -138,9 +149,12 @@ pub fn side_by_side(
     mut theirs: impl FnMut(),
 ) -> (f64, f64) {
     let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..rounds {
+    let start = Instant::now();
+    let mut done = 0;
+    while done < rounds || (start.elapsed() < ROW_TIME && done < 10_000) {
         a = a.min(min_time(reps, &mut ours));
         b = b.min(min_time(reps, &mut theirs));
+        done += 1;
     }
     (a, b)
 }
@@ -155,12 +169,15 @@ pub fn sizes() -> Vec<usize> {
     }
 }
 
-/// (rounds, repetitions per round) for order `n`.
+/// (minimum rounds, repetitions per round) for order `n`: a round's block
+/// of calls lasts ~0.2 ms or more for the cheapest op at 32 and 128;
+/// from 256 on one call per round, so that the two sides alternate call
+/// by call (`side_by_side` adds rounds up to its time budget).
 pub fn reps_for(n: usize) -> (usize, usize) {
     match n {
         0..=32 => (5, 200),
         33..=128 => (5, 20),
-        _ => (3, 3),
+        _ => (5, 1),
     }
 }
 

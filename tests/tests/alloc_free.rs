@@ -1,5 +1,6 @@
 //! Zero global heap allocations per call in steady state: every op, n = 8,
-//! 32, 48, 64, 256, f64 and c64, serial exec, through the direct face (whose
+//! 32, 48, 64, 128 (host-cpu's padded Cholesky), 256, f64 and c64, serial
+//! exec, through the direct face (whose
 //! pool reuses blocks), on every host provider (host-blas with
 //! `OPENBLAS_NUM_THREADS=1`, set by `.cargo/config.toml`; OpenBLAS's own C
 //! buffers are not Rust allocations). A counting global allocator counts
@@ -94,7 +95,7 @@ fn table<T: Scalar, P: TestProvider>(provider: P, label: &str) -> Vec<String> {
     let label = format!("{} {label}", provider.name());
     let zero = holds_to_zero(provider.name());
     let mut face = Direct::new(provider);
-    for n in [8, 32, 48, 64, 256] {
+    for n in [8, 32, 48, 64, 128, 256] {
         let mut line = format!("{label} n={n:>3}:");
         for (op, inputs) in cases::<T, P>(&mut face, n) {
             let ins: heapless::Vec<&Tensor, MAX_INPUTS> = inputs.iter().collect();

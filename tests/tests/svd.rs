@@ -2,7 +2,7 @@
 //! conventions (descending real values, canonical phases, Vᴴ), shapes.
 
 use lindiff_core::op::{Svd, SvdFull, SvdVals};
-use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};
+use lindiff_core::{Error, Host, LinalgOp, Provider, RealScalar, Scalar};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
 use lindiff_tests::TestProvider;
@@ -61,8 +61,35 @@ fn all_dtypes<P: Provider<Memory = Host>>(p: &P) {
     }
 }
 
+/// NaN or ∞ in a batch item → `NonFinite` naming `a` and the lowest such
+/// item, for every SVD op, at sizes past the small-matrix kernels (20×17,
+/// 17×20) and with the guard (130×128).
+fn non_finite<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (m, n) in [(20, 17), (17, 20), (130, 128)] {
+        let mut mats: Vec<Dense<T>> = (0..3).map(|_| rng.matrix(m, n)).collect();
+        mats[1][(m - 1, n / 2)] = T::from_f64(f64::NAN);
+        mats[2][(0, 0)] = T::from_f64(f64::INFINITY);
+        let a = HostTensor::batch(&mats);
+        for op in [
+            LinalgOp::Svd(Svd::default()),
+            LinalgOp::SvdVals(SvdVals::default()),
+            LinalgOp::SvdFull(SvdFull::default()),
+        ] {
+            match run(p, op.clone(), &[&a]) {
+                Err(Error::NonFinite { arg: "a", batch_index: 1, .. }) => {}
+                other => panic!("{op:?} {:?} {m}×{n}: {:?}", T::DTYPE, other.map(|_| ())),
+            }
+        }
+    }
+}
+
 fn svd<P: TestProvider>(provider: &P) {
     all_dtypes(provider);
+    non_finite::<f64, P>(provider, 7);
+    non_finite::<f32, P>(provider, 8);
+    non_finite::<Complex<f64>, P>(provider, 9);
+    non_finite::<Complex<f32>, P>(provider, 10);
 }
 
 fn one_sided<P: Provider<Memory = Host>>(p: &P) {

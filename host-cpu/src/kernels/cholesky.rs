@@ -6,8 +6,10 @@
 //! columns (`cholesky_small::leading_dim`).
 //!
 //! * Only the lower triangle of `a` is used, and the imaginary part of its
-//!   diagonal is ignored: `a` is copied into the output `l` with a real
-//!   diagonal and factored there in place (faer computes from the lower
+//!   diagonal is ignored: on faer's path `a` is copied into the output `l`
+//!   with a real diagonal and factored there in place (lindiff's kernel, in
+//!   `l` or in the padded copy, reads the upper triangle but never lets it
+//!   reach L; faer computes from the lower
 //!   triangle only; `tests/tests/cholesky.rs` puts a NaN above the diagonal).
 //!   faer does not clear an imaginary diagonal itself, and its SIMD kernel
 //!   (column-major input) *reads and writes* the strict upper triangle of
@@ -23,14 +25,15 @@
 //!   (faer takes the square root of the pivot's real part; any rounding-level
 //!   imaginary part is cleared afterwards).
 //!
-//! Scratch: faer's (one n×1 temporary); no copy, as `l` itself is the
-//! working matrix.
+//! Scratch: faer's (one n×1 temporary), or for the padded copy its ld×n
+//! elements; otherwise no copy, as `l` itself is the working matrix.
 
 use super::cholesky_small;
 use super::columns::{copy_col, copy_mat, packed_mut, zero_col};
 use super::eigh::check_finite_lower;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
+use core::mem::MaybeUninit;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::reborrow::ReborrowMut;
@@ -116,18 +119,27 @@ fn small<T: Field>(
         (cholesky_small::factor(l, n, n), diagonal_finite(l, n, n))
     } else {
         let (buf, _) = stack.make_aligned_uninit::<T>(ld * n, 64);
-        let ptr = buf.as_mut_ptr().cast::<T>();
-        // SAFETY: `buf` holds ld·n elements of T, aligned for T, borrowed
-        // uniquely here; the ld×n column-major view with column stride ld
-        // covers exactly them. It is only written until every element is.
-        let mut w = unsafe { MatMut::from_raw_parts_mut(ptr, ld, n, 1, ld as isize) };
-        copy_mat(a, w.rb_mut().subrows_mut(0, n));
-        for j in 0..n {
-            zero_col(w.rb_mut().col_mut(j).subrows_mut(n, ld - n));
+        // Column j: a's column (its upper part too, as `factor` reads it),
+        // then zeros in the padding rows, so every element is written.
+        for (j, col) in buf.chunks_exact_mut(ld).enumerate() {
+            let (top, pad) = col.split_at_mut(n);
+            let src = a.col(j);
+            match src.try_as_col_major() {
+                Some(src) => top.iter_mut().zip(src.as_slice()).for_each(|(d, s)| {
+                    d.write(*s);
+                }),
+                None => top.iter_mut().zip(src.iter()).for_each(|(d, s)| {
+                    d.write(*s);
+                }),
+            }
+            pad.iter_mut().for_each(|d| {
+                d.write(T::zero());
+            });
         }
-        // SAFETY: every element of `buf` was written just above (rows
-        // 0..n of each column from `a`, rows n..ld zeros).
-        let w = unsafe { core::slice::from_raw_parts_mut(ptr, ld * n) };
+        // SAFETY: every element of `buf` was written just above (ld·n of
+        // them: n rows per column from `a`, ld − n zeros), and `T` has the
+        // layout of `MaybeUninit<T>`.
+        let w = unsafe { &mut *(core::ptr::from_mut::<[MaybeUninit<T>]>(buf) as *mut [T]) };
         let factored = cholesky_small::factor(w, n, ld);
         if factored {
             copy_mat(MatRef::from_column_major_slice_with_stride(w, n, n, ld), l);

@@ -51,11 +51,12 @@ pub(super) fn leading_dim<T>(n: usize) -> Option<usize> {
 }
 
 with_avx2! {
-    /// Factors the n×n column-major `l` (leading dimension n) in place:
-    /// on entry its lower triangle holds A's (the strict upper triangle is
-    /// read, but never reaches L: any values, NaN too); on success L, with
-    /// zeros above the diagonal. `false` when a pivot is not > 0 (a NaN
-    /// pivot too), with `l` partly overwritten.
+    /// Factors the n×n column-major `l` (leading dimension `ld` ≥ n) in
+    /// place: on entry its lower triangle holds A's (the strict upper
+    /// triangle is read, but never reaches L: any values, NaN too; rows n
+    /// to ld of each column are never read); on success L, with zeros above
+    /// the diagonal. `false` when a pivot is not > 0 (a NaN pivot too), with
+    /// `l` partly overwritten.
     pub(super) fn factor<T: Field>(l: &mut [T], n: usize, ld: usize) -> bool => factor_body
 }
 
@@ -104,17 +105,17 @@ fn factor_body<T: Field>(l: &mut [T], n: usize, ld: usize) -> bool {
 #[inline(always)]
 fn update<T: Field, const B: usize>(done: &[T], col: &mut [T], ld: usize, j: usize, i: usize) -> usize {
     let start = i.min(col.len() - B);
-    let sums = block_sums::<T, B>(done, ld, j, start);
+    let sums = block_sums::<T, B>(done, ld, col.len(), j, start);
     let end = start + B;
     col[i..end].iter_mut().zip(&sums[i - start..]).for_each(|(x, s)| *x -= *s);
     end
 }
 
 /// `Σ_{k<j} l[start + r, k]·conj(l[j, k])` for r < `B`, over the `j`
-/// columns of `done` (leading dimension `ld`).
+/// columns of `done` (leading dimension `ld`, n rows read).
 #[inline(always)]
-fn block_sums<T: Field, const B: usize>(done: &[T], ld: usize, j: usize, start: usize) -> [T; B] {
-    assert!(start + B <= ld && j < ld, "the block and row j lie in the columns");
+fn block_sums<T: Field, const B: usize>(done: &[T], ld: usize, n: usize, j: usize, start: usize) -> [T; B] {
+    assert!(start + B <= n && j < n && n <= ld, "the block and row j lie in the n rows");
     let mut even = [T::zero(); B];
     let mut odd = [T::zero(); B];
     let mut pairs = done.chunks_exact(2 * ld);

@@ -22,8 +22,9 @@
 //!   `SvdDriver::Jacobi`) is the one-sided Jacobi SVD described below
 //!   (0.55–0.63 of faer's time at 2×2 to 8×8), and the Cholesky factor of a
 //!   real matrix up to n = 132 (f32 at 128 excepted) is a register-blocked
-//!   left-looking kernel (0.78–0.80 × faer at n = 32, ~0.94 at 128). Without `std` (firmware) faer's
-//!   kernels alone are linked, unless `svd-jacobi` asks for Jacobi.
+//!   left-looking kernel (0.78–0.80 × faer at n = 32, ~0.94 at 128).
+//!   Without `std` (firmware) faer's kernels alone are linked, unless
+//!   `svd-jacobi` asks for Jacobi.
 //! * `svd-jacobi` feature (for small matrices, firmware): every SVD — and
 //!   pinv, polar, lstsq, low_rank_approx, adjugate, which run on it — uses
 //!   lindiff's own one-sided Jacobi SVD (Hestenes: sweeps of plane

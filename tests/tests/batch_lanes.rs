@@ -52,13 +52,19 @@ fn lowest_failing_item_is_reported() {
         }
         data.extend(spd.data);
     }
-    for threads in [1, 2, 4] {
+    cholesky_fails_at(&data, n, count, &[1, 2, 4], 13);
+}
+
+/// Cholesky of the `count` n×n matrices in `data`, on lanes of each thread
+/// count, names batch item `item` as not positive definite.
+fn cholesky_fails_at(data: &[f64], n: usize, count: usize, threads: &[usize], item: usize) {
+    for &threads in threads {
         let mut la = Direct::new(Cpu::with_exec(Exec::with_threads(threads).policy(BatchPolicy::Lanes)));
-        let a = la.tensor(&[n, n, count], &data).unwrap();
+        let a = la.tensor(&[n, n, count], data).unwrap();
         let err = la.cholesky(&a).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cholesky: argument `a` is not positive definite (batch item 13)",
+            format!("cholesky: argument `a` is not positive definite (batch item {item})"),
             "{threads} threads"
         );
     }
@@ -94,14 +100,5 @@ fn padded_cholesky_lanes() {
     for b in [3, 5] {
         bad[b * n * n + (n / 2) * (n + 1)] = -1e9;
     }
-    for threads in [1, 2, 3] {
-        let mut la = Direct::new(Cpu::with_exec(Exec::with_threads(threads).policy(BatchPolicy::Lanes)));
-        let a = la.tensor(&[n, n, count], &bad).unwrap();
-        let err = la.cholesky(&a).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "cholesky: argument `a` is not positive definite (batch item 3)",
-            "{threads} threads"
-        );
-    }
+    cholesky_fails_at(&bad, n, count, &[1, 2, 3], 3);
 }

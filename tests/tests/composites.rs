@@ -121,6 +121,11 @@ fn dense_t<T: Scalar>(t: &Tensor) -> Dense<T> {
     Dense::from_col_major(r, c, t.to_vec::<T>().unwrap())
 }
 
+/// The singular values of `t`, descending, as f64.
+fn singular_values<T: Scalar, P: Provider<Memory = Host>>(la: &mut Direct<P>, t: &Tensor) -> Vec<f64> {
+    la.svd_vals(t).unwrap().to_vec::<Re<T>>().unwrap().iter().map(|x| x.to_f64()).collect()
+}
+
 /// inv, norm, cond and the composites in dtype `T` against test-side dense
 /// algebra, to `tol`·ε relative error.
 fn dtype_suite<T: Scalar, P: Provider<Memory = Host>>(p: P, seed: u64) {
@@ -136,8 +141,7 @@ fn dtype_suite<T: Scalar, P: Provider<Memory = Host>>(p: P, seed: u64) {
     let ta = la.tensor(&[m, n], &a.data).unwrap();
     let col_sums: Vec<f64> = (0..n).map(|j| (0..m).map(|i| a[(i, j)].abs().to_f64()).sum()).collect();
     let row_sums: Vec<f64> = (0..m).map(|i| (0..n).map(|j| a[(i, j)].abs().to_f64()).sum()).collect();
-    let s: Vec<f64> =
-        la.svd_vals(&ta).unwrap().to_vec::<Re<T>>().unwrap().iter().map(|x| x.to_f64()).collect();
+    let s = singular_values::<T, P>(&mut la, &ta);
     let (max, min) = (
         |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max),
         |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min),
@@ -169,8 +173,7 @@ fn dtype_suite<T: Scalar, P: Provider<Memory = Host>>(p: P, seed: u64) {
 
     let sq: Dense<T> = rng.matrix(n, n);
     let tsq = la.tensor(&[n, n], &sq.data).unwrap();
-    let ss: Vec<f64> =
-        la.svd_vals(&tsq).unwrap().to_vec::<Re<T>>().unwrap().iter().map(|x| x.to_f64()).collect();
+    let ss = singular_values::<T, P>(&mut la, &tsq);
     let cond = ss[0] / ss[n - 1];
     let tol = 1e3 * eps::<T>() * cond;
     let got = real(&la.cond(&tsq, Norm::Two).unwrap());
@@ -210,8 +213,7 @@ fn dtype_suite<T: Scalar, P: Provider<Memory = Host>>(p: P, seed: u64) {
     assert_eq!(ti.dims(), &[6, 2, 3]);
     let ti_m = Dense::from_col_major(6, 6, ti.to_vec::<T>().unwrap());
     let tbig = la.tensor(&[6, 6], &big.data).unwrap();
-    let sb: Vec<f64> =
-        la.svd_vals(&tbig).unwrap().to_vec::<Re<T>>().unwrap().iter().map(|x| x.to_f64()).collect();
+    let sb = singular_values::<T, P>(&mut la, &tbig);
     let big_cond = sb[0] / sb[5];
     assert!(
         ti_m.matmul(&big).sub(&Dense::eye(6, 6)).norm() <= 1e3 * eps::<T>() * big_cond,

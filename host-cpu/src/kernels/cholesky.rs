@@ -29,7 +29,7 @@
 //! elements; otherwise no copy, as `l` itself is the working matrix.
 
 use super::cholesky_small;
-use super::columns::{copy_col, copy_mat, packed_mut, zero_col};
+use super::columns::{copy_col, copy_mat, packed_mut, write_col, zero_col};
 use super::eigh::check_finite_lower;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -123,15 +123,7 @@ fn small<T: Field>(
         // then zeros in the padding rows, so every element is written.
         for (j, col) in buf.chunks_exact_mut(ld).enumerate() {
             let (top, pad) = col.split_at_mut(n);
-            let src = a.col(j);
-            match src.try_as_col_major() {
-                Some(src) => top.iter_mut().zip(src.as_slice()).for_each(|(d, s)| {
-                    d.write(*s);
-                }),
-                None => top.iter_mut().zip(src.iter()).for_each(|(d, s)| {
-                    d.write(*s);
-                }),
-            }
+            write_col(a.col(j), top);
             pad.iter_mut().for_each(|d| {
                 d.write(T::zero());
             });

@@ -3,6 +3,7 @@
 //! (they show up in the per-call overhead of the direct face at n ≤ 64).
 
 use crate::field::Field;
+use core::mem::MaybeUninit;
 use faer::reborrow::ReborrowMut;
 use faer::{ColMut, ColRef, MatMut, MatRef};
 
@@ -11,6 +12,19 @@ pub(crate) fn copy_col<T: Field>(src: ColRef<'_, T>, mut dst: ColMut<'_, T>) {
     match (src.try_as_col_major(), dst.rb_mut().try_as_col_major_mut()) {
         (Some(s), Some(d)) => d.as_slice_mut().copy_from_slice(s.as_slice()),
         _ => dst.copy_from(src),
+    }
+}
+
+/// `dst = src` into uninitialised memory (`dst.len()` = `src.nrows()`):
+/// one slice copy when `src` is contiguous, else element by element.
+pub(crate) fn write_col<T: Field>(src: ColRef<'_, T>, dst: &mut [MaybeUninit<T>]) {
+    debug_assert_eq!(dst.len(), src.nrows(), "dst has src's rows");
+    let write = |(d, s): (&mut MaybeUninit<T>, &T)| {
+        d.write(*s);
+    };
+    match src.try_as_col_major() {
+        Some(s) => dst.iter_mut().zip(s.as_slice()).for_each(write),
+        None => dst.iter_mut().zip(src.iter()).for_each(write),
     }
 }
 

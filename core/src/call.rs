@@ -186,6 +186,13 @@ fn span_bytes(desc: &TensorDesc) -> Option<usize> {
 /// # Errors
 /// Any check's typed error ([`Error::Buffer`] for a buffer that does not
 /// fit), then the provider's own errors.
+///
+/// # Buffers on error
+/// After an `Err`, the output buffers (and the workspace) hold unspecified
+/// values: possibly partial results, as LAPACK leaves them, possibly what
+/// the caller put there. Read none of them. The inputs are never modified,
+/// on `Ok` or `Err`: a provider that factors in place copies its input
+/// into an output or the workspace first.
 pub fn run_into<'m, P: Provider>(
     provider: &P,
     op: &Op,

@@ -241,7 +241,9 @@ pub enum Error {
         /// Lowest-indexed failing batch item.
         batch_index: usize,
     },
-    /// A solve met an exactly singular matrix.
+    /// A solve met a matrix singular to working precision (see
+    /// [`SolveOptions`](crate::op::SolveOptions)), or an exactly singular
+    /// one, or a permutation input that is not a permutation.
     Singular {
         /// Op name.
         op: &'static str,
@@ -249,6 +251,12 @@ pub enum Error {
         arg: &'static str,
         /// Lowest-indexed failing batch item.
         batch_index: usize,
+        /// The measure the matrix failed on, below n·ε: the pivot ratio
+        /// min |u_kk| / max |u_kk|, or the estimated reciprocal condition
+        /// number 1/(‖a‖₁‖a⁻¹‖₁) of
+        /// [`SingularCheck::ConditionEstimate`](crate::op::SingularCheck);
+        /// 0 for an exactly zero pivot (or a bad permutation).
+        rcond: f64,
     },
     /// An iterative algorithm did not converge.
     NonConvergence {
@@ -305,6 +313,25 @@ pub enum Error {
         /// Why.
         why: &'static str,
     },
+    /// Two singular values or eigenvalues are tied or nearly so, and the
+    /// cotangent couples their vectors: the derivative there is either not
+    /// determined by the decomposition's cotangents (an exact tie) or would
+    /// lose too many digits to cancellation (a near tie). The loss may well
+    /// be differentiable; an op that forms the recombination itself
+    /// computes it stably.
+    NearTie {
+        /// The decomposition ("svd", "eigh", "eig", …).
+        op: &'static str,
+        /// The pair of values (0-based, in the op's order).
+        pair: (usize, usize),
+        /// Their gap |x_i − x_j| (0 within the tie cutoff).
+        gap: f64,
+        /// The estimated error of the gradient relative to its norm (∞ at an
+        /// exact tie).
+        estimate: f64,
+        /// What to use instead.
+        suggestion: &'static str,
+    },
 }
 
 impl Error {
@@ -338,6 +365,7 @@ impl Error {
             Error::Program { .. } => "Program",
             Error::UnsupportedDerivative { .. } => "UnsupportedDerivative",
             Error::NotDifferentiable { .. } => "NotDifferentiable",
+            Error::NearTie { .. } => "NearTie",
         }
     }
 
@@ -364,7 +392,8 @@ impl Error {
             | Error::NonConvergence { op, .. }
             | Error::Unsupported { op, .. }
             | Error::UnsupportedDerivative { op, .. }
-            | Error::NotDifferentiable { op, .. } => Some(op),
+            | Error::NotDifferentiable { op, .. }
+            | Error::NearTie { op, .. } => Some(op),
             Error::OutOfMemory { .. }
             | Error::ProviderUnavailable { .. }
             | Error::Capacity { .. }
@@ -456,8 +485,16 @@ impl fmt::Display for Error {
                 f,
                 "{op}: argument `{arg}` is not positive definite (batch item {batch_index})"
             ),
-            Error::Singular { op, arg, batch_index } => {
-                write!(f, "{op}: argument `{arg}` is singular (batch item {batch_index})")
+            Error::Singular { op, arg, batch_index, rcond } => {
+                if *rcond > 0.0 {
+                    write!(
+                        f,
+                        "{op}: argument `{arg}` is singular to working precision \
+                         (rcond {rcond:.1e} < n·ε, batch item {batch_index})"
+                    )
+                } else {
+                    write!(f, "{op}: argument `{arg}` is singular (batch item {batch_index})")
+                }
             }
             Error::NonConvergence { op, batch_index } => {
                 write!(f, "{op}: the algorithm did not converge (batch item {batch_index})")
@@ -478,6 +515,17 @@ impl fmt::Display for Error {
             Error::NotDifferentiable { op, output, why } => {
                 write!(f, "{op}: output `{output}` is not differentiable here: {why}")
             }
+            Error::NearTie { op, pair: (i, j), gap, estimate, suggestion } if estimate.is_infinite() => write!(
+                f,
+                "{op}: values {i} and {j} are tied (gap {gap:.1e}) and the cotangent couples their vectors: \
+                 the derivative there is not determined by the {op} factors' cotangents; {suggestion}"
+            ),
+            Error::NearTie { op, pair: (i, j), gap, estimate, suggestion } => write!(
+                f,
+                "{op}: values {i} and {j} are {gap:.1e} apart and the cotangent couples their vectors: \
+                 the gradient through the {op} factors would carry an estimated relative error of {estimate:.1e}; \
+                 {suggestion}"
+            ),
         }
     }
 }
@@ -502,7 +550,7 @@ mod tests {
             Error::Program { why: "x" },
             Error::OutOfMemory { bytes: 1, align: 1, available: 0 },
             Error::NotDifferentiable { op: "svd", output: "u", why: "w" },
-            Error::Singular { op: "solve", arg: "a", batch_index: 0 },
+            Error::Singular { op: "solve", arg: "a", batch_index: 0, rcond: 0.0 },
         ] {
             assert!(format!("{e:?}").starts_with(e.kind()), "{e:?}");
         }

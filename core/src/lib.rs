@@ -11,12 +11,19 @@
 //! [`Allocator`] (for example an [`Arena`] over a static buffer), never from a
 //! global heap. The optional `alloc` feature only adds conveniences.
 //!
+//! Errors are values: a call that fails (a matrix not positive definite, a
+//! singular system, NaN in the input, an iteration that did not converge)
+//! returns a typed [`Error`]. After an `Err`, the output
+//! buffers of [`call::run_into`] (and [`Provider::run_into`]) hold
+//! unspecified values — possibly partial results, as LAPACK's — so read
+//! none of them; the inputs are never modified, on `Ok` or `Err`.
+//!
 //! ```
 //! use lindiff_core::{call, op::LuFactorSolve, DType, LinalgOp, Op, Shape, TensorDesc, TensorMeta};
 //! let desc = |rows, cols| {
 //!     TensorDesc::contiguous(TensorMeta::new(DType::F64, Shape::new(&[rows, cols]).unwrap())).unwrap()
 //! };
-//! let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve));
+//! let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve::default()));
 //! let outs = call::infer(&solve, &[&desc(3, 3), &desc(3, 2)]).unwrap();
 //! assert_eq!(outs[0].as_ref().unwrap().shape.dims(), &[3, 2]);
 //! let err = call::infer(&solve, &[&desc(0, 2), &desc(0, 1)]).unwrap_err();
@@ -28,7 +35,7 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(test)]
+#[cfg(any(test, feature = "std"))]
 extern crate std;
 
 pub mod ad;
@@ -43,14 +50,17 @@ pub mod op;
 pub mod prim;
 pub mod provider;
 pub mod scalar;
+pub mod seq;
 pub mod shape;
 pub mod tensor;
+#[cfg(feature = "alloc")]
+pub mod var;
 pub mod workspace;
 
 pub use dtype::{DType, Element};
 pub use error::{ArgKind, DTypeReq, Dim, Error, Result};
 pub use exec::{BatchPolicy, Exec, LanePlan};
-pub use face::{Face, Linalg};
+pub use face::{Face, Linalg, Ops};
 pub use memory::{Host, HostBuffer, HostData, Memory};
 pub use op::{LinalgOp, Live, MatOp, Outputs};
 pub use prim::PrimOp;

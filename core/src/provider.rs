@@ -8,26 +8,67 @@
 use crate::error::Result;
 use crate::exec::Exec;
 use crate::memory::Memory;
+use crate::op::internal::InternalOp;
 use crate::op::LinalgOp;
 use crate::prim::PrimOp;
 use crate::tensor::{TensorDesc, TensorMeta};
 use crate::workspace::WorkspaceReq;
 
-/// Anything a provider runs.
-#[non_exhaustive]
+/// Anything a provider runs. Providers match it (and [`LinalgOp`],
+/// [`PrimOp`], [`InternalOp`]) without wildcard arms, so a new op does not
+/// compile until every provider says how it runs it (or that it does not).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     /// A linear-algebra op.
     Linalg(LinalgOp),
     /// An array primitive.
     Prim(PrimOp),
+    /// An op only reverse mode records (the gauge checks).
+    Internal(InternalOp),
 }
 
+/// `From` each op of the op table into [`Op::Linalg`] (the table's
+/// callback form, as in `op/table.rs`).
+macro_rules! linalg_into_op {
+    ($(
+        $(#[$doc:meta])*
+        $V:ident {
+            name: $name:literal, family: $family:literal, dtypes: $dtypes:tt,
+            inputs: $inputs:tt, outputs: $outputs:tt, rule: $rule:ident,
+            support: |$op:ident| $support:expr,
+            methods: $methods:tt,
+        }
+    )*) => {
+        $(
+            impl From<crate::op::$V> for Op {
+                fn from(op: crate::op::$V) -> Op {
+                    Op::Linalg(LinalgOp::$V(op))
+                }
+            }
+        )*
+    };
+}
+crate::op::op_table!(linalg_into_op);
+
+/// `From` each internal op into [`Op::Internal`].
+macro_rules! internal_into_op {
+    ($($(#[$doc:meta])* $V:ident,)*) => {
+        $(
+            impl From<crate::op::internal::$V> for Op {
+                fn from(op: crate::op::internal::$V) -> Op {
+                    Op::Internal(InternalOp::$V(op))
+                }
+            }
+        )*
+    };
+}
+crate::op::internal::internal_table!(internal_into_op);
+
 impl Op {
-    /// Whether the op is a check of reverse mode (`SvdGaugeCheck`,
-    /// `EighGaugeCheck`): an assertion that program passes never remove.
+    /// Whether the op is a check of reverse mode (an internal op): an
+    /// assertion that program passes never remove.
     pub fn is_check(&self) -> bool {
-        matches!(self, Op::Linalg(LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_)))
+        matches!(self, Op::Internal(_))
     }
 
     /// The op's name as used in messages.
@@ -35,6 +76,7 @@ impl Op {
         match self {
             Op::Linalg(op) => op.name(),
             Op::Prim(op) => op.name(),
+            Op::Internal(op) => op.name(),
         }
     }
 
@@ -43,6 +85,7 @@ impl Op {
         match self {
             Op::Linalg(op) => op.input_names(),
             Op::Prim(op) => op.input_names(),
+            Op::Internal(op) => op.input_names(),
         }
     }
 
@@ -51,6 +94,7 @@ impl Op {
         match self {
             Op::Linalg(op) => op.output_names(),
             Op::Prim(op) => op.output_names(),
+            Op::Internal(op) => op.output_names(),
         }
     }
 
@@ -62,6 +106,7 @@ impl Op {
         match self {
             Op::Linalg(op) => op.infer(inputs),
             Op::Prim(op) => op.infer(inputs),
+            Op::Internal(op) => op.infer(inputs),
         }
     }
 }
@@ -141,6 +186,12 @@ pub trait Provider {
     /// Numerical failures ([`Error::NotPositiveDefinite`](crate::Error),
     /// [`Error::NonConvergence`](crate::Error), …) and
     /// [`Error::Unsupported`](crate::Error::Unsupported).
+    ///
+    /// After an `Err`, the output buffers and the workspace hold
+    /// unspecified values (possibly partial results, as LAPACK's); the
+    /// inputs are never modified, on `Ok` or `Err` (an implementation
+    /// whose kernel works in place copies the input into an output or the
+    /// workspace first). Callers read no output of a failed call.
     ///
     /// # Safety
     /// The arguments must have passed the checks of [`crate::call::run_into`]

@@ -4,7 +4,11 @@
 //! [`Scalar`] covers `f32`, `f64`, `Complex<f32>` and `Complex<f64>`;
 //! [`RealScalar`] is the real subset. Transcendental functions come from
 //! `libm` (through `num-complex`'s `libm` feature), so everything here works
-//! without `std`.
+//! without `std` and gives the same bits on every target. The square root
+//! is the hardware instruction with the `std` feature (`f64::sqrt`, which
+//! takes the encoding of the code around it — VEX inside AVX kernels) and
+//! libm's without it: libm's x86 square root is legacy-SSE inline assembly,
+//! which stalls inside AVX code on some CPUs. Both are correctly rounded.
 
 use crate::dtype::Element;
 use core::fmt::Debug;
@@ -183,8 +187,23 @@ macro_rules! real_scalar {
     };
 }
 
-real_scalar!(f32, libm::sqrtf, libm::hypotf, libm::logf, libm::expf, libm::atan2f, libm::sinf, libm::cosf);
-real_scalar!(f64, libm::sqrt, libm::hypot, libm::log, libm::exp, libm::atan2, libm::sin, libm::cos);
+/// The square roots: the hardware instruction with `std`, libm's otherwise.
+#[cfg(feature = "std")]
+mod roots {
+    pub(super) fn sqrtf(x: f32) -> f32 {
+        x.sqrt()
+    }
+    pub(super) fn sqrt(x: f64) -> f64 {
+        x.sqrt()
+    }
+}
+#[cfg(not(feature = "std"))]
+mod roots {
+    pub(super) use libm::{sqrt, sqrtf};
+}
+
+real_scalar!(f32, roots::sqrtf, libm::hypotf, libm::logf, libm::expf, libm::atan2f, libm::sinf, libm::cosf);
+real_scalar!(f64, roots::sqrt, libm::hypot, libm::log, libm::exp, libm::atan2, libm::sin, libm::cos);
 
 macro_rules! complex_scalar {
     ($r:ty) => {

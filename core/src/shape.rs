@@ -52,7 +52,7 @@ impl Shape {
     /// [`TooManyDims`] when `dims.len() > MAX_RANK`.
     ///
     /// ```
-    /// use lindiff_core::Shape;
+    /// use lindiff_cpu::prelude::*;
     /// let s = Shape::new(&[4, 3, 10]).unwrap();
     /// assert_eq!(s.to_string(), "4×3×10");
     /// assert!(Shape::new(&[1; 9]).is_err());

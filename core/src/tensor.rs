@@ -39,7 +39,7 @@ pub type Strides = heapless::Vec<usize, MAX_RANK>;
 /// read with strides `[cols, 1]` — a view, not a copy.
 ///
 /// ```
-/// use lindiff_core::{DType, TensorDesc};
+/// use lindiff_cpu::prelude::*;
 /// // The row-major 2×3 matrix [[1, 2, 3], [4, 5, 6]] as a view.
 /// let desc = TensorDesc::row_major_matrix(DType::F64, 2, 3).unwrap();
 /// assert_eq!(desc.strides.as_slice(), &[3, 1]);

@@ -163,9 +163,12 @@ pub trait Allocator<'m, M: Memory> {
 /// A bump allocator over caller-owned bytes: no global heap, ever.
 ///
 /// Released buffers are reclaimed when they are the most recent live
-/// allocation (stack order); others are reclaimed when the arena is dropped
-/// and its bytes borrowed again. [`Arena::peak`] reports the high-water mark,
-/// which sizes a static buffer for firmware.
+/// allocation (stack order), together with the alignment padding that was
+/// put before them (for the last [`PAD_RECORDS`] padded allocations still
+/// live; an older one's padding stays used until the arena is dropped);
+/// buffers released out of stack order are reclaimed when the arena is
+/// dropped and its bytes borrowed again. [`Arena::peak`] reports the
+/// high-water mark, which sizes a static buffer for firmware.
 ///
 /// ```
 /// use core::mem::MaybeUninit;
@@ -191,8 +194,7 @@ pub trait Allocator<'m, M: Memory> {
 pub struct Arena<'m> {
     start: NonNull<MaybeUninit<u8>>,
     capacity: usize,
-    used: usize,
-    peak: usize,
+    stack: BumpStack,
     _bytes: PhantomData<&'m mut [MaybeUninit<u8>]>,
     /// `'m` must be invariant: were the arena shortened to a smaller `'s`, a
     /// region of `'m` could be released for `'s` and handed out twice.
@@ -209,8 +211,7 @@ impl<'m> Arena<'m> {
         Arena {
             capacity: bytes.len(),
             start: NonNull::from(bytes).cast(),
-            used: 0,
-            peak: 0,
+            stack: BumpStack::default(),
             _bytes: PhantomData,
             _invariant: PhantomData,
         }
@@ -223,12 +224,12 @@ impl<'m> Arena<'m> {
 
     /// Bytes currently in use (including alignment padding).
     pub fn used(&self) -> usize {
-        self.used
+        self.stack.used
     }
 
     /// The largest `used()` seen so far.
     pub fn peak(&self) -> usize {
-        self.peak
+        self.stack.peak
     }
 
     /// Carves an aligned region of `req.bytes()` bytes.
@@ -240,34 +241,104 @@ impl<'m> Arena<'m> {
         let oom = Error::OutOfMemory {
             bytes: req.bytes(),
             align: req.align(),
-            available: self.capacity - self.used,
+            available: self.capacity - self.stack.used,
         };
-        let here = base.checked_add(self.used).ok_or_else(|| oom.clone())?;
-        let pad = here.wrapping_neg() & (req.align() - 1);
-        let begin = self.used.checked_add(pad).ok_or_else(|| oom.clone())?;
-        let end = begin.checked_add(req.bytes()).ok_or_else(|| oom.clone())?;
+        let (begin, end) = self.stack.place(base, req).ok_or_else(|| oom.clone())?;
         if end > self.capacity {
             return Err(oom);
         }
-        self.used = end;
-        self.peak = self.peak.max(end);
+        self.stack.commit(begin, end);
         // SAFETY: `begin..end` lies inside the `capacity` bytes this arena
         // borrows uniquely for `'m`. Regions handed out are disjoint: every
         // live region lies below `used`, which only moves down in `release`
-        // over a region that was given back by value.
+        // over a region that was given back by value (and over the padding
+        // before it, which no region holds: see `BumpStack`).
         Ok(unsafe { core::slice::from_raw_parts_mut(self.start.as_ptr().add(begin), end - begin) })
     }
 
-    /// Takes a region back; reclaims it if it is the top of the stack.
+    /// Takes a region back; reclaims it (and the alignment padding before
+    /// it) if it is the top of the stack.
     pub fn release_bytes(&mut self, region: &'m mut [MaybeUninit<u8>]) {
         let base = self.start.as_ptr() as usize;
-        let begin = region.as_ptr() as usize;
-        let top = base + self.used;
-        if begin >= base && begin <= top && begin + region.len() == top {
-            // The region ends exactly at the top and starts inside the arena,
-            // so it covers [begin, top), which its owner has now given up.
-            self.used = begin - base;
+        let begin = (region.as_ptr() as usize).wrapping_sub(base);
+        // A region from elsewhere gives a `begin` past the arena (wrapped),
+        // which `release` ignores.
+        if begin <= self.capacity {
+            self.stack.release(begin, begin + region.len());
         }
+    }
+}
+
+/// How many padded allocations an [`Arena`] remembers the padding of, to
+/// give it back with them.
+pub const PAD_RECORDS: usize = 8;
+
+/// The offsets an [`Arena`] (and the interpreter's model of one, which
+/// sizes a program's arena) keeps: the top of the stack, the high-water
+/// mark, and where the most recent padded allocations began and what
+/// padding they put before themselves.
+///
+/// Invariant: each record `(begin, pre)` is of a live-or-released region
+/// starting at offset `begin ≤ used` whose allocation found the top at
+/// `pre < begin`; no region ever handed out overlaps `[pre, begin)`
+/// (the top only moves below `begin` when that region itself is released,
+/// and then the record goes), so the top may move down to `pre`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BumpStack {
+    used: usize,
+    peak: usize,
+    records: [(usize, usize); PAD_RECORDS],
+    count: usize,
+}
+
+impl BumpStack {
+    /// Where a region for `req` goes: offsets `(begin, end)` above the top,
+    /// `begin` aligned when the arena starts at address `base`. `None` when
+    /// the offsets overflow.
+    pub(crate) fn place(&self, base: usize, req: WorkspaceReq) -> Option<(usize, usize)> {
+        let here = base.checked_add(self.used)?;
+        let pad = here.wrapping_neg() & (req.align() - 1);
+        let begin = self.used.checked_add(pad)?;
+        let end = begin.checked_add(req.bytes())?;
+        Some((begin, end))
+    }
+
+    /// Takes `begin..end` (from [`BumpStack::place`]), remembering the
+    /// padding before it.
+    pub(crate) fn commit(&mut self, begin: usize, end: usize) {
+        if begin > self.used {
+            if self.count == PAD_RECORDS {
+                // Forget the oldest record: its padding stays used.
+                self.records.copy_within(1.., 0);
+                self.count -= 1;
+            }
+            self.records[self.count] = (begin, self.used);
+            self.count += 1;
+        }
+        self.used = end;
+        self.peak = self.peak.max(end);
+    }
+
+    /// Gives `begin..end` back: when it ends at the top, the top moves to
+    /// its start, and below the padding that was put before it.
+    pub(crate) fn release(&mut self, begin: usize, end: usize) {
+        if end != self.used || begin > end {
+            return;
+        }
+        self.used = begin;
+        // Records of regions above the new top are stale.
+        while self.count > 0 && self.records[self.count - 1].0 > begin {
+            self.count -= 1;
+        }
+        if self.count > 0 && self.records[self.count - 1].0 == begin {
+            self.used = self.records[self.count - 1].1;
+            self.count -= 1;
+        }
+    }
+
+    /// The high-water mark.
+    pub(crate) fn peak(&self) -> usize {
+        self.peak
     }
 }
 
@@ -286,6 +357,7 @@ impl<'m> Allocator<'m, Host> for Arena<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
     #[test]
     fn saturates_instead_of_overflowing() {
@@ -307,9 +379,64 @@ mod tests {
         let peak = arena.used();
         arena.release_bytes(a); // not the top: stays used
         assert_eq!(arena.used(), peak);
-        arena.release_bytes(b);
-        assert!(arena.used() <= 3 + 15);
+        arena.release_bytes(b); // the top, with its padding: down to a's end
+        assert_eq!(arena.used(), 3);
         assert_eq!(arena.peak(), peak);
+    }
+
+    /// Released in stack order, regions with alignment padding between them
+    /// (and before the first) give every byte back, at any start address.
+    #[test]
+    fn arena_reclaims_padding_in_stack_order() {
+        let mut bytes = [MaybeUninit::<u8>::uninit(); 256];
+        for start in 0..16 {
+            let mut arena = Arena::new(&mut bytes[start..]);
+            let a = arena.allocate_bytes(WorkspaceReq::new(3, 1)).unwrap();
+            let b = arena.allocate_bytes(WorkspaceReq::new(16, 16)).unwrap();
+            let c = arena.allocate_bytes(WorkspaceReq::new(5, 8)).unwrap();
+            assert_eq!(b.as_ptr() as usize % 16, 0);
+            arena.release_bytes(c);
+            arena.release_bytes(b);
+            assert_eq!(arena.used(), 3, "start {start}");
+            arena.release_bytes(a);
+            assert_eq!(arena.used(), 0, "start {start}");
+            // The first region padded from the arena's start.
+            let d = arena.allocate_bytes(WorkspaceReq::new(8, 64)).unwrap();
+            arena.release_bytes(d);
+            assert_eq!(arena.used(), 0, "start {start}");
+        }
+    }
+
+    /// More nested padded regions than records: the oldest ones' padding
+    /// stays used, nothing else; a region split in two and released tail
+    /// first is given back whole.
+    #[test]
+    fn arena_forgets_only_the_oldest_padding() {
+        let mut bytes = [MaybeUninit::<u8>::uninit(); 1024];
+        let mut arena = Arena::new(&mut bytes);
+        let start = arena.start.as_ptr() as usize;
+        let base = arena.allocate_bytes(WorkspaceReq::new(1, 1)).unwrap();
+        let mut regions = Vec::new();
+        for _ in 0..PAD_RECORDS + 2 {
+            regions.push(arena.allocate_bytes(WorkspaceReq::new(1, 8)).unwrap());
+        }
+        let second = regions[1].as_ptr() as usize - start;
+        while let Some(r) = regions.pop() {
+            arena.release_bytes(r);
+        }
+        // The two oldest records were dropped: the second region's padding
+        // stays used, so the first region is no longer the top.
+        assert_eq!(arena.used(), second);
+        arena.release_bytes(base);
+        assert_eq!(arena.used(), second);
+        let mut bytes = [MaybeUninit::<u8>::uninit(); 64];
+        let mut arena = Arena::new(&mut bytes);
+        let _first = arena.allocate_bytes(WorkspaceReq::new(1, 1)).unwrap();
+        let whole = arena.allocate_bytes(WorkspaceReq::new(8, 8)).unwrap();
+        let (head, tail) = whole.split_at_mut(4);
+        arena.release_bytes(tail);
+        arena.release_bytes(head);
+        assert_eq!(arena.used(), 1);
     }
 
     #[test]

@@ -67,27 +67,15 @@ pub struct DualTensor<T> {
 /// Forward-mode face: every op also propagates tangents through its rule.
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
-/// use lindiff_core::ad::{Dual, DualTensor, Tangent};
-/// use lindiff_core::face::Face;
-/// # // Any face works; a real program would wrap `Direct` over a provider.
-/// # struct Meta;
-/// # impl Face for Meta {
-/// #     type Tensor = lindiff_core::TensorMeta;
-/// #     fn meta(&self, t: &Self::Tensor) -> lindiff_core::TensorMeta { t.clone() }
-/// #     fn apply(&mut self, op: lindiff_core::Op, ins: &[&Self::Tensor]) -> lindiff_core::Result<lindiff_core::face::Applied<Self::Tensor>> {
-/// #         let ins: Vec<_> = ins.iter().map(|t| lindiff_core::TensorDesc::contiguous((*t).clone()).unwrap()).collect();
-/// #         let refs: Vec<_> = ins.iter().collect();
-/// #         Ok(lindiff_core::call::infer(&op, &refs)?.into_iter().collect())
-/// #     }
-/// # }
-/// use lindiff_core::Linalg;
-/// let a = lindiff_core::TensorMeta::new(lindiff_core::DType::F64, lindiff_core::Shape::new(&[3, 3]).unwrap());
-/// let mut dual = Dual::new(Meta);
-/// let x = DualTensor { primal: a.clone(), tangent: Tangent::Value(a) };
-/// let l = dual.cholesky(&x).unwrap();
-/// assert!(l.tangent.value().is_some()); // dL was computed alongside L
-/// # }
+/// use lindiff_cpu::prelude::*;
+/// let mut dual = Dual::new(Direct::new(Cpu::new()));
+/// let a = dual.inner().tensor(&[2, 2], &[4.0, 0.0, 0.0, 9.0])?;
+/// let da = dual.inner().tensor(&[2, 2], &[1.0, 0.0, 0.0, 0.0])?;
+/// let x = DualTensor { primal: a, tangent: Tangent::Value(da) };
+/// // L = chol(A) = diag(2, 3); dL = diag(1/4, 0) along dA = e₁e₁ᵀ.
+/// let l = dual.cholesky(&x)?;
+/// assert!(matches!(l.tangent.value(), Some(t) if t.to_vec::<f64>()? == [0.25, 0.0, 0.0, 0.0]));
+/// # Ok::<(), Error>(())
 /// ```
 pub struct Dual<F> {
     inner: F,

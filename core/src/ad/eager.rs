@@ -5,9 +5,10 @@
 //! transpose (`vjp.rs`) — on the inner face.
 //!
 //! Recording costs a few handle clones per op; the rules run only when a
-//! gradient is asked for. The tape is fixed capacity (`N` ops, `V` tracked
-//! values), so a training loop allocates nothing once the inner face's
-//! memory has warmed up.
+//! gradient is asked for. With the `alloc` feature the tape grows as
+//! needed (a loop that [`Eager::clear`]s it reuses its storage); without
+//! it, it holds at most `N` ops and `V` tracked values, so firmware never
+//! touches a heap.
 
 use super::cx::Tangent;
 use super::rules::Primals;
@@ -18,13 +19,18 @@ use crate::face::{Applied, Face};
 use crate::ir::MAX_PARAMS;
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::Op;
+use crate::seq::{Seq, SmallSeq};
+
+/// The gradients [`Eager::backward`] returns, one per `wrt`, in order (in
+/// place up to [`MAX_PARAMS`], on the heap past them with `alloc`).
+pub type Gradients<T> = SmallSeq<T, MAX_PARAMS>;
 use crate::tensor::TensorMeta;
-use crate::Linalg;
+use crate::Ops;
 
 /// A tensor of the eager face: a value and, when it depends on a watched
 /// tensor, its place on the tape.
 #[derive(Clone, Debug)]
-pub struct Var<T> {
+pub struct Tracked<T> {
     value: T,
     id: Option<Id>,
 }
@@ -36,7 +42,7 @@ struct Id {
     watched: bool,
 }
 
-impl<T> Var<T> {
+impl<T> Tracked<T> {
     /// The value.
     pub fn value(&self) -> &T {
         &self.value
@@ -57,27 +63,40 @@ struct Record<T> {
 /// Eager reverse-mode face over `F`.
 ///
 /// ```
-/// use lindiff_core::ad::Eager;
-/// use lindiff_core::{DType, Linalg, Shape, TensorMeta};
-/// # use lindiff_core::ir::Builder;
-/// // Any face can be wrapped; a program would use `Direct` over a provider.
-/// let mut face: Eager<Builder> = Eager::new(Builder::new());
-/// let a = face.inner().param(TensorMeta::new(DType::F64, Shape::new(&[3, 3]).unwrap())).unwrap();
-/// let a = face.watch(a).unwrap();
-/// let l = face.cholesky(&a).unwrap();
-/// assert!(l.is_tracked());
+/// use lindiff_cpu::prelude::*;
+/// let mut tape = Eager::new(Direct::new(Cpu::new()));
+/// let a = tape.inner().tensor_row_major(2, 2, &[4.0, 2.0, 2.0, 5.0])?;
+/// let a = tape.watch(a)?;
+/// let l = tape.cholesky(&a)?;
+/// let loss = tape.reduce(ReduceOp::Sum, &l, 2)?;
+/// // d(Σ L)/dA, on the lower triangle (Cholesky reads it alone).
+/// let g = tape.backward(&loss, &[&a])?;
+/// assert_eq!(g[0].dims(), [2, 2]);
+/// # Ok::<(), Error>(())
 /// ```
 pub struct Eager<F: Face, const N: usize = 128, const V: usize = 512> {
     inner: F,
-    records: heapless::Vec<Record<F::Tensor>, N>,
+    records: Seq<Record<F::Tensor>, N>,
+    /// The cotangent of each tracked value during `backward` (kept between
+    /// calls, empty, so a steady loop reuses its storage).
+    cotangents: Seq<Tangent<F::Tensor>, V>,
     next: u32,
     generation: u32,
 }
 
-impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
-    /// An empty tape over `inner`.
+impl<F: Face> Eager<F> {
+    /// An empty tape over `inner` (storage that grows with `alloc`; the
+    /// default capacities without it).
     pub fn new(inner: F) -> Self {
-        Eager { inner, records: heapless::Vec::new(), next: 0, generation: 0 }
+        Eager::with_capacity(inner)
+    }
+}
+
+impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
+    /// An empty tape over `inner` of capacities `N` ops and `V` tracked
+    /// values (they bind only without `alloc`).
+    pub fn with_capacity(inner: F) -> Self {
+        Eager { inner, records: Seq::new(), cotangents: Seq::new(), next: 0, generation: 0 }
     }
 
     /// The inner face (to make tensors, read results).
@@ -99,8 +118,9 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
     }
 
     fn fresh(&mut self, watched: bool) -> Result<Id> {
-        if self.next as usize >= V {
-            return Err(Error::Capacity { what: "eager tape values", capacity: V });
+        let full = if cfg!(feature = "alloc") { u32::MAX as usize } else { V };
+        if self.next as usize >= full {
+            return Err(Error::Capacity { what: "eager tape values", capacity: full });
         }
         self.next += 1;
         Ok(Id { index: self.next - 1, generation: self.generation, watched })
@@ -110,17 +130,17 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
     ///
     /// # Errors
     /// [`Error::Capacity`] when the tape's value table is full.
-    pub fn watch(&mut self, t: F::Tensor) -> Result<Var<F::Tensor>> {
-        Ok(Var { value: t, id: Some(self.fresh(true)?) })
+    pub fn watch(&mut self, t: F::Tensor) -> Result<Tracked<F::Tensor>> {
+        Ok(Tracked { value: t, id: Some(self.fresh(true)?) })
     }
 
     /// A constant (no gradient flows into it).
-    pub fn constant(t: F::Tensor) -> Var<F::Tensor> {
-        Var { value: t, id: None }
+    pub fn constant(t: F::Tensor) -> Tracked<F::Tensor> {
+        Tracked { value: t, id: None }
     }
 
     /// The tape index of `v` if it belongs to the current tape.
-    fn index(&self, v: &Var<F::Tensor>) -> Option<u32> {
+    fn index(&self, v: &Tracked<F::Tensor>) -> Option<u32> {
         v.id.filter(|id| id.generation == self.generation).map(|id| id.index)
     }
 
@@ -133,9 +153,9 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
     /// not implemented or does not exist; the inner face's errors.
     pub fn backward(
         &mut self,
-        loss: &Var<F::Tensor>,
-        wrt: &[&Var<F::Tensor>],
-    ) -> Result<heapless::Vec<F::Tensor, MAX_PARAMS>> {
+        loss: &Tracked<F::Tensor>,
+        wrt: &[&Tracked<F::Tensor>],
+    ) -> Result<Gradients<F::Tensor>> {
         let meta = self.inner.meta(&loss.value);
         if !meta.dtype.is_float() || meta.dtype.is_complex() {
             return Err(Error::Program { why: "the loss must be real-valued" });
@@ -147,7 +167,26 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
                 });
             }
         }
-        let mut ct: heapless::Vec<Tangent<F::Tensor>, V> = (0..self.next).map(|_| Tangent::Zero).collect();
+        let mut ct = core::mem::take(&mut self.cotangents);
+        ct.clear();
+        ct.reserve(self.next as usize, "eager tape values")?;
+        for _ in 0..self.next {
+            ct.push(Tangent::Zero, "eager tape values")?;
+        }
+        let grads = self.walk_back(loss, meta, wrt, &mut ct);
+        ct.clear();
+        self.cotangents = ct;
+        grads
+    }
+
+    /// The backward walk of [`Eager::backward`] with its cotangent table.
+    fn walk_back(
+        &mut self,
+        loss: &Tracked<F::Tensor>,
+        meta: TensorMeta,
+        wrt: &[&Tracked<F::Tensor>],
+        ct: &mut Seq<Tangent<F::Tensor>, V>,
+    ) -> Result<Gradients<F::Tensor>> {
         if let Some(i) = self.index(loss) {
             ct[i as usize] = Tangent::Value(self.inner.fill(meta, 1.0)?);
         }
@@ -180,7 +219,7 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
                 }
             }
         }
-        let mut grads = heapless::Vec::new();
+        let mut grads = Gradients::new();
         for w in wrt {
             let i = self.index(w).map_or(0, |i| i as usize);
             let g = match core::mem::replace(&mut ct[i], Tangent::Zero) {
@@ -191,14 +230,14 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
                 }
                 Tangent::Undefined(e) => return Err(e),
             };
-            grads.push(g).map_err(|_| Error::Capacity { what: "gradients", capacity: MAX_PARAMS })?;
+            grads.push(g, "gradients")?;
         }
         Ok(grads)
     }
 }
 
 impl<F: Face, const N: usize, const V: usize> Face for Eager<F, N, V> {
-    type Tensor = Var<F::Tensor>;
+    type Tensor = Tracked<F::Tensor>;
 
     fn meta(&self, t: &Self::Tensor) -> TensorMeta {
         self.inner.meta(&t.value)
@@ -209,11 +248,9 @@ impl<F: Face, const N: usize, const V: usize> Face for Eager<F, N, V> {
         let outs = self.inner.apply(op.clone(), &values)?;
         let ids: heapless::Vec<Option<u32>, MAX_INPUTS> = inputs.iter().map(|v| self.index(v)).collect();
         if ids.iter().all(Option::is_none) {
-            return Ok(outs.into_iter().map(|o| o.map(|value| Var { value, id: None })).collect());
+            return Ok(outs.into_iter().map(|o| o.map(|value| Tracked { value, id: None })).collect());
         }
-        if self.records.is_full() {
-            return Err(Error::Capacity { what: "eager tape ops", capacity: N });
-        }
+        self.records.reserve(1, "eager tape ops")?;
         let mut record = Record { op, inputs: heapless::Vec::new(), outputs: heapless::Vec::new() };
         for (v, i) in inputs.iter().zip(&ids) {
             let _ = record.inputs.push((v.value.clone(), *i)); // ≤ MAX_INPUTS
@@ -224,7 +261,7 @@ impl<F: Face, const N: usize, const V: usize> Face for Eager<F, N, V> {
                 Some(value) => {
                     let id = self.fresh(false)?;
                     let _ = record.outputs.push(Some((value.clone(), id.index)));
-                    Some(Var { value, id: Some(id) })
+                    Some(Tracked { value, id: Some(id) })
                 }
                 None => {
                     let _ = record.outputs.push(None);
@@ -233,7 +270,7 @@ impl<F: Face, const N: usize, const V: usize> Face for Eager<F, N, V> {
             };
             let _ = result.push(var); // ≤ MAX_OUTPUTS
         }
-        let _ = self.records.push(record); // not full: checked above
+        self.records.push(record, "eager tape ops")?;
         Ok(result)
     }
 }

@@ -5,8 +5,8 @@
 use super::cx::{Arg, Cx, Tangent};
 use crate::error::{Error, Result};
 use crate::op::{
-    FullPivLuSolvePrepared, HouseholderQrApply, LinalgOp, LuSolvePrepared, MatOp, Triangle, TriangularSolve,
-    TriangularSolveOptions,
+    FullPivLuSolvePrepared, HouseholderQrApply, LinalgOp, LuSolvePrepared, MatOp, SolveOptions, Triangle,
+    TriangularSolve, TriangularSolveOptions,
 };
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, Matmul, Pad, PrimOp, Reduce, ReduceOp, Reshape, Scale,
@@ -285,7 +285,8 @@ pub trait Lin: Cx {
         self.lin(op, &[Arg::P(a), Arg::T(b)])
     }
 
-    /// `op(A)⁻¹ b` with A's saved partial-pivot LU factors.
+    /// `op(A)⁻¹ b` with A's saved partial-pivot LU factors and the
+    /// singularity test of `options`.
     ///
     /// # Errors
     /// As [`Cx::linear`].
@@ -295,12 +296,14 @@ pub trait Lin: Cx {
         perm: &Self::P,
         b: &Tangent<Self::T>,
         how: MatOp,
+        options: SolveOptions,
     ) -> Result<Tangent<Self::T>> {
-        let op = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(how)));
+        let op = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(how, options)));
         self.lin(op, &[Arg::P(lu), Arg::P(perm), Arg::T(b)])
     }
 
-    /// `op(A)⁻¹ b` with A's saved full-pivot LU factors.
+    /// `op(A)⁻¹ b` with A's saved full-pivot LU factors and the
+    /// singularity test of `options`.
     ///
     /// # Errors
     /// As [`Cx::linear`].
@@ -311,8 +314,9 @@ pub trait Lin: Cx {
         col_perm: &Self::P,
         b: &Tangent<Self::T>,
         how: MatOp,
+        options: SolveOptions,
     ) -> Result<Tangent<Self::T>> {
-        let op = Op::Linalg(LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(how)));
+        let op = Op::Linalg(LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(how, options)));
         self.lin(op, &[Arg::P(lu), Arg::P(row_perm), Arg::P(col_perm), Arg::T(b)])
     }
 

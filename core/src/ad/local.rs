@@ -11,57 +11,58 @@ use crate::error::{Error, Result};
 use crate::face::Face;
 use crate::op::MAX_INPUTS;
 use crate::provider::Op;
+use crate::seq::SmallSeq;
 use crate::tensor::TensorMeta;
 
-/// Most linear instructions one rule records.
+/// Most linear instructions one rule records without the `alloc` feature
+/// (with it, any number).
 pub const RULE_INSTRS: usize = 96;
-/// Most constants (primal coefficients) one rule records.
+/// Most constants (primal coefficients) one rule records without `alloc`.
 const RULE_CONSTS: usize = 96;
-/// Most tangent values of one rule (its inputs and every recorded output).
+/// Most tangent values of one rule (its inputs and every recorded output)
+/// without `alloc`.
 const RULE_VALUES: usize = RULE_INSTRS + MAX_INPUTS;
 
 /// An argument of a recorded instruction.
 #[derive(Clone, Copy, Debug)]
 enum Slot {
     /// A constant (index into the constants).
-    Const(u16),
+    Const(u32),
     /// A tangent value.
-    Tan(u16),
+    Tan(u32),
 }
 
 #[derive(Clone, Debug)]
 struct LinInstr {
     op: Op,
     args: heapless::Vec<Slot, MAX_INPUTS>,
-    out: u16,
+    out: u32,
 }
 
 /// The linear map one rule recorded, over primal constants of type `P`.
 pub struct LocalTape<P> {
-    metas: heapless::Vec<TensorMeta, RULE_VALUES>,
-    instrs: heapless::Vec<LinInstr, RULE_INSTRS>,
-    consts: heapless::Vec<P, RULE_CONSTS>,
+    metas: SmallSeq<TensorMeta, RULE_VALUES>,
+    instrs: SmallSeq<LinInstr, RULE_INSTRS>,
+    consts: SmallSeq<P, RULE_CONSTS>,
 }
 
 impl<P: Clone> LocalTape<P> {
     /// An empty tape.
     pub fn new() -> Self {
-        LocalTape { metas: heapless::Vec::new(), instrs: heapless::Vec::new(), consts: heapless::Vec::new() }
+        LocalTape { metas: SmallSeq::new(), instrs: SmallSeq::new(), consts: SmallSeq::new() }
     }
 
     /// A new tangent input of this meta (inputs come before any instruction).
     ///
     /// # Errors
     /// [`Error::Capacity`].
-    pub fn input(&mut self, meta: TensorMeta) -> Result<u16> {
+    pub fn input(&mut self, meta: TensorMeta) -> Result<u32> {
         self.value(meta)
     }
 
-    fn value(&mut self, meta: TensorMeta) -> Result<u16> {
-        let id = self.metas.len() as u16;
-        self.metas
-            .push(meta)
-            .map_err(|_| Error::Capacity { what: "rule tangent values", capacity: RULE_VALUES })?;
+    fn value(&mut self, meta: TensorMeta) -> Result<u32> {
+        let id = index(self.metas.len(), "rule tangent values")?;
+        self.metas.push(meta, "rule tangent values")?;
         Ok(id)
     }
 
@@ -74,17 +75,19 @@ impl<P: Clone> LocalTape<P> {
     pub fn transpose<C: Cx<P = P> + ?Sized>(
         &self,
         cx: &mut C,
-        seeds: &[(u16, Tangent<C::T>)],
+        seeds: &[(u32, Tangent<C::T>)],
         inputs: usize,
     ) -> Result<heapless::Vec<Tangent<C::T>, MAX_INPUTS>> {
-        let mut ct: heapless::Vec<Tangent<C::T>, RULE_VALUES> =
-            (0..self.metas.len()).map(|_| Tangent::Zero).collect();
+        let mut ct: SmallSeq<Tangent<C::T>, RULE_VALUES> = SmallSeq::new();
+        for _ in 0..self.metas.len() {
+            ct.push(Tangent::Zero, "rule tangent values")?;
+        }
         for (v, seed) in seeds {
-            let slot = &mut ct[usize::from(*v)];
+            let slot = &mut ct[as_index(*v)];
             *slot = super::Lin::add(cx, slot, seed)?;
         }
         for instr in self.instrs.iter().rev() {
-            let out = core::mem::replace(&mut ct[usize::from(instr.out)], Tangent::Zero);
+            let out = core::mem::replace(&mut ct[as_index(instr.out)], Tangent::Zero);
             if out.is_zero() {
                 continue;
             }
@@ -92,14 +95,14 @@ impl<P: Clone> LocalTape<P> {
                 .args
                 .iter()
                 .map(|s| match *s {
-                    Slot::Const(k) => TArg::P(&self.consts[usize::from(k)]),
-                    Slot::Tan(v) => TArg::T(&self.metas[usize::from(v)]),
+                    Slot::Const(k) => TArg::P(&self.consts[as_index(k)]),
+                    Slot::Tan(v) => TArg::T(&self.metas[as_index(v)]),
                 })
                 .collect();
             let cts = transpose(cx, &instr.op, &targs, &out)?;
             for (slot, c) in instr.args.iter().zip(cts) {
                 if let Slot::Tan(v) = *slot {
-                    let acc = &mut ct[usize::from(v)];
+                    let acc = &mut ct[as_index(v)];
                     *acc = super::Lin::add(cx, acc, &c)?;
                 }
             }
@@ -124,21 +127,21 @@ pub struct TapeCx<'a, F: Face> {
 
 impl<F: Face> Cx for TapeCx<'_, F> {
     type P = F::Tensor;
-    type T = u16;
+    type T = u32;
 
     fn primal(&mut self) -> &mut dyn Face<Tensor = F::Tensor> {
         self.face
     }
 
-    fn tangent_meta(&self, t: &u16) -> TensorMeta {
+    fn tangent_meta(&self, t: &u32) -> TensorMeta {
         self.tape
             .metas
-            .get(usize::from(*t))
+            .get(as_index(*t))
             .cloned()
             .unwrap_or_else(|| TensorMeta::new(crate::DType::I64, crate::Shape::scalar()))
     }
 
-    fn linear(&mut self, op: Op, args: &[Arg<'_, F::Tensor, u16>]) -> Result<u16> {
+    fn linear(&mut self, op: Op, args: &[Arg<'_, F::Tensor, u32>]) -> Result<u32> {
         let outs = {
             let mut metas = heapless::Vec::<TensorMeta, MAX_INPUTS>::new();
             for a in args {
@@ -160,18 +163,12 @@ impl<F: Face> Cx for TapeCx<'_, F> {
             .next()
             .flatten()
             .ok_or(Error::Program { why: "a linear op must have one output" })?;
-        if self.tape.instrs.is_full() {
-            return Err(Error::Capacity { what: "rule instructions", capacity: RULE_INSTRS });
-        }
         let mut slots = heapless::Vec::new();
         for a in args {
             let slot = match a {
                 Arg::P(p) => {
-                    let k = self.tape.consts.len() as u16;
-                    self.tape
-                        .consts
-                        .push((*p).clone())
-                        .map_err(|_| Error::Capacity { what: "rule constants", capacity: RULE_CONSTS })?;
+                    let k = index(self.tape.consts.len(), "rule constants")?;
+                    self.tape.consts.push((*p).clone(), "rule constants")?;
                     Slot::Const(k)
                 }
                 Arg::T(t) => Slot::Tan(**t),
@@ -179,7 +176,17 @@ impl<F: Face> Cx for TapeCx<'_, F> {
             let _ = slots.push(slot); // ≤ MAX_INPUTS: checked above
         }
         let out = self.tape.value(meta)?;
-        let _ = self.tape.instrs.push(LinInstr { op, args: slots, out }); // not full: checked
+        self.tape.instrs.push(LinInstr { op, args: slots, out }, "rule instructions")?;
         Ok(out)
     }
+}
+
+/// A tape index as the `u32` slots store it.
+fn index(len: usize, what: &'static str) -> Result<u32> {
+    u32::try_from(len).map_err(|_| Error::Capacity { what, capacity: u32::MAX as usize })
+}
+
+/// A stored slot as an index.
+fn as_index(slot: u32) -> usize {
+    slot as usize
 }

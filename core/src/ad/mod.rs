@@ -16,11 +16,13 @@ pub mod rules;
 mod support;
 mod traced;
 mod transpose;
+#[cfg(feature = "alloc")]
+mod truncated;
 mod vjp;
 
 pub use cx::{Arg, Cx, Tangent};
 pub use dual::{Dual, DualTensor, Forward};
-pub use eager::{Eager, Var};
+pub use eager::{Eager, Tracked};
 pub use linear::Lin;
 pub use rules::{Primals, Tangents};
 pub use support::{ad_support, ad_support_ops, ad_support_table, Support};

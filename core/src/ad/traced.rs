@@ -14,37 +14,39 @@ use crate::error::{Error, Result};
 use crate::face::Face;
 use crate::ir::{passes, Builder, Program, ValueId, MAX_PARAMS};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
-use crate::Linalg;
+use crate::seq::Seq;
+use crate::Ops;
 
 /// The forward program replayed into a fresh builder: where each old value
 /// went, and which values depend on the differentiated parameters.
 struct Replay<const I: usize, const V: usize> {
     builder: Builder<I, V>,
-    map: heapless::Vec<Option<ValueId>, V>,
-    depends: heapless::Vec<bool, V>,
+    map: Seq<Option<ValueId>, V>,
+    depends: Seq<bool, V>,
 }
 
 fn wrt_params<const I: usize, const V: usize>(
     program: &Program<I, V>,
     wrt: &[usize],
-) -> Result<heapless::Vec<ValueId, MAX_PARAMS>> {
-    wrt.iter()
-        .map(|&i| {
-            program
-                .params()
-                .get(i)
-                .copied()
-                .ok_or(Error::Program { why: "`wrt` names a parameter the program does not have" })
-        })
-        .collect()
+) -> Result<Seq<ValueId, MAX_PARAMS>> {
+    let mut params = Seq::new();
+    for &i in wrt {
+        let p = program
+            .params()
+            .get(i)
+            .copied()
+            .ok_or(Error::Program { why: "`wrt` names a parameter the program does not have" })?;
+        params.push(p, "program parameters")?;
+    }
+    Ok(params)
 }
 
 /// Copies `program`'s parameters (and `extra` more) into a new builder.
 fn start<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Replay<I, V>> {
     let mut replay = Replay {
-        builder: Builder::new(),
-        map: (0..program.values.len()).map(|_| None).collect(),
-        depends: (0..program.values.len()).map(|_| false).collect(),
+        builder: Builder::with_capacity(),
+        map: Seq::filled(program.values.len(), None, "program values")?,
+        depends: Seq::filled(program.values.len(), false, "program values")?,
     };
     for &p in program.params() {
         replay.map[p.index()] = Some(replay.builder.param(program.meta(p)?.clone())?);
@@ -93,9 +95,9 @@ impl<const I: usize, const V: usize> Replay<I, V> {
         program: &Program<I, V>,
         seeds: &[(ValueId, ValueId)],
         wrt: &[ValueId],
-    ) -> Result<heapless::Vec<ValueId, MAX_PARAMS>> {
-        let mut ct: heapless::Vec<Tangent<ValueId>, V> =
-            (0..program.values.len()).map(|_| Tangent::Zero).collect();
+    ) -> Result<Seq<ValueId, MAX_PARAMS>> {
+        let mut ct: Seq<Tangent<ValueId>, V> =
+            Seq::filled(program.values.len(), Tangent::Zero, "program values")?;
         for &(old, seed) in seeds {
             let slot = &mut ct[old.index()];
             *slot = Forward::new(&mut self.builder).add(slot, &Tangent::Value(seed))?;
@@ -125,7 +127,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
                 }
             }
         }
-        let mut grads = heapless::Vec::new();
+        let mut grads = Seq::new();
         for &p in wrt {
             let g = match core::mem::replace(&mut ct[p.index()], Tangent::Zero) {
                 Tangent::Value(g) => g,
@@ -135,22 +137,23 @@ impl<const I: usize, const V: usize> Replay<I, V> {
                 }
                 Tangent::Undefined(e) => return Err(e),
             };
-            let _ = grads.push(g); // wrt ≤ MAX_PARAMS
+            grads.push(g, "gradients")?;
         }
         Ok(grads)
     }
 
     fn finish(self, program: &Program<I, V>, extra: &[ValueId]) -> Result<Program<I, V>> {
-        let mut results = heapless::Vec::<ValueId, MAX_PARAMS>::new();
+        let mut results = Seq::<ValueId, MAX_PARAMS>::new();
         for &r in program.results() {
-            results
-                .push(self.get(r)?)
-                .map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
+            results.push(self.get(r)?, "program results")?;
         }
         for &e in extra {
-            results.push(e).map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
+            results.push(e, "program results")?;
         }
-        let refs: heapless::Vec<&ValueId, MAX_PARAMS> = results.iter().collect();
+        let mut refs = Seq::<&ValueId, MAX_PARAMS>::new();
+        for r in results.iter() {
+            refs.push(r, "program results")?;
+        }
         let mut out = self.builder.finish(&refs)?;
         passes::optimize(&mut out)?;
         Ok(out)
@@ -167,17 +170,15 @@ impl<const I: usize, const V: usize> Replay<I, V> {
 /// or does not exist, naming op and output; capacity.
 ///
 /// ```
-/// use lindiff_core::ad::grad;
-/// use lindiff_core::ir::Builder;
-/// use lindiff_core::prim::{ReduceOp, UnaryOp};
-/// use lindiff_core::{DType, Linalg, Shape, TensorMeta};
+/// use lindiff_cpu::prelude::*;
 /// let mut b: Builder = Builder::new();
-/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[3, 3]).unwrap())).unwrap();
-/// let l = b.cholesky(&a).unwrap();
-/// let sq = b.unary(UnaryOp::Abs2, &l).unwrap();
-/// let loss = b.reduce(ReduceOp::Sum, &sq, 2).unwrap();
-/// let g = grad(&b.finish(&[&loss]).unwrap(), &[0]).unwrap();
+/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[3, 3])?))?;
+/// let l = b.cholesky(&a)?;
+/// let sq = b.unary(UnaryOp::Abs2, &l)?;
+/// let loss = b.reduce(ReduceOp::Sum, &sq, 2)?;
+/// let g = grad(&b.finish(&[&loss])?, &[0])?;
 /// assert_eq!(g.results().len(), 2); // loss, gradient
+/// # Ok::<(), Error>(())
 /// ```
 pub fn grad<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
     let [loss] = program.results() else {
@@ -203,10 +204,10 @@ pub fn grad<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usiz
 pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
     let targets = wrt_params(program, wrt)?;
     let mut replay = start(program, wrt)?;
-    let mut seeds = heapless::Vec::<(ValueId, ValueId), MAX_PARAMS>::new();
+    let mut seeds = Seq::<(ValueId, ValueId), MAX_PARAMS>::new();
     for &r in program.results() {
         let ct = replay.builder.param(program.meta(r)?.clone())?;
-        let _ = seeds.push((r, ct)); // results ≤ MAX_PARAMS
+        seeds.push((r, ct), "program results")?;
     }
     replay.forward(program, |_, _, _, _| Ok(()))?;
     let grads = replay.backward(program, &seeds, &targets)?;
@@ -222,9 +223,9 @@ pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
 pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
     let targets = wrt_params(program, wrt)?;
     let mut replay = start(program, wrt)?;
-    let mut tangents: heapless::Vec<Tangent<ValueId>, V> =
-        (0..program.values.len()).map(|_| Tangent::Zero).collect();
-    for &p in &targets {
+    let mut tangents: Seq<Tangent<ValueId>, V> =
+        Seq::filled(program.values.len(), Tangent::Zero, "program values")?;
+    for &p in targets.iter() {
         tangents[p.index()] = Tangent::Value(replay.builder.param(program.meta(p)?.clone())?);
     }
     replay.forward(program, |replay, k, inputs, outputs| {
@@ -255,7 +256,7 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
         }
         Ok(())
     })?;
-    let mut outs = heapless::Vec::<ValueId, MAX_PARAMS>::new();
+    let mut outs = Seq::<ValueId, MAX_PARAMS>::new();
     for &r in program.results() {
         let t = match core::mem::replace(&mut tangents[r.index()], Tangent::Zero) {
             Tangent::Value(t) => t,
@@ -265,7 +266,7 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
             }
             Tangent::Undefined(e) => return Err(e),
         };
-        let _ = outs.push(t); // results ≤ MAX_PARAMS
+        outs.push(t, "program results")?;
     }
     replay.finish(program, &outs)
 }

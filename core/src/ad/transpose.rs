@@ -76,6 +76,8 @@ pub fn transpose<C: Cx + ?Sized>(
     match op {
         Op::Prim(p) => prim::transpose(cx, op, p, &primals, &metas, pos, ct),
         Op::Linalg(l) => solve::transpose(cx, op, l, &primals, &metas, pos, ct),
+        // Linear in no input: `check_linear` rejected it above.
+        Op::Internal(_) => Err(Error::UnsupportedDerivative { op: op.name(), output: "?" }),
     }
 }
 
@@ -122,6 +124,7 @@ fn linearity(op: &Op) -> Linearity {
             LinalgOp::FullPivLuSolvePrepared(_) => One(&[3]),
             _ => Nowhere,
         },
+        Op::Internal(_) => Nowhere,
     }
 }
 

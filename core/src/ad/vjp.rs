@@ -13,6 +13,7 @@ use super::rules::{jvp, Primals};
 use super::{Forward, Tangents};
 use crate::error::Result;
 use crate::face::Face;
+use crate::op::internal::TieCheck;
 use crate::op::MAX_INPUTS;
 use crate::provider::Op;
 
@@ -22,7 +23,7 @@ use crate::provider::Op;
 /// # Errors
 /// The rule's and transpose rules' errors; an output with a nonzero
 /// cotangent whose derivative is undefined reports that output's error; a
-/// gauge check's `NotDifferentiable` (SVD, eigh).
+/// gauge check's `NotDifferentiable` or `NearTie` (SVD, eigh, eig).
 pub(crate) fn vjp_op<F: Face>(
     face: &mut F,
     op: &Op,
@@ -30,10 +31,16 @@ pub(crate) fn vjp_op<F: Face>(
     wanted: &[bool],
     out_cts: &[Tangent<F::Tensor>],
 ) -> Result<heapless::Vec<Tangent<F::Tensor>, MAX_INPUTS>> {
+    // A full SVD with completion columns: its thin part, once the
+    // completion's cotangent passed its check.
+    if let Some((thin, outputs, cts)) = gauge::thin_full_svd(face, op, primals, out_cts)? {
+        let primals = Primals { inputs: primals.inputs, outputs: &outputs };
+        return vjp_op(face, &thin, &primals, wanted, &cts);
+    }
     let checked = gauge::check(face, op, primals, out_cts)?;
-    let out_cts = checked.as_deref().unwrap_or(out_cts);
+    let out_cts = checked.cts.as_deref().unwrap_or(out_cts);
     let mut tape = LocalTape::new();
-    let mut tangents: heapless::Vec<Tangent<u16>, MAX_INPUTS> = heapless::Vec::new();
+    let mut tangents: heapless::Vec<Tangent<u32>, MAX_INPUTS> = heapless::Vec::new();
     for (x, &want) in primals.inputs.iter().zip(wanted) {
         // Integer inputs (permutations) carry no tangent.
         let meta = face.meta(x);
@@ -41,8 +48,8 @@ pub(crate) fn vjp_op<F: Face>(
         let _ = tangents.push(t); // one per input: ≤ MAX_INPUTS
     }
     let inputs = tangents.iter().filter(|t| !t.is_zero()).count();
-    let dy: Tangents<u16> = jvp(&mut TapeCx { face: &mut *face, tape: &mut tape }, op, primals, &tangents)?;
-    let mut seeds = heapless::Vec::<(u16, Tangent<F::Tensor>), { crate::op::MAX_OUTPUTS }>::new();
+    let dy: Tangents<u32> = jvp(&mut TapeCx { face: &mut *face, tape: &mut tape }, op, primals, &tangents)?;
+    let mut seeds = heapless::Vec::<(u32, Tangent<F::Tensor>), { crate::op::MAX_OUTPUTS }>::new();
     for (t, ct) in dy.iter().zip(out_cts) {
         if ct.is_zero() {
             continue;
@@ -55,7 +62,14 @@ pub(crate) fn vjp_op<F: Face>(
             }
         }
     }
-    let cts = tape.transpose(&mut Forward::new(face), &seeds, inputs)?;
+    let mut cts = tape.transpose(&mut Forward::new(face), &seeds, inputs)?;
+    // The rule divided by gaps: hold ∂L/∂A to the error bound the check found.
+    if let (Some((bound, of)), Some(Tangent::Value(ga))) = (checked.bound, cts.first_mut()) {
+        let held = face.apply(TieCheck(of).into(), &[ga, &bound])?;
+        if let Some(Some(g)) = held.into_iter().next() {
+            *ga = g;
+        }
+    }
     // Spread the tape inputs' cotangents back over the op's inputs.
     let mut cts = cts.into_iter();
     Ok(tangents

@@ -5,27 +5,14 @@
 //! once the pool has grown to its working set.
 //!
 //! ```
-//! # #[cfg(not(feature = "alloc"))] fn main() {}
-//! # #[cfg(feature = "alloc")] fn main() -> lindiff_core::Result<()> {
-//! use lindiff_core::face::direct::Direct;
-//! # use lindiff_core::{provider::*, *};
-//! # // A provider is needed to run ops; shapes are checked before it is reached.
-//! # struct NoOps;
-//! # impl Provider for NoOps {
-//! #     type Memory = Host;
-//! #     fn name(&self) -> &'static str { "none" }
-//! #     fn exec(&self) -> Exec { Exec::serial() }
-//! #     fn workspace(&self, op: &Op, _: &[&TensorDesc]) -> Result<WorkspaceReq> {
-//! #         Err(Error::Unsupported { op: op.name(), provider: "none", why: "example" })
-//! #     }
-//! #     unsafe fn run_into<'m>(&self, _: &Op, _: &[Input<'_, Host>], _: &mut [Option<Output<'_, 'm, Host>>], _: &mut HostBuffer<'m>) -> Result<()> { Ok(()) }
-//! # }
-//! let mut face = Direct::new(NoOps);
+//! use lindiff_cpu::prelude::*;
+//! let mut face = Direct::new(Cpu::new());
 //! let a = face.tensor(&[2, 3], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 //! let err = face.det(&a).unwrap_err();
 //! assert_eq!(err.to_string(), "det: argument `a` must be square, got 2×3");
-//! # Ok(())
-//! # }
+//! let s = face.svd_vals(&a)?; // two singular values, descending
+//! assert_eq!(s.dims(), [2]);
+//! # Ok::<(), Error>(())
 //! ```
 
 use super::{Applied, Face};
@@ -247,6 +234,33 @@ impl Pool {
     }
 }
 
+impl PoolAllocator<'_> {
+    /// A tensor holding a copy of `buffer`'s first bytes, contiguous with
+    /// `meta` (a program's result, before the buffer goes back).
+    ///
+    /// # Errors
+    /// [`Error::Buffer`] for a buffer shorter than `meta`'s bytes or not
+    /// written; [`Error::OutOfMemory`].
+    pub(crate) fn tensor_from(&mut self, meta: &TensorMeta, buffer: &HostBuffer<'_>) -> Result<Tensor> {
+        let desc = TensorDesc::contiguous(meta.clone()).ok_or_else(|| Error::Overflow {
+            op: "run",
+            arg: "result",
+            shape: meta.shape.clone(),
+        })?;
+        let bytes = meta.bytes().unwrap_or(usize::MAX);
+        let src = HostBuffer::data(buffer).map(|d| d.bytes()).filter(|b| b.len() >= bytes).ok_or(
+            Error::Buffer { op: "run", arg: "result", why: "was not written", needed: bytes, got: 0 },
+        )?;
+        let block = self.pool.take(bytes, Some(&desc))?;
+        // SAFETY: `take` returned a block only the pool and we reference.
+        let dst = unsafe { block.uninit(bytes) };
+        for (d, s) in dst.iter_mut().zip(&src[..bytes]) {
+            *d = MaybeUninit::new(*s);
+        }
+        Ok(Tensor { bytes, block })
+    }
+}
+
 impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
     fn allocate(&mut self, req: crate::WorkspaceReq) -> Result<HostBuffer<'p>> {
         if !req.is_satisfiable() {
@@ -342,7 +356,8 @@ impl Tensor {
         self.as_slice().map(<[T]>::to_vec)
     }
 
-    fn data(&self) -> HostData<'_> {
+    /// A read-only view of the bytes (what a provider reads).
+    pub fn data(&self) -> HostData<'_> {
         // SAFETY: as in `as_slice`.
         HostData::from_bytes(unsafe { self.block.data(self.bytes) })
     }
@@ -462,6 +477,11 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     /// The pool (for statistics).
     pub fn pool(&self) -> &Pool {
         &self.pool
+    }
+
+    /// The pool, to lend buffers from.
+    pub(crate) fn pool_mut(&mut self) -> &mut Pool {
+        &mut self.pool
     }
 
     /// A contiguous column-major tensor holding a copy of `data`.

@@ -1,8 +1,8 @@
-//! Real slicing of a truncated SVD on the concrete faces (the direct face
-//! and the eager face over it), where the rank chosen from the data is a
+//! Real slicing of a truncated SVD on the direct face (the eager face's
+//! twin is in `ad/truncated.rs`), where the rank chosen from the data is a
 //! value that can be read before the next op is built.
 //!
-//! Every face's [`Linalg::svd_truncated`] returns the masked, static-shape
+//! Every face's [`Ops::svd_truncated`] returns the masked, static-shape
 //! form (the triplets beyond `rank` zeroed), which is what a traced program
 //! needs and what keeps the eager and traced gradients bit-identical. On a
 //! concrete face `svd_truncated_sliced` also cuts the factors to
@@ -10,25 +10,24 @@
 //! slices are linear primitives, so the derivative is the masked one's.
 
 use super::direct::{Direct, Tensor};
-use super::{Linalg, SvdTruncatedFactors};
-use crate::ad::{Eager, Var};
+use super::{Ops, SvdTruncatedFactors};
 use crate::error::Result;
 use crate::memory::Host;
 use crate::op::Truncation;
 use crate::provider::Provider;
 
 /// The largest rank over the batch items (0 for an empty batch).
-fn largest_rank(rank: &Tensor) -> Result<usize> {
+pub(crate) fn largest_rank(rank: &Tensor) -> Result<usize> {
     let ranks: &[i64] = rank.as_slice()?;
     Ok(ranks.iter().map(|&r| usize::try_from(r).unwrap_or(0)).max().unwrap_or(0))
 }
 
 impl<P: Provider<Memory = Host>> Direct<P> {
-    /// [`Linalg::svd_truncated`] cut to p = the largest `rank` over the
+    /// [`Ops::svd_truncated`] cut to p = the largest `rank` over the
     /// batch: u m×p, s p, vh p×n (an item of lower rank keeps zeros up to p).
     ///
     /// # Errors
-    /// As [`Linalg::svd_truncated`].
+    /// As [`Ops::svd_truncated`].
     pub fn svd_truncated_sliced(
         &mut self,
         a: &Tensor,
@@ -36,25 +35,6 @@ impl<P: Provider<Memory = Host>> Direct<P> {
     ) -> Result<SvdTruncatedFactors<Tensor>> {
         let t = self.svd_truncated(a, keep)?;
         let p = largest_rank(&t.rank)?;
-        t.sliced(self, p)
-    }
-}
-
-impl<P: Provider<Memory = Host>, const N: usize, const V: usize> Eager<Direct<P>, N, V> {
-    /// [`Linalg::svd_truncated`] cut to p = the largest `rank` over the
-    /// batch, on the tape: u m×p, s p, vh p×n. Its gradient is the masked
-    /// form's (the slices' transposes pad with zeros), though not always bit
-    /// for bit, as the recorded programs differ.
-    ///
-    /// # Errors
-    /// As [`Linalg::svd_truncated`].
-    pub fn svd_truncated_sliced(
-        &mut self,
-        a: &Var<Tensor>,
-        keep: Truncation,
-    ) -> Result<SvdTruncatedFactors<Var<Tensor>>> {
-        let t = self.svd_truncated(a, keep)?;
-        let p = largest_rank(t.rank.value())?;
         t.sliced(self, p)
     }
 }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::face::{Applied, Face};
 use crate::op::MAX_INPUTS;
 use crate::provider::Op;
+use crate::seq::Seq;
 use crate::tensor::TensorMeta;
 
 /// A value being traced: its id in the builder's program.
@@ -15,27 +16,38 @@ pub type Value = ValueId;
 /// Records a program through the [`Face`] methods.
 ///
 /// ```
-/// use lindiff_core::ir::Builder;
-/// use lindiff_core::{DType, Linalg, Shape, TensorMeta};
+/// use lindiff_cpu::prelude::*;
 /// let mut b: Builder = Builder::new();
-/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[4, 3]).unwrap())).unwrap();
-/// let s = b.svd_vals(&a).unwrap();
-/// let program = b.finish(&[&s]).unwrap();
+/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[4, 3])?))?;
+/// let s = b.svd_vals(&a)?;
+/// let program = b.finish(&[&s])?;
 /// assert_eq!(program.instrs().len(), 1);
-/// assert_eq!(program.meta(s).unwrap().shape.dims(), &[3]);
+/// assert_eq!(program.meta(s)?.shape.dims(), &[3]);
 /// // Shape errors surface while tracing, naming the op:
 /// let mut b: Builder = Builder::new();
-/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[4, 3]).unwrap())).unwrap();
-/// assert_eq!(b.det(&a).unwrap_err().to_string(), "det: argument `a` must be square, got 4×3");
+/// let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[4, 3])?))?;
+/// let err = b.det(&a).expect_err("a 4×3 matrix has no determinant");
+/// assert_eq!(err.to_string(), "det: argument `a` must be square, got 4×3");
+/// # Ok::<(), Error>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Builder<const I: usize = { super::DEFAULT_INSTRS }, const V: usize = { super::DEFAULT_VALUES }> {
     program: Program<I, V>,
 }
 
-impl<const I: usize, const V: usize> Builder<I, V> {
-    /// An empty program.
+impl Builder {
+    /// An empty program (storage that grows with `alloc`; the default
+    /// capacities without it).
     pub fn new() -> Self {
+        Builder::with_capacity()
+    }
+}
+
+impl<const I: usize, const V: usize> Builder<I, V> {
+    /// An empty program of capacities `I` instructions and `V` values (they
+    /// bind only without `alloc`): `Builder::<40, 96>::with_capacity()` on
+    /// firmware.
+    pub fn with_capacity() -> Self {
         Builder { program: Program::default() }
     }
 
@@ -59,7 +71,10 @@ impl<const I: usize, const V: usize> Builder<I, V> {
     /// [`Error::Program`](crate::Error::Program) for a value of another
     /// builder; capacity.
     pub fn finish(mut self, results: &[&Value]) -> Result<Program<I, V>> {
-        let ids: heapless::Vec<ValueId, { super::MAX_PARAMS }> = results.iter().map(|v| **v).collect();
+        let mut ids: Seq<ValueId, { super::MAX_PARAMS }> = Seq::new();
+        for v in results {
+            ids.push(**v, "program results")?;
+        }
         self.program.set_results(&ids)?;
         Ok(self.program)
     }
@@ -93,5 +108,30 @@ impl<const I: usize, const V: usize> Face for Builder<I, V> {
             });
         }
         Ok(self.program.push_op(op, &ids)?.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Builder;
+    use crate::prim::UnaryOp;
+    use crate::{DType, Ops, Shape, TensorMeta};
+    use std::string::ToString;
+
+    /// Without `alloc` a full program names the capacity to raise; with it,
+    /// the program grows.
+    #[test]
+    fn a_full_program_says_which_capacity_to_raise() {
+        let mut b = Builder::<2, 16>::with_capacity();
+        let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[3, 3]).unwrap())).unwrap();
+        let x = b.unary(UnaryOp::Neg, &a).unwrap();
+        let y = b.unary(UnaryOp::Neg, &x).unwrap();
+        let third = b.unary(UnaryOp::Neg, &y);
+        if cfg!(feature = "alloc") {
+            assert!(third.is_ok());
+        } else {
+            let err = third.unwrap_err().to_string();
+            assert_eq!(err, "program instructions: capacity 2 exceeded (raise the const capacity parameter)");
+        }
     }
 }

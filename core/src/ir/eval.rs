@@ -3,16 +3,20 @@
 //! direct face this runs the program; on another [`Builder`](super::Builder)
 //! it inlines it.
 
-use super::{Program, ValueId, MAX_PARAMS};
+use super::{Program, MAX_PARAMS};
 use crate::error::{Error, Result};
 use crate::face::Face;
 use crate::op::MAX_INPUTS;
+use crate::seq::{Seq, SmallSeq};
 
 impl<const I: usize, const V: usize> Program<I, V> {
     /// For each value, the index of the last instruction reading it
     /// (`usize::MAX` for results and values never read).
-    pub(crate) fn last_uses(&self) -> heapless::Vec<usize, V> {
-        let mut last: heapless::Vec<usize, V> = (0..self.values.len()).map(|_| 0).collect();
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] (`alloc`); capacity otherwise.
+    pub(crate) fn last_uses(&self) -> Result<Seq<usize, V>> {
+        let mut last: Seq<usize, V> = Seq::filled(self.values.len(), 0, "program values")?;
         for (i, instr) in self.instrs.iter().enumerate() {
             for v in &instr.inputs {
                 last[v.index()] = i;
@@ -21,7 +25,7 @@ impl<const I: usize, const V: usize> Program<I, V> {
         for v in &self.results {
             last[v.index()] = usize::MAX;
         }
-        last
+        Ok(last)
     }
 
     /// Runs the program on `face` with `params` (one per parameter, in
@@ -35,12 +39,15 @@ impl<const I: usize, const V: usize> Program<I, V> {
         &self,
         face: &mut F,
         params: &[&F::Tensor],
-    ) -> Result<heapless::Vec<F::Tensor, MAX_PARAMS>> {
+    ) -> Result<SmallSeq<F::Tensor, MAX_PARAMS>> {
         if params.len() != self.params.len() {
             return Err(Error::Program { why: "wrong number of parameters" });
         }
-        let last = self.last_uses();
-        let mut values: heapless::Vec<Option<F::Tensor>, V> = (0..self.values.len()).map(|_| None).collect();
+        let last = self.last_uses()?;
+        let mut values: SmallSeq<Option<F::Tensor>, V> = SmallSeq::new();
+        for _ in 0..self.values.len() {
+            values.push(None, "program values")?;
+        }
         for (&id, &t) in self.params.iter().zip(params) {
             values[id.index()] = Some(t.clone());
         }
@@ -66,11 +73,11 @@ impl<const I: usize, const V: usize> Program<I, V> {
                 }
             }
         }
-        self.results
-            .iter()
-            .map(|v: &ValueId| {
-                values[v.index()].clone().ok_or(Error::Program { why: "a result was never computed" })
-            })
-            .collect()
+        let mut results = SmallSeq::new();
+        for v in self.results.iter() {
+            let t = values[v.index()].clone().ok_or(Error::Program { why: "a result was never computed" })?;
+            results.push(t, "program results")?;
+        }
+        Ok(results)
     }
 }

@@ -13,45 +13,45 @@ use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::{Input, Provider};
+use crate::seq::{Seq, SmallSeq};
 use crate::tensor::{TensorDesc, TensorMeta};
-use crate::workspace::{Allocator, WorkspaceReq};
+use crate::workspace::{Allocator, BumpStack, WorkspaceReq};
 
 /// A program planned for a provider and parameter layouts.
 pub struct Compiled<'p, P, const I: usize, const V: usize> {
     provider: &'p P,
     program: &'p Program<I, V>,
-    params: heapless::Vec<TensorDesc, MAX_PARAMS>,
-    workspaces: heapless::Vec<WorkspaceReq, I>,
-    last: heapless::Vec<usize, V>,
+    params: Seq<TensorDesc, MAX_PARAMS>,
+    workspaces: Seq<WorkspaceReq, I>,
+    last: Seq<usize, V>,
     peak: usize,
     align: usize,
 }
 
 /// The buffers of a run's results, in order, with their dtypes and shapes
 /// (contiguous, column-major). Give them back to the allocator when done.
-pub type Results<'m, M> = heapless::Vec<(TensorMeta, <M as Memory>::Buffer<'m>), MAX_PARAMS>;
+pub type Results<'m, M> = SmallSeq<(TensorMeta, <M as Memory>::Buffer<'m>), MAX_PARAMS>;
 
 /// The arena the plan simulates: bump allocation, reclaim at the top only
 /// (exactly [`Arena`](crate::Arena)'s policy).
-#[derive(Default)]
-struct ArenaModel {
-    used: usize,
-    peak: usize,
-}
+struct ArenaModel(BumpStack);
 
 impl ArenaModel {
+    /// Offsets as an [`Arena`](crate::Arena) aligned to the program's
+    /// largest alignment would give them (saturating: an impossible
+    /// request takes everything).
     fn allocate(&mut self, req: WorkspaceReq) -> (usize, usize) {
-        let begin = self.used.next_multiple_of(req.align().max(1));
-        let end = begin.saturating_add(req.bytes());
-        self.used = end;
-        self.peak = self.peak.max(end);
+        let (begin, end) = self.0.place(0, req).unwrap_or((usize::MAX, usize::MAX));
+        self.0.commit(begin, end);
         (begin, end)
     }
 
     fn release(&mut self, (begin, end): (usize, usize)) {
-        if end == self.used {
-            self.used = begin;
-        }
+        self.0.release(begin, end);
+    }
+
+    fn peak(&self) -> usize {
+        self.0.peak()
     }
 }
 
@@ -94,12 +94,12 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                 }
             }
         };
-        let last = program.last_uses();
-        let mut model = ArenaModel::default();
+        let last = program.last_uses()?;
+        let mut model = ArenaModel(BumpStack::default());
         let mut align = 1;
-        let mut regions: heapless::Vec<Option<(usize, usize)>, V> =
-            (0..program.values.len()).map(|_| None).collect();
-        let mut workspaces = heapless::Vec::new();
+        let mut regions: Seq<Option<(usize, usize)>, V> =
+            Seq::filled(program.values.len(), None, "program values")?;
+        let mut workspaces = Seq::new();
         for (k, instr) in program.instrs.iter().enumerate() {
             let inputs: heapless::Vec<TensorDesc, MAX_INPUTS> =
                 instr.inputs.iter().map(|&v| descs(v)).collect::<Result<_>>()?;
@@ -131,17 +131,13 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                     }
                 }
             }
-            workspaces.push(ws).map_err(|_| Error::Capacity { what: "program instructions", capacity: I })?;
+            workspaces.push(ws, "program instructions")?;
         }
-        Ok(Compiled {
-            provider,
-            program,
-            params: params.iter().map(|d| (*d).clone()).collect(),
-            workspaces,
-            last,
-            peak: model.peak,
-            align,
-        })
+        let mut planned = Seq::new();
+        for d in params {
+            planned.push((*d).clone(), "program parameters")?;
+        }
+        Ok(Compiled { provider, program, params: planned, workspaces, last, peak: model.peak(), align })
     }
 
     /// Bytes an [`Arena`](crate::Arena) whose start is aligned to
@@ -174,14 +170,21 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                 why: "parameters differ from the layouts the program was compiled for",
             });
         }
-        let mut values: heapless::Vec<Option<<P::Memory as Memory>::Buffer<'m>>, V> =
-            (0..self.program.values.len()).map(|_| None).collect();
-        let outcome = self.run_into(alloc, params, &mut values);
+        // In place for programs of up to `V` values: a steady loop of runs
+        // allocates nothing.
+        let mut values: SmallSeq<Option<<P::Memory as Memory>::Buffer<'m>>, V> = SmallSeq::new();
+        for _ in 0..self.program.values.len() {
+            values.push(None, "program values")?;
+        }
+        let mut outcome = self.run_into(alloc, params, &mut values);
         let mut results = Results::<'m, P::Memory>::new();
         if outcome.is_ok() {
-            for &r in &self.program.results {
+            for &r in self.program.results.iter() {
                 if let (Some(buffer), Ok(meta)) = (values[r.index()].take(), self.program.meta(r)) {
-                    let _ = results.push((meta.clone(), buffer)); // ≤ MAX_PARAMS
+                    if let Err(e) = results.push((meta.clone(), buffer), "program results") {
+                        outcome = Err(e);
+                        break;
+                    }
                 }
             }
         }
@@ -195,7 +198,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
         &self,
         alloc: &mut A,
         params: &[Input<'_, P::Memory>],
-        values: &mut heapless::Vec<Option<<P::Memory as Memory>::Buffer<'m>>, V>,
+        values: &mut SmallSeq<Option<<P::Memory as Memory>::Buffer<'m>>, V>,
     ) -> Result<()> {
         let program = self.program;
         for (k, instr) in program.instrs.iter().enumerate() {

@@ -6,8 +6,10 @@
 //! the caller's [`Allocator`](crate::Allocator) and given back after its
 //! last use.
 //!
-//! Storage is fixed capacity (the const parameters `I` instructions and `V`
-//! values), so building and running a program never needs a global heap.
+//! Storage is a [`Seq`]: with the `alloc` feature it grows
+//! as needed; without it, it holds at most `I` instructions and `V` values
+//! (the const parameters, which the default types fill in), so building and
+//! running a program never needs a global heap on firmware.
 
 mod builder;
 mod eval;
@@ -15,19 +17,21 @@ mod interp;
 pub mod passes;
 
 pub use builder::{Builder, Value};
-pub use interp::Compiled;
+pub use interp::{Compiled, Results};
 
 use crate::error::{Error, Result};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::Op;
+use crate::seq::Seq;
 use crate::tensor::TensorMeta;
 
-/// Most parameters or results a program has.
+/// Most parameters or results a program has without the `alloc` feature
+/// (with it, any number).
 pub const MAX_PARAMS: usize = 16;
 
-/// Default instruction capacity.
+/// Default instruction capacity without the `alloc` feature.
 pub const DEFAULT_INSTRS: usize = 256;
-/// Default value capacity.
+/// Default value capacity without the `alloc` feature.
 pub const DEFAULT_VALUES: usize = 640;
 
 /// A value of a program (its index in the value table).
@@ -56,20 +60,15 @@ pub struct Instr {
 /// parameters; [`Program::params`] lists them.
 #[derive(Clone, Debug)]
 pub struct Program<const I: usize = DEFAULT_INSTRS, const V: usize = DEFAULT_VALUES> {
-    pub(crate) values: heapless::Vec<TensorMeta, V>,
-    pub(crate) instrs: heapless::Vec<Instr, I>,
-    pub(crate) params: heapless::Vec<ValueId, MAX_PARAMS>,
-    pub(crate) results: heapless::Vec<ValueId, MAX_PARAMS>,
+    pub(crate) values: Seq<TensorMeta, V>,
+    pub(crate) instrs: Seq<Instr, I>,
+    pub(crate) params: Seq<ValueId, MAX_PARAMS>,
+    pub(crate) results: Seq<ValueId, MAX_PARAMS>,
 }
 
 impl<const I: usize, const V: usize> Default for Program<I, V> {
     fn default() -> Self {
-        Program {
-            values: heapless::Vec::new(),
-            instrs: heapless::Vec::new(),
-            params: heapless::Vec::new(),
-            results: heapless::Vec::new(),
-        }
+        Program { values: Seq::new(), instrs: Seq::new(), params: Seq::new(), results: Seq::new() }
     }
 }
 
@@ -99,17 +98,18 @@ impl<const I: usize, const V: usize> Program<I, V> {
 
     /// A new value of this dtype and shape.
     pub(crate) fn push_value(&mut self, meta: TensorMeta) -> Result<ValueId> {
-        let id = ValueId(self.values.len() as u32);
-        self.values.push(meta).map_err(|_| Error::Capacity { what: "program values", capacity: V })?;
+        let id = ValueId(
+            u32::try_from(self.values.len())
+                .map_err(|_| Error::Capacity { what: "program values", capacity: u32::MAX as usize })?,
+        );
+        self.values.push(meta, "program values")?;
         Ok(id)
     }
 
     /// A new parameter.
     pub(crate) fn push_param(&mut self, meta: TensorMeta) -> Result<ValueId> {
         let id = self.push_value(meta)?;
-        self.params
-            .push(id)
-            .map_err(|_| Error::Capacity { what: "program parameters", capacity: MAX_PARAMS })?;
+        self.params.push(id, "program parameters")?;
         Ok(id)
     }
 
@@ -134,9 +134,7 @@ impl<const I: usize, const V: usize> Program<I, V> {
             }
             op.infer(&metas)?
         };
-        if self.instrs.is_full() {
-            return Err(Error::Capacity { what: "program instructions", capacity: I });
-        }
+        self.instrs.reserve(1, "program instructions")?;
         let mut ids = heapless::Vec::new();
         for meta in outs {
             let id = match meta {
@@ -146,7 +144,7 @@ impl<const I: usize, const V: usize> Program<I, V> {
             let _ = ids.push(id); // ≤ MAX_OUTPUTS, as the op's outputs
         }
         let instr = Instr { op, inputs: inputs.iter().copied().collect(), outputs: ids.clone() };
-        let _ = self.instrs.push(instr); // not full: checked above
+        self.instrs.push(instr, "program instructions")?;
         Ok(ids)
     }
 
@@ -155,8 +153,11 @@ impl<const I: usize, const V: usize> Program<I, V> {
         for &v in values {
             self.meta(v)?;
         }
-        self.results = heapless::Vec::from_slice(values)
-            .map_err(|_| Error::Capacity { what: "program results", capacity: MAX_PARAMS })?;
+        let mut results = Seq::new();
+        for &v in values {
+            results.push(v, "program results")?;
+        }
+        self.results = results;
         Ok(())
     }
 }

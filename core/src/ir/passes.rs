@@ -10,18 +10,20 @@ use super::{Instr, Program};
 use crate::error::Result;
 use crate::op::{LinalgOp, Live, MAX_OUTPUTS};
 use crate::provider::Op;
+use crate::seq::Seq;
 
 /// Dead-code elimination, then pruning. Returns the number of instructions
 /// removed or replaced.
 ///
 /// # Errors
-/// None today; kept fallible for passes that re-check shapes.
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory) for its bookkeeping
+/// (`alloc`).
 pub fn optimize<const I: usize, const V: usize>(program: &mut Program<I, V>) -> Result<usize> {
-    let mut live: heapless::Vec<bool, V> = (0..program.values.len()).map(|_| false).collect();
+    let mut live: Seq<bool, V> = Seq::filled(program.values.len(), false, "program values")?;
     for r in &program.results {
         live[r.index()] = true;
     }
-    let mut keep: heapless::Vec<bool, I> = (0..program.instrs.len()).map(|_| false).collect();
+    let mut keep: Seq<bool, I> = Seq::filled(program.instrs.len(), false, "program instructions")?;
     let mut changed = 0;
     for (k, instr) in program.instrs.iter_mut().enumerate().rev() {
         let used = Live::of(

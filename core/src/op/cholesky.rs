@@ -13,10 +13,6 @@ use crate::tensor::TensorMeta;
 pub struct Cholesky;
 
 impl OpSpec for Cholesky {
-    const NAME: &'static str = "cholesky";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["l"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
         Ok(outputs([Some(out(Self::NAME, "l", a.dtype, &[a.rows, a.rows], a.batch)?)]))

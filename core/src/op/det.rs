@@ -26,10 +26,6 @@ pub struct Slogdet;
 pub struct Adjugate;
 
 impl OpSpec for Det {
-    const NAME: &'static str = "det";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["det"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
         Ok(outputs([Some(out(Self::NAME, "det", a.dtype, &[], a.batch)?)]))
@@ -37,10 +33,6 @@ impl OpSpec for Det {
 }
 
 impl OpSpec for Slogdet {
-    const NAME: &'static str = "slogdet";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["sign", "logabsdet"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
         Ok(outputs([
@@ -51,10 +43,6 @@ impl OpSpec for Slogdet {
 }
 
 impl OpSpec for Adjugate {
-    const NAME: &'static str = "adjugate";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["adj"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
         Ok(outputs([Some(out(Self::NAME, "adj", a.dtype, &[a.rows, a.cols], a.batch)?)]))

@@ -17,10 +17,6 @@ pub struct Eig;
 pub struct EigVals;
 
 impl OpSpec for Eig {
-    const NAME: &'static str = "eig";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["w", "v"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
         let c = a.dtype.complex();
@@ -36,10 +32,6 @@ impl OpSpec for Eig {
 }
 
 impl OpSpec for EigVals {
-    const NAME: &'static str = "eig_vals";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["w"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = square(Self::NAME, "a", inputs[0])?;
         Ok(outputs([Some(out(Self::NAME, "w", a.dtype.complex(), &[a.rows], a.batch)?)]))

@@ -38,10 +38,6 @@ pub struct Eigh(pub EighOptions);
 pub struct EighVals(pub EighOptions);
 
 impl OpSpec for Eigh {
-    const NAME: &'static str = "eigh";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["w", "v"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = square(Self::NAME, "a", inputs[0])?;
@@ -57,10 +53,6 @@ impl OpSpec for Eigh {
 }
 
 impl OpSpec for EighVals {
-    const NAME: &'static str = "eigh_vals";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["w"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = square(Self::NAME, "a", inputs[0])?;

@@ -3,7 +3,7 @@
 //! `i64` vectors with `(P a Q)[i, j] = a[row_perm[i], col_perm[j]]`.
 
 use super::check::{float_matrix, out, outputs, perm, rhs, square};
-use super::{MatOp, OpSpec, Outputs};
+use super::{MatOp, OpSpec, Outputs, SolveOptions};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::TensorMeta;
@@ -17,19 +17,25 @@ pub struct FullPivLu;
 pub struct FullPivLuFactor;
 
 /// Fused solve: `a` (n×n), `b` (n×r) → `x`, `lu`, `row_perm`, `col_perm`.
-/// Reverse mode reuses the factors through [`FullPivLuSolvePrepared`].
+/// Reverse mode reuses the factors through [`FullPivLuSolvePrepared`]. A
+/// singular `a` (to working precision, by the options' test) is
+/// [`Error::Singular`](crate::Error::Singular).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FullPivLuSolve;
+pub struct FullPivLuSolve(pub SolveOptions);
 
-/// `lu`, `row_perm`, `col_perm`, `b` → `x` with `op(a) x = b`.
+/// `lu`, `row_perm`, `col_perm`, `b` → `x` with `op(a) x = b`; the
+/// options' singularity test runs on `lu`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FullPivLuSolvePrepared(pub MatOp);
+pub struct FullPivLuSolvePrepared(pub MatOp, pub SolveOptions);
+
+impl FullPivLuSolvePrepared {
+    /// `op(a) x = b` with the default options.
+    pub const fn new(how: MatOp) -> FullPivLuSolvePrepared {
+        FullPivLuSolvePrepared(how, SolveOptions::new())
+    }
+}
 
 impl OpSpec for FullPivLu {
-    const NAME: &'static str = "full_piv_lu";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["row_perm", "col_perm", "l", "u"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         let (m, n, k) = (a.rows, a.cols, a.k());
@@ -43,10 +49,6 @@ impl OpSpec for FullPivLu {
 }
 
 impl OpSpec for FullPivLuFactor {
-    const NAME: &'static str = "full_piv_lu_factor";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["lu", "row_perm", "col_perm"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         Ok(outputs([
@@ -58,10 +60,6 @@ impl OpSpec for FullPivLuFactor {
 }
 
 impl OpSpec for FullPivLuSolve {
-    const NAME: &'static str = "full_piv_lu_solve";
-    const INPUTS: &'static [&'static str] = &["a", "b"];
-    const OUTPUTS: &'static [&'static str] = &["x", "lu", "row_perm", "col_perm"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let a = square(op, "a", inputs[0])?;
@@ -76,10 +74,6 @@ impl OpSpec for FullPivLuSolve {
 }
 
 impl OpSpec for FullPivLuSolvePrepared {
-    const NAME: &'static str = "full_piv_lu_solve_prepared";
-    const INPUTS: &'static [&'static str] = &["lu", "row_perm", "col_perm", "b"];
-    const OUTPUTS: &'static [&'static str] = &["x"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let lu = square(op, "lu", inputs[0])?;

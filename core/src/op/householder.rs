@@ -4,11 +4,11 @@
 //! the diagonal, the essential parts of the reflectors v_j strictly below it,
 //! with an implicit unit at v_j[j]) and `tau` (k = min(m, n) LAPACK-style
 //! scalars: H_j = I − τ_j v_j v_jᴴ, τ = 0 for an identity reflector). The
-//! state keeps the reflectors' gauge: the diagonal of `h` may be negative or
+//! state keeps the reflector convention: the diagonal of `h` may be negative or
 //! complex. `householder_qr_q` / `householder_qr_r` return the normalised
 //! factors, Q = Q_h[:, :k]·diag(phase(h_jj)) and R with diag(R) real and ≥ 0;
 //! `householder_qr_apply` applies the raw Q_h = H_0⋯H_{k−1} in the state's
-//! gauge. `HouseholderQrAppend` factors `[a b]` from the state of `a` by
+//! convention. `HouseholderQrAppend` factors `[a b]` from the state of `a` by
 //! applying the stored reflectors to `b` only — no re-factorization, Q never
 //! formed.
 
@@ -49,10 +49,6 @@ fn state<'a>(op: &'static str, h: &'a TensorMeta, tau: &'a TensorMeta) -> Result
 }
 
 impl OpSpec for HouseholderQrFactor {
-    const NAME: &'static str = "householder_qr_factor";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["h", "tau"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         Ok(outputs([
@@ -63,10 +59,6 @@ impl OpSpec for HouseholderQrFactor {
 }
 
 impl OpSpec for HouseholderQrAppend {
-    const NAME: &'static str = "householder_qr_append";
-    const INPUTS: &'static [&'static str] = &["h", "tau", "b"];
-    const OUTPUTS: &'static [&'static str] = &["h", "tau"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let h = state(op, inputs[0], inputs[1])?;
@@ -85,10 +77,6 @@ impl OpSpec for HouseholderQrAppend {
 }
 
 impl OpSpec for HouseholderQrQ {
-    const NAME: &'static str = "householder_qr_q";
-    const INPUTS: &'static [&'static str] = &["h", "tau"];
-    const OUTPUTS: &'static [&'static str] = &["q"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let h = state(Self::NAME, inputs[0], inputs[1])?;
         Ok(outputs([Some(out(Self::NAME, "q", h.dtype, &[h.rows, h.k()], h.batch)?)]))
@@ -96,10 +84,6 @@ impl OpSpec for HouseholderQrQ {
 }
 
 impl OpSpec for HouseholderQrR {
-    const NAME: &'static str = "householder_qr_r";
-    const INPUTS: &'static [&'static str] = &["h"];
-    const OUTPUTS: &'static [&'static str] = &["r"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let h = float_matrix(Self::NAME, "h", inputs[0])?;
         Ok(outputs([Some(out(Self::NAME, "r", h.dtype, &[h.k(), h.cols], h.batch)?)]))
@@ -107,10 +91,6 @@ impl OpSpec for HouseholderQrR {
 }
 
 impl OpSpec for HouseholderQrApply {
-    const NAME: &'static str = "householder_qr_apply";
-    const INPUTS: &'static [&'static str] = &["h", "tau", "b"];
-    const OUTPUTS: &'static [&'static str] = &["y"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let h = state(op, inputs[0], inputs[1])?;

@@ -1,11 +1,12 @@
 //! Partial-pivot LU, `P a = L U` with L unit lower triangular, and the solves
 //! built on it. Permutations are `i64` vectors: `(P a)[i, :] = a[perm[i], :]`.
 //! A singular matrix factors without error (a zero pivot in U); only solves
-//! report [`Error::Singular`](crate::Error::Singular) — for `a`/`lu`, or for a
-//! `perm` input that is not a permutation of 0..n.
+//! report [`Error::Singular`](crate::Error::Singular) — for `a`/`lu` singular
+//! to working precision (the [`SolveOptions`] test, by default the pivot
+//! ratio), or for a `perm` input that is not a permutation of 0..n.
 
 use super::check::{float_matrix, out, outputs, perm, rhs, square};
-use super::{MatOp, OpSpec, Outputs};
+use super::{MatOp, OpSpec, Outputs, SolveOptions};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::TensorMeta;
@@ -20,21 +21,27 @@ pub struct Lu;
 pub struct LuFactor;
 
 /// Fused solve `a x = b`: `a` (n×n), `b` (n×r) → `x` (n×r), `lu`, `perm`.
-/// Its derivative reuses `lu` and `perm` (through [`LuSolvePrepared`]), so
-/// reverse mode factors `a` once. Never pruned to a plain solve.
+/// Its derivative reuses `lu` and `perm` (through [`LuSolvePrepared`], with
+/// these options' pivot test), so reverse mode factors `a` once. Never
+/// pruned to a plain solve. A singular `a` — to working precision, by the
+/// options' test — is [`Error::Singular`](crate::Error::Singular).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct LuFactorSolve;
+pub struct LuFactorSolve(pub SolveOptions);
 
 /// Solve with saved factors: `lu` (n×n), `perm` (n), `b` (n×r) → `x` with
-/// `op(a) x = b` (`op` = identity, transpose or adjoint).
+/// `op(a) x = b` (`op` = identity, transpose or adjoint); the options'
+/// singularity test runs on `lu`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct LuSolvePrepared(pub MatOp);
+pub struct LuSolvePrepared(pub MatOp, pub SolveOptions);
+
+impl LuSolvePrepared {
+    /// `op(a) x = b` with the default options.
+    pub const fn new(how: MatOp) -> LuSolvePrepared {
+        LuSolvePrepared(how, SolveOptions::new())
+    }
+}
 
 impl OpSpec for Lu {
-    const NAME: &'static str = "lu";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["perm", "l", "u"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         let (m, n, k) = (a.rows, a.cols, a.k());
@@ -47,10 +54,6 @@ impl OpSpec for Lu {
 }
 
 impl OpSpec for LuFactor {
-    const NAME: &'static str = "lu_factor";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["lu", "perm"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         Ok(outputs([
@@ -61,10 +64,6 @@ impl OpSpec for LuFactor {
 }
 
 impl OpSpec for LuFactorSolve {
-    const NAME: &'static str = "lu_factor_solve";
-    const INPUTS: &'static [&'static str] = &["a", "b"];
-    const OUTPUTS: &'static [&'static str] = &["x", "lu", "perm"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let a = square(op, "a", inputs[0])?;
@@ -78,10 +77,6 @@ impl OpSpec for LuFactorSolve {
 }
 
 impl OpSpec for LuSolvePrepared {
-    const NAME: &'static str = "lu_solve_prepared";
-    const INPUTS: &'static [&'static str] = &["lu", "perm", "b"];
-    const OUTPUTS: &'static [&'static str] = &["x"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let lu = square(op, "lu", inputs[0])?;

@@ -19,19 +19,21 @@
 //!   vectors `perm` with `(P A)[i, :] = A[perm[i], :]` (and, for column
 //!   permutations, `(A Q)[:, j] = A[:, perm[j]]`).
 
-#[macro_use]
-mod family;
+mod table;
+pub(crate) use table::op_table;
 pub mod check;
 mod cholesky;
 mod det;
 mod eig;
 mod eigh;
+mod family;
 mod full_piv_lu;
-mod gauge_check;
 mod householder;
+pub mod internal;
 mod lu;
 mod qr;
 mod recombine;
+mod singular;
 mod svd;
 mod triangular_solve;
 
@@ -41,21 +43,23 @@ pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
-pub use gauge_check::{why as gauge_why, EighGaugeCheck, GaugeOf, SvdGaugeCheck};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };
 pub use lu::{Lu, LuFactor, LuFactorSolve, LuSolvePrepared};
 pub use qr::{Qr, QrMode, QrOptions, RankRevealingQr, RankRevealingQrOptions};
-pub use recombine::{LowRankApprox, Lstsq, LstsqOptions, Pinv, PinvOptions, Polar, Truncation};
+pub use recombine::{LowRankApprox, Lstsq, LstsqOptions, MatrixRank, Pinv, PinvOptions, Polar, Truncation};
+pub use singular::{SingularCheck, SolveOptions};
 pub use svd::{Svd, SvdDriver, SvdFull, SvdOptions, SvdTruncated, SvdVals, SvdVectors};
 pub use triangular_solve::{Diagonal, Side, Triangle, TriangularSolve, TriangularSolveOptions};
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::TensorMeta;
 
-/// Most inputs any op takes: 6 for [`SvdGaugeCheck`] (the three SVD
-/// factors and their three cotangents); every other op takes at most 4.
+/// Most inputs any op takes: 6 for the internal SVD gauge check
+/// ([`internal::SvdGaugeCheck`]: the three SVD factors and their three
+/// cotangents); every op of [`LinalgOp`] takes at most 4.
 /// Every fixed-capacity list of op inputs (tapes, programs, batch plans) is
 /// sized by this.
 pub const MAX_INPUTS: usize = 6;
@@ -115,16 +119,11 @@ pub enum MatOp {
     Adjoint,
 }
 
-/// What one file says about one op. Crate-private: callers go through
-/// [`LinalgOp::infer`], which checks the arity first.
+/// What an op's own file says about it. Crate-private: callers go through
+/// [`LinalgOp::infer`], which checks the arity and the family first. The
+/// op's name, inputs and outputs are the table's (`table.rs`), as inherent
+/// constants `NAME`, `INPUTS`, `OUTPUTS` of the payload.
 pub(crate) trait OpSpec {
-    /// The op's name as used in messages (`"svd"`, `"lu_factor_solve"`, …).
-    const NAME: &'static str;
-    /// Input names, in order.
-    const INPUTS: &'static [&'static str];
-    /// Output names, in order.
-    const OUTPUTS: &'static [&'static str];
-
     /// Output metas for these inputs (arity already checked).
     ///
     /// # Errors
@@ -138,161 +137,101 @@ pub(crate) trait OpSpec {
     }
 }
 
-/// Every linear-algebra operation. See each payload type for its inputs,
-/// outputs and options.
-#[non_exhaustive]
-#[derive(Clone, Debug, PartialEq)]
-pub enum LinalgOp {
-    /// Thin SVD: `a` → `u`, `s`, `vh`.
-    Svd(Svd),
-    /// Singular values only: `a` → `s`.
-    SvdVals(SvdVals),
-    /// Full SVD: `a` → `u` (m×m), `s`, `vh` (n×n).
-    SvdFull(SvdFull),
-    /// Truncated thin SVD, rank from the data, masked to static shapes:
-    /// `a` → `u`, `s`, `vh`, `rank`.
-    SvdTruncated(SvdTruncated),
-    /// Unpivoted Householder QR: `a` → `q`, `r`.
-    Qr(Qr),
-    /// Column-pivoted QR with numerical rank: `a` → `q`, `r`, `perm`, `rank`.
-    RankRevealingQr(RankRevealingQr),
-    /// Compact Householder QR: `a` → `h`, `tau`.
-    HouseholderQrFactor(HouseholderQrFactor),
-    /// Incremental QR: `h`, `tau`, `b` → `h`, `tau` of `[a b]`.
-    HouseholderQrAppend(HouseholderQrAppend),
-    /// Thin Q from compact reflectors: `h`, `tau` → `q`.
-    HouseholderQrQ(HouseholderQrQ),
-    /// R from compact reflectors: `h` → `r`.
-    HouseholderQrR(HouseholderQrR),
-    /// Q or Qᴴ applied to a block: `h`, `tau`, `b` → `y`.
-    HouseholderQrApply(HouseholderQrApply),
-    /// Hermitian eigendecomposition: `a` → `w`, `v`.
-    Eigh(Eigh),
-    /// Hermitian eigenvalues only: `a` → `w`.
-    EighVals(EighVals),
-    /// General eigendecomposition: `a` → `w`, `v` (complex).
-    Eig(Eig),
-    /// General eigenvalues only: `a` → `w` (complex).
-    EigVals(EigVals),
-    /// Cholesky: `a` → `l`.
-    Cholesky(Cholesky),
-    /// Partial-pivot LU: `a` → `perm`, `l`, `u`.
-    Lu(Lu),
-    /// Packed partial-pivot LU: `a` → `lu`, `perm`.
-    LuFactor(LuFactor),
-    /// Fused solve: `a`, `b` → `x`, `lu`, `perm`.
-    LuFactorSolve(LuFactorSolve),
-    /// Solve with saved factors: `lu`, `perm`, `b` → `x`.
-    LuSolvePrepared(LuSolvePrepared),
-    /// Full-pivot LU: `a` → `row_perm`, `col_perm`, `l`, `u`.
-    FullPivLu(FullPivLu),
-    /// Packed full-pivot LU: `a` → `lu`, `row_perm`, `col_perm`.
-    FullPivLuFactor(FullPivLuFactor),
-    /// Fused full-pivot solve: `a`, `b` → `x`, `lu`, `row_perm`, `col_perm`.
-    FullPivLuSolve(FullPivLuSolve),
-    /// Full-pivot solve with saved factors: `lu`, `row_perm`, `col_perm`, `b` → `x`.
-    FullPivLuSolvePrepared(FullPivLuSolvePrepared),
-    /// Triangular solve: `a`, `b` → `x`.
-    TriangularSolve(TriangularSolve),
-    /// Determinant: `a` → `det`.
-    Det(Det),
-    /// Sign and log-modulus of the determinant: `a` → `sign`, `logabsdet`.
-    Slogdet(Slogdet),
-    /// Adjugate (the derivative of the determinant): `a` → `adj`.
-    Adjugate(Adjugate),
-    /// Best rank-p approximation: `a` → `a_p`, `rank`.
-    LowRankApprox(LowRankApprox),
-    /// Polar factor U Vᴴ: `a` → `w`.
-    Polar(Polar),
-    /// Moore–Penrose pseudo-inverse: `a` → `pinv`.
-    Pinv(Pinv),
-    /// Minimum-norm least squares: `a`, `b` → `x`, `rank`.
-    Lstsq(Lstsq),
-    /// Reverse mode's gauge check of SVD cotangents: `u`, `s`, `vh`, `gu`,
-    /// `gs`, `gvh` → `gu`, `gs`, `gvh` (unchanged, or an error).
-    SvdGaugeCheck(SvdGaugeCheck),
-    /// Reverse mode's gauge check of eigh cotangents: `v`, `w`, `gw`, `gv` →
-    /// `gw`, `gv` (unchanged, or an error).
-    EighGaugeCheck(EighGaugeCheck),
-}
+/// Expands the op table (`table.rs`) into [`LinalgOp`], the payloads'
+/// declared constants and conversions, and the accessors of [`LinalgOp`].
+macro_rules! linalg_op_enum {
+    ($(
+        $(#[$doc:meta])*
+        $V:ident {
+            name: $name:literal, family: $family:literal, dtypes: [$($dt:ident),*],
+            inputs: [$($input:ident),*], outputs: [$($output:ident),*], rule: $rule:ident,
+            support: |$op:ident| $support:expr,
+            methods: $methods:tt,
+        }
+    )*) => {
+        /// Every linear-algebra operation, one variant per entry of the op
+        /// table. See each payload type for its inputs, outputs and options.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum LinalgOp {
+            $( $(#[$doc])* $V($V), )*
+        }
 
-/// Runs `$body` with `$op` bound to the payload of whichever variant `$self` is.
-macro_rules! dispatch {
-    ($self:expr, $op:ident => $body:expr) => {
-        match $self {
-            LinalgOp::Svd($op) => $body,
-            LinalgOp::SvdVals($op) => $body,
-            LinalgOp::SvdFull($op) => $body,
-            LinalgOp::SvdTruncated($op) => $body,
-            LinalgOp::Qr($op) => $body,
-            LinalgOp::RankRevealingQr($op) => $body,
-            LinalgOp::HouseholderQrFactor($op) => $body,
-            LinalgOp::HouseholderQrAppend($op) => $body,
-            LinalgOp::HouseholderQrQ($op) => $body,
-            LinalgOp::HouseholderQrR($op) => $body,
-            LinalgOp::HouseholderQrApply($op) => $body,
-            LinalgOp::Eigh($op) => $body,
-            LinalgOp::EighVals($op) => $body,
-            LinalgOp::Eig($op) => $body,
-            LinalgOp::EigVals($op) => $body,
-            LinalgOp::Cholesky($op) => $body,
-            LinalgOp::Lu($op) => $body,
-            LinalgOp::LuFactor($op) => $body,
-            LinalgOp::LuFactorSolve($op) => $body,
-            LinalgOp::LuSolvePrepared($op) => $body,
-            LinalgOp::FullPivLu($op) => $body,
-            LinalgOp::FullPivLuFactor($op) => $body,
-            LinalgOp::FullPivLuSolve($op) => $body,
-            LinalgOp::FullPivLuSolvePrepared($op) => $body,
-            LinalgOp::TriangularSolve($op) => $body,
-            LinalgOp::Det($op) => $body,
-            LinalgOp::Slogdet($op) => $body,
-            LinalgOp::Adjugate($op) => $body,
-            LinalgOp::LowRankApprox($op) => $body,
-            LinalgOp::Polar($op) => $body,
-            LinalgOp::Pinv($op) => $body,
-            LinalgOp::Lstsq($op) => $body,
-            LinalgOp::SvdGaugeCheck($op) => $body,
-            LinalgOp::EighGaugeCheck($op) => $body,
+        $(
+            impl $V {
+                /// The op's name as used in messages.
+                pub const NAME: &'static str = $name;
+                /// Input names, in order.
+                pub const INPUTS: &'static [&'static str] = &[$(stringify!($input)),*];
+                /// Output names, in order.
+                pub const OUTPUTS: &'static [&'static str] = &[$(stringify!($output)),*];
+            }
+
+            impl From<$V> for LinalgOp {
+                fn from(op: $V) -> LinalgOp {
+                    LinalgOp::$V(op)
+                }
+            }
+
+        )*
+
+        impl LinalgOp {
+            /// Every op, with default options, in table order.
+            pub fn all() -> impl Iterator<Item = LinalgOp> {
+                [$( LinalgOp::$V($V::default()) ),*].into_iter()
+            }
+
+            /// The op's name as used in messages.
+            pub fn name(&self) -> &'static str {
+                match self { $( LinalgOp::$V(_) => $name, )* }
+            }
+
+            /// Input names, in order.
+            pub fn input_names(&self) -> &'static [&'static str] {
+                match self { $( LinalgOp::$V(_) => $V::INPUTS, )* }
+            }
+
+            /// Output names, in order.
+            pub fn output_names(&self) -> &'static [&'static str] {
+                match self { $( LinalgOp::$V(_) => $V::OUTPUTS, )* }
+            }
+
+            /// The dtypes the op's first argument may have.
+            pub fn dtypes(&self) -> &'static [DType] {
+                match self { $( LinalgOp::$V(_) => &[$(DType::$dt),*], )* }
+            }
+
+            /// The op's family: lindiff-core's cargo feature that builds it and
+            /// whether it is on (see [`Family`]).
+            pub fn family(&self) -> Family {
+                match self { $( LinalgOp::$V(_) => Family {
+                    feature: $family,
+                    built: cfg!(feature = $family),
+                    why: concat!("its op family is not in this build (lindiff-core's `", $family, "` feature)"),
+                }, )* }
+            }
+
+            /// Output dtypes and shapes for these inputs (arity checked).
+            fn infer_checked(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+                match self {
+                    $( LinalgOp::$V(op) if cfg!(feature = $family) => op.infer(inputs), )*
+                    _ => Err(Error::Unsupported { op: self.name(), provider: "lindiff-core", why: self.family().why }),
+                }
+            }
+
+            /// A cheaper op when only the outputs in `live` are used.
+            fn prune_built(&self, live: Live) -> Option<LinalgOp> {
+                match self {
+                    $( LinalgOp::$V(op) if cfg!(feature = $family) => op.prune(live), )*
+                    _ => None,
+                }
+            }
         }
     };
 }
 
-/// `T::NAME` of a value (for the dispatch macros of ops and primitives).
-pub(crate) fn name_of<T: OpSpec>(_: &T) -> &'static str {
-    T::NAME
-}
-/// `T::INPUTS` of a value.
-pub(crate) fn inputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
-    T::INPUTS
-}
-/// `T::OUTPUTS` of a value.
-pub(crate) fn outputs_of<T: OpSpec>(_: &T) -> &'static [&'static str] {
-    T::OUTPUTS
-}
+op_table!(linalg_op_enum);
 
 impl LinalgOp {
-    /// The op's name as used in messages.
-    pub fn name(&self) -> &'static str {
-        dispatch!(self, op => name_of(op))
-    }
-
-    /// Input names, in order.
-    pub fn input_names(&self) -> &'static [&'static str] {
-        dispatch!(self, op => inputs_of(op))
-    }
-
-    /// Output names, in order.
-    pub fn output_names(&self) -> &'static [&'static str] {
-        dispatch!(self, op => outputs_of(op))
-    }
-
-    /// The op's family: lindiff-core's cargo feature that builds it and
-    /// whether it is on (see [`Family`]).
-    pub fn family(&self) -> Family {
-        dispatch_family!(self, _op, fam => fam, else fam)
-    }
-
     /// Number of inputs.
     pub fn input_count(&self) -> usize {
         self.input_names().len()
@@ -321,11 +260,7 @@ impl LinalgOp {
         if inputs.len() != self.input_count() {
             return Err(Error::Arity { op: self.name(), expected: self.input_count(), got: inputs.len() });
         }
-        dispatch_family!(self, op, fam => op.infer(inputs), else Err(Error::Unsupported {
-            op: self.name(),
-            provider: "lindiff-core",
-            why: fam.why,
-        }))
+        self.infer_checked(inputs)
     }
 
     /// A cheaper op when only the outputs in `live` are used, if one exists.
@@ -334,6 +269,6 @@ impl LinalgOp {
     /// (e.g. `Svd` with only `s` live becomes `SvdVals`, whose values may
     /// differ from `Svd`'s in the last bit). Fused solves are never pruned.
     pub fn prune(&self, live: Live) -> Option<LinalgOp> {
-        dispatch_family!(self, op, _fam => op.prune(live), else None)
+        self.prune_built(live)
     }
 }

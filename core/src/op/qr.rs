@@ -14,7 +14,7 @@ pub enum QrMode {
     #[default]
     Reduced,
     /// `q` m×m, `r` m×n. The columns of `q` beyond k depend on the
-    /// Householder gauge and are not differentiable.
+    /// reflector convention (a completion basis) and are not differentiable.
     Complete,
 }
 
@@ -38,10 +38,6 @@ impl QrOptions {
 pub struct Qr(pub QrOptions);
 
 impl OpSpec for Qr {
-    const NAME: &'static str = "qr";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["q", "r"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         let (m, n) = (a.rows, a.cols);
@@ -60,7 +56,7 @@ impl OpSpec for Qr {
 /// prefix with |R\[i,i\]| > max(atol, rtol·|R\[0,0\]|).
 ///
 /// ```
-/// use lindiff_core::op::RankRevealingQrOptions;
+/// use lindiff_cpu::prelude::*;
 /// let o = RankRevealingQrOptions::default().atol(1e-12).rtol(1e-9);
 /// assert_eq!((o.atol, o.rtol), (1e-12, Some(1e-9)));
 /// ```
@@ -93,10 +89,6 @@ impl RankRevealingQrOptions {
 pub struct RankRevealingQr(pub RankRevealingQrOptions);
 
 impl OpSpec for RankRevealingQr {
-    const NAME: &'static str = "rank_revealing_qr";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["q", "r", "perm", "rank"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         nonnegative(Self::NAME, "atol", self.0.atol)?;
         if let Some(rtol) = self.0.rtol {

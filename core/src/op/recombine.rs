@@ -1,6 +1,6 @@
 //! SVD recombinations that are ops with their own derivative rules, because
 //! recombining the factors through `svd` loses all precision at and near ties
-//! (AD-RULES.md): low-rank approximation, polar factor, pseudo-inverse and
+//! (`docs/ad-rules.md#recombinations`): low-rank approximation, polar factor, pseudo-inverse and
 //! least squares.
 
 use super::check::{float_matrix, nonnegative, out, outputs, rhs};
@@ -94,16 +94,17 @@ pub type LstsqOptions = PinvOptions;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Pinv(pub PinvOptions);
 
+/// Numerical rank: `a` (m×n) → `rank` (i64 scalar), counted with the
+/// thresholds of [`Pinv`]. Integer-valued: not differentiable.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MatrixRank(pub PinvOptions);
+
 /// Minimum-norm least squares: `a` (m×n), `b` (m×r) → `x` (n×r), `rank`
 /// (i64 scalar). Handles rank-deficient and wide systems.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Lstsq(pub LstsqOptions);
 
 impl OpSpec for LowRankApprox {
-    const NAME: &'static str = "low_rank_approx";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["a_p", "rank"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         validate_truncation(Self::NAME, &self.0)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
@@ -115,10 +116,6 @@ impl OpSpec for LowRankApprox {
 }
 
 impl OpSpec for Polar {
-    const NAME: &'static str = "polar";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["w"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
         Ok(outputs([Some(out(Self::NAME, "w", a.dtype, &[a.rows, a.cols], a.batch)?)]))
@@ -126,10 +123,6 @@ impl OpSpec for Polar {
 }
 
 impl OpSpec for Pinv {
-    const NAME: &'static str = "pinv";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["pinv"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
@@ -137,11 +130,15 @@ impl OpSpec for Pinv {
     }
 }
 
-impl OpSpec for Lstsq {
-    const NAME: &'static str = "lstsq";
-    const INPUTS: &'static [&'static str] = &["a", "b"];
-    const OUTPUTS: &'static [&'static str] = &["x", "rank"];
+impl OpSpec for MatrixRank {
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        self.0.validate(Self::NAME)?;
+        let a = float_matrix(Self::NAME, "a", inputs[0])?;
+        Ok(outputs([Some(out(Self::NAME, "rank", DType::I64, &[], a.batch)?)]))
+    }
+}
 
+impl OpSpec for Lstsq {
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         self.0.validate(op)?;

@@ -54,14 +54,14 @@ pub enum SvdVectors {
 /// Options shared by the SVD ops.
 ///
 /// ```
-/// use lindiff_core::op::{SvdDriver, SvdOptions};
+/// use lindiff_cpu::prelude::*;
 /// let opts = SvdOptions::default().derivative_eps(1e-6).driver(SvdDriver::QrIteration);
 /// assert_eq!(opts.derivative_eps, Some(1e-6));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SvdOptions {
     /// `None` (default): the exact partial-fraction derivative rule (no
-    /// broadening). `Some(ε)`: the reference's Lorentzian broadening
+    /// broadening). `Some(ε)`: the Lorentzian broadening
     /// F = Δ/(Δ² + ε²) for users who want its behaviour.
     pub derivative_eps: Option<f64>,
     /// Algorithm choice.
@@ -126,7 +126,7 @@ pub struct SvdFull(pub SvdOptions);
 /// (`svd_truncated_sliced`: the factors cut to the largest `rank` of the
 /// batch), which a traced program cannot express.
 ///
-/// Derivative (AD-RULES.md "Truncated SVD"): the thin rule with zero
+/// Derivative (docs/ad-rules.md#truncated-svd): the thin rule with zero
 /// cotangents on the discarded triplets, exact where the kept values are
 /// separated from the discarded ones (p locally constant).
 ///
@@ -145,10 +145,6 @@ pub struct SvdFull(pub SvdOptions);
 pub struct SvdTruncated(pub Truncation);
 
 impl OpSpec for Svd {
-    const NAME: &'static str = "svd";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["u", "s", "vh"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
@@ -177,10 +173,6 @@ impl OpSpec for Svd {
 }
 
 impl OpSpec for SvdVals {
-    const NAME: &'static str = "svd_vals";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["s"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
@@ -189,10 +181,6 @@ impl OpSpec for SvdVals {
 }
 
 impl OpSpec for SvdFull {
-    const NAME: &'static str = "svd_full";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["u", "s", "vh"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         self.0.validate(Self::NAME)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;
@@ -210,10 +198,6 @@ impl OpSpec for SvdFull {
 }
 
 impl OpSpec for SvdTruncated {
-    const NAME: &'static str = "svd_truncated";
-    const INPUTS: &'static [&'static str] = &["a"];
-    const OUTPUTS: &'static [&'static str] = &["u", "s", "vh", "rank"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         validate_truncation(Self::NAME, &self.0)?;
         let a = float_matrix(Self::NAME, "a", inputs[0])?;

@@ -39,7 +39,7 @@ pub enum Side {
 /// Options of [`TriangularSolve`].
 ///
 /// ```
-/// use lindiff_core::op::{Diagonal, Side, Triangle, TriangularSolveOptions};
+/// use lindiff_cpu::prelude::*;
 /// let o = TriangularSolveOptions::default().triangle(Triangle::Upper).side(Side::Right);
 /// assert_eq!((o.triangle, o.diagonal, o.side), (Triangle::Upper, Diagonal::NonUnit, Side::Right));
 /// ```
@@ -85,10 +85,6 @@ impl TriangularSolveOptions {
 pub struct TriangularSolve(pub TriangularSolveOptions);
 
 impl OpSpec for TriangularSolve {
-    const NAME: &'static str = "triangular_solve";
-    const INPUTS: &'static [&'static str] = &["a", "b"];
-    const OUTPUTS: &'static [&'static str] = &["x"];
-
     fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         let op = Self::NAME;
         let a = square(op, "a", inputs[0])?;

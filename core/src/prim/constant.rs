@@ -1,9 +1,10 @@
 //! Constants: filled tensors and identity matrices (no inputs).
 
+use super::PrimSpec;
 use crate::dtype::DType;
 use crate::error::{DTypeReq, Error, Result};
 use crate::op::check::{finite, out, outputs, sized};
-use crate::op::{OpSpec, Outputs};
+use crate::op::Outputs;
 use crate::tensor::TensorMeta;
 
 /// A tensor of `meta`'s dtype and shape with every element `value`.
@@ -26,7 +27,7 @@ pub struct Eye {
     pub batch: heapless::Vec<usize, { crate::MAX_RANK - 2 }>,
 }
 
-impl OpSpec for Fill {
+impl PrimSpec for Fill {
     const NAME: &'static str = "fill";
     const INPUTS: &'static [&'static str] = &[];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -46,7 +47,7 @@ impl OpSpec for Fill {
     }
 }
 
-impl OpSpec for Eye {
+impl PrimSpec for Eye {
     const NAME: &'static str = "eye";
     const INPUTS: &'static [&'static str] = &[];
     const OUTPUTS: &'static [&'static str] = &["y"];

@@ -1,8 +1,9 @@
 //! Diagonals, triangles and diagonal scaling.
 
+use super::PrimSpec;
 use crate::error::{Dim, Result};
 use crate::op::check::{dim, dtype, finite, float_matrix, float_tensor, out, outputs, same_batch, vector};
-use crate::op::{OpSpec, Outputs, Triangle};
+use crate::op::{Outputs, Triangle};
 use crate::tensor::TensorMeta;
 
 /// `[m, n, batch…]` → `[min(m, n), batch…]`: the main diagonals.
@@ -33,7 +34,7 @@ pub struct ScaleCols;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ScaleRows;
 
-impl OpSpec for DiagPart {
+impl PrimSpec for DiagPart {
     const NAME: &'static str = "diag_part";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["d"];
@@ -44,7 +45,7 @@ impl OpSpec for DiagPart {
     }
 }
 
-impl OpSpec for DiagEmbed {
+impl PrimSpec for DiagEmbed {
     const NAME: &'static str = "diag_embed";
     const INPUTS: &'static [&'static str] = &["d"];
     const OUTPUTS: &'static [&'static str] = &["x"];
@@ -57,7 +58,7 @@ impl OpSpec for DiagEmbed {
     }
 }
 
-impl OpSpec for TriMask {
+impl PrimSpec for TriMask {
     const NAME: &'static str = "tri_mask";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -84,7 +85,7 @@ fn scale_by(op: &'static str, inputs: &[&TensorMeta], along: Dim) -> Result<Outp
     Ok(outputs([Some(inputs[0].clone())]))
 }
 
-impl OpSpec for ScaleCols {
+impl PrimSpec for ScaleCols {
     const NAME: &'static str = "scale_cols";
     const INPUTS: &'static [&'static str] = &["a", "v"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -94,7 +95,7 @@ impl OpSpec for ScaleCols {
     }
 }
 
-impl OpSpec for ScaleRows {
+impl PrimSpec for ScaleRows {
     const NAME: &'static str = "scale_rows";
     const INPUTS: &'static [&'static str] = &["a", "v"];
     const OUTPUTS: &'static [&'static str] = &["y"];

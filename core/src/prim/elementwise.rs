@@ -2,9 +2,10 @@
 //! conjugate, real/imaginary parts, real↔complex, multiply by i, scale), a
 //! few nonlinear ones for losses, and a 0/1 indicator for masks.
 
+use super::PrimSpec;
 use crate::error::{DTypeReq, Error, Result};
 use crate::op::check::{dtype, finite, float_tensor, out, outputs};
-use crate::op::{OpSpec, Outputs};
+use crate::op::Outputs;
 use crate::tensor::TensorMeta;
 
 /// A one-input elementwise map.
@@ -38,8 +39,8 @@ pub enum UnaryOp {
     Copy,
     /// `1` where `x ≠ 0` (NaN included), `0` where `x = 0` (real dtype):
     /// a data-dependent mask built on the primal side (the truncated SVD
-    /// rule masks its tangents with it). Piecewise constant: no derivative
-    /// rule.
+    /// rule masks its tangents with it). Piecewise constant: derivative 0
+    /// (also at the jump at 0; see its `ad_support` entry).
     NonzeroMask,
 }
 
@@ -117,7 +118,7 @@ pub struct Binary(pub BinaryOp);
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scale(pub f64);
 
-impl OpSpec for Unary {
+impl PrimSpec for Unary {
     const NAME: &'static str = "unary";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -152,7 +153,7 @@ impl OpSpec for Unary {
     }
 }
 
-impl OpSpec for Binary {
+impl PrimSpec for Binary {
     const NAME: &'static str = "binary";
     const INPUTS: &'static [&'static str] = &["x", "y"];
     const OUTPUTS: &'static [&'static str] = &["z"];
@@ -175,7 +176,7 @@ impl OpSpec for Binary {
     }
 }
 
-impl OpSpec for Scale {
+impl PrimSpec for Scale {
     const NAME: &'static str = "scale";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];

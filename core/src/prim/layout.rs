@@ -2,9 +2,10 @@
 //! dims and their broadcast, reshapes, and matrix blocks (slice) with their
 //! zero-padding.
 
+use super::PrimSpec;
 use crate::error::{ArgKind, DTypeReq, Error, Result};
 use crate::op::check::{float_matrix, float_tensor, out, outputs};
-use crate::op::{MatOp, OpSpec, Outputs};
+use crate::op::{MatOp, Outputs};
 use crate::shape::MAX_RANK;
 use crate::tensor::TensorMeta;
 
@@ -84,7 +85,7 @@ fn fits(
     Ok(())
 }
 
-impl OpSpec for Adjoint {
+impl PrimSpec for Adjoint {
     const NAME: &'static str = "adjoint";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -96,7 +97,7 @@ impl OpSpec for Adjoint {
     }
 }
 
-impl OpSpec for Reduce {
+impl PrimSpec for Reduce {
     const NAME: &'static str = "reduce";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -132,7 +133,7 @@ impl Reduce {
     }
 }
 
-impl OpSpec for Reshape {
+impl PrimSpec for Reshape {
     const NAME: &'static str = "reshape";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -152,7 +153,7 @@ impl OpSpec for Reshape {
     }
 }
 
-impl OpSpec for Spread {
+impl PrimSpec for Spread {
     const NAME: &'static str = "spread";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -164,7 +165,7 @@ impl OpSpec for Spread {
     }
 }
 
-impl OpSpec for Slice {
+impl PrimSpec for Slice {
     const NAME: &'static str = "slice";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -176,7 +177,7 @@ impl OpSpec for Slice {
     }
 }
 
-impl OpSpec for Pad {
+impl PrimSpec for Pad {
     const NAME: &'static str = "pad";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];

@@ -4,10 +4,11 @@
 //! shapes — on the traced face a rule cannot read values. Not linear in
 //! anything (its input is an integer): rules use it on the primal side only.
 
+use super::PrimSpec;
 use crate::dtype::DType;
 use crate::error::{DTypeReq, Error, Result};
 use crate::op::check::{dtype, out, outputs};
-use crate::op::{OpSpec, Outputs};
+use crate::op::Outputs;
 use crate::tensor::TensorMeta;
 
 /// `y[i, b…] = 1` if `i < rank[b…]`, else 0: `rank` (i64, `[batch…]`) →
@@ -21,7 +22,7 @@ pub struct RankMask {
     pub dtype: DType,
 }
 
-impl OpSpec for RankMask {
+impl PrimSpec for RankMask {
     const NAME: &'static str = "rank_mask";
     const INPUTS: &'static [&'static str] = &["rank"];
     const OUTPUTS: &'static [&'static str] = &["y"];

@@ -1,11 +1,15 @@
 //! Batched matrix product with transpose/conjugate flags.
 
+use super::PrimSpec;
 use crate::error::{Dim, Result};
 use crate::op::check::{dim, float_matrix, operand, out, outputs};
-use crate::op::{MatOp, OpSpec, Outputs};
+use crate::op::{MatOp, Outputs};
 use crate::tensor::TensorMeta;
 
 /// `c = op_a(a) · op_b(b)`: `op_a(a)` is m×k, `op_b(b)` is k×n, `c` is m×n.
+/// NaN and ∞ propagate as IEEE arithmetic does (no check: ∞·0 is NaN;
+/// complex products are formed from the parts, so a complex ∞ may come out
+/// with a NaN part); k = 0 gives zeros.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Matmul {
     /// How `a` is applied.
@@ -32,7 +36,7 @@ pub(crate) const fn applied(op: MatOp, rows: usize, cols: usize) -> (usize, usiz
     }
 }
 
-impl OpSpec for Matmul {
+impl PrimSpec for Matmul {
     const NAME: &'static str = "matmul";
     const INPUTS: &'static [&'static str] = &["a", "b"];
     const OUTPUTS: &'static [&'static str] = &["c"];

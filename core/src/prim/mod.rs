@@ -11,6 +11,7 @@
 mod constant;
 mod diag;
 mod elementwise;
+mod extreme;
 mod layout;
 mod mask;
 mod matmul;
@@ -19,17 +20,17 @@ mod spectral;
 pub use constant::{Eye, Fill};
 pub use diag::{DiagEmbed, DiagPart, ScaleCols, ScaleRows, TriMask};
 pub use elementwise::{Binary, BinaryOp, Scale, Unary, UnaryOp};
+pub use extreme::ExtremeMask;
 pub use layout::{Adjoint, Pad, Reduce, ReduceOp, Reshape, Slice, Spread};
 pub use mask::RankMask;
 pub use matmul::Matmul;
 pub use spectral::{Pair, PairInv, PivotPhase, Regularize};
 
 use crate::error::{Error, Result};
-use crate::op::{inputs_of, name_of, outputs_of, OpSpec, Outputs};
+use crate::op::Outputs;
 use crate::tensor::TensorMeta;
 
 /// Every array primitive.
-#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub enum PrimOp {
     /// `c = op(a) · op(b)`, batched.
@@ -72,6 +73,37 @@ pub enum PrimOp {
     PivotPhase(PivotPhase),
     /// 0/1 vector selecting the first `rank` entries (truncation rules).
     RankMask(RankMask),
+    /// 0/1 tensor marking where a max or min is attained (their rules).
+    ExtremeMask(ExtremeMask),
+}
+
+/// What a primitive's own file says about it.
+pub(crate) trait PrimSpec {
+    /// The primitive's name as used in messages.
+    const NAME: &'static str;
+    /// Input names, in order.
+    const INPUTS: &'static [&'static str];
+    /// Output names, in order.
+    const OUTPUTS: &'static [&'static str];
+
+    /// Output metas for these inputs (arity already checked).
+    ///
+    /// # Errors
+    /// The primitive's typed shape/dtype error.
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs>;
+}
+
+/// `T::NAME` of a value.
+fn name_of<T: PrimSpec>(_: &T) -> &'static str {
+    T::NAME
+}
+/// `T::INPUTS` of a value.
+fn inputs_of<T: PrimSpec>(_: &T) -> &'static [&'static str] {
+    T::INPUTS
+}
+/// `T::OUTPUTS` of a value.
+fn outputs_of<T: PrimSpec>(_: &T) -> &'static [&'static str] {
+    T::OUTPUTS
 }
 
 macro_rules! dispatch_prim {
@@ -97,6 +129,7 @@ macro_rules! dispatch_prim {
             PrimOp::PairInv($op) => $body,
             PrimOp::PivotPhase($op) => $body,
             PrimOp::RankMask($op) => $body,
+            PrimOp::ExtremeMask($op) => $body,
         }
     };
 }

@@ -1,11 +1,13 @@
-//! Primal-side helpers of the spectral derivative rules (AD-RULES.md): the
+//! Primal-side helpers of the spectral derivative rules
+//! (`docs/ad-rules.md#partial-fractions-and-the-tie-cutoff`): the
 //! pairwise inverse-gap matrices F⁻, F⁺ formed from a spectrum without
 //! squaring it, and the pivot mask that the phase-gauge correction reads.
 //! Neither is linear in its input; rules apply them to primal values only.
 
+use super::PrimSpec;
 use crate::error::{Error, Result};
 use crate::op::check::{float_matrix, float_tensor, out, outputs, rank};
-use crate::op::{OpSpec, Outputs};
+use crate::op::Outputs;
 use crate::tensor::TensorMeta;
 use crate::ArgKind;
 
@@ -22,12 +24,12 @@ pub enum Pair {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Regularize {
     /// inv_δ(z) = 1/z if |z| > δ else 0, with δ = `relative`·max_i |x_i|
-    /// per batch item (AD-RULES.md: δ at the size of rounding ties).
+    /// per batch item (docs/ad-rules.md#partial-fractions-and-the-tie-cutoff).
     Cutoff {
         /// δ relative to the largest |x_i|.
         relative: f64,
     },
-    /// The reference's Lorentzian broadening conj(z)/(|z|² + ε²) (no cutoff).
+    /// The Lorentzian broadening conj(z)/(|z|² + ε²) (no cutoff).
     Lorentzian {
         /// ε.
         eps: f64,
@@ -53,7 +55,7 @@ pub struct PairInv {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PivotPhase;
 
-impl OpSpec for PairInv {
+impl PrimSpec for PairInv {
     const NAME: &'static str = "pair_inv";
     const INPUTS: &'static [&'static str] = &["x"];
     const OUTPUTS: &'static [&'static str] = &["y"];
@@ -78,7 +80,7 @@ impl OpSpec for PairInv {
     }
 }
 
-impl OpSpec for PivotPhase {
+impl PrimSpec for PivotPhase {
     const NAME: &'static str = "pivot_phase";
     const INPUTS: &'static [&'static str] = &["u"];
     const OUTPUTS: &'static [&'static str] = &["y"];

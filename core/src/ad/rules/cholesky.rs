@@ -1,4 +1,4 @@
-//! Cholesky, A = L Lᴴ, reading the lower triangle of A (DESIGN.md): the
+//! Cholesky, A = L Lᴴ, reading the lower triangle of A (`docs/ad-rules.md#conventions`): the
 //! tangent uses dA_eff = tril(dA, −1) + tril(dA, −1)ᴴ + Re diag(dA), so a
 //! perturbation of a strictly-upper entry changes nothing and the gradient
 //! lives on the lower triangle with a real diagonal.
@@ -16,6 +16,7 @@ use crate::provider::Op;
 pub(super) fn jvp<C: Cx + ?Sized>(
     cx: &mut C,
     op: &Op,
+    _l: &crate::op::LinalgOp,
     primals: &Primals<'_, C::P>,
     dx: &[Tangent<C::T>],
 ) -> Result<Tangents<C::T>> {

@@ -1,4 +1,4 @@
-//! Determinants (AD-RULES.md "det, slogdet, inv, pinv").
+//! Determinants (docs/ad-rules.md#determinants).
 //!
 //! * `det`: d det = tr(adj(A) dA) = Σ_ij adj(A)_ji dA_ij — complex-linear,
 //!   so the coefficient is adj(A)ᵀ, not adj(A)ᴴ. The adjugate is its own op
@@ -18,10 +18,10 @@
 use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
-use crate::op::{Diagonal, LinalgOp, LuSolvePrepared, MatOp, Triangle, TriangularSolveOptions};
+use crate::op::{Diagonal, LinalgOp, LuSolvePrepared, MatOp, SolveOptions, Triangle, TriangularSolveOptions};
 use crate::prim::UnaryOp;
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 pub(super) fn jvp<C: Cx + ?Sized>(
     cx: &mut C,
@@ -73,7 +73,7 @@ fn inverse_transpose<C: Cx + ?Sized>(cx: &mut C, a: &C::P) -> Result<C::P> {
     let factors = cx.primal().lu(a)?;
     let eye = cx.primal().eye(meta.dtype, dims[0], &dims[2..])?;
     // P as the LU solve with identity factors (P A = I: A⁻¹ = P).
-    let solve = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)));
+    let solve = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity, SolveOptions::raw())));
     let perm = cx.primal().single(solve, &[&eye, &factors.perm, &eye])?;
     let lower = TriangularSolveOptions::default().triangle(Triangle::Lower).diagonal(Diagonal::Unit);
     let upper = TriangularSolveOptions::default().triangle(Triangle::Upper);

@@ -1,7 +1,7 @@
 //! General eigendecomposition A V = V diag(λ) (`Eig`, `EigVals`); outputs
 //! are complex even for real A, so a real tangent dA is made complex first.
 //!
-//! With dP = V⁻¹ dA V (AD-RULES.md "eig"), V⁻¹ applied through an LU
+//! With dP = V⁻¹ dA V (docs/ad-rules.md#eig), V⁻¹ applied through an LU
 //! factorization of the primal V (`LuFactor`) and the prepared solve, which
 //! is linear in its right-hand side:
 //! * dλ = diag(dP);
@@ -34,10 +34,10 @@ use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
-use crate::op::{LinalgOp, LuFactor, LuSolvePrepared, MatOp};
+use crate::op::{LinalgOp, LuFactor, LuSolvePrepared, MatOp, SolveOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// Output tangents of `Eig` (dλ, dV) or `EigVals` (dλ).
 pub(super) fn jvp<C: Cx + ?Sized>(
@@ -59,7 +59,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let v = primals.output(op, 1)?;
             let (lu, perm) = lu_factor(cx, v)?;
             let dav = cx.matmul(t(&da), MatOp::Identity, p(v), MatOp::Identity)?;
-            let dp = cx.lu_solve(&lu, &perm, &dav, MatOp::Identity)?;
+            let dp = cx.lu_solve(&lu, &perm, &dav, MatOp::Identity, SolveOptions::raw())?;
             let dw = cx.diag_part(&dp)?;
             let dv = vectors(cx, w, v, &dp)?;
             Ok(tangents([dw, dv]))
@@ -95,7 +95,7 @@ fn left_vectors<C: Cx + ?Sized>(cx: &mut C, v: &C::P) -> Result<C::P> {
     let dims = meta.shape.dims();
     let n = dims.first().copied().unwrap_or(0);
     let eye = cx.primal().eye(meta.dtype, n, dims.get(2..).unwrap_or(&[]))?;
-    let solve = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Transpose)));
+    let solve = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Transpose, SolveOptions::raw())));
     cx.primal().single(solve, &[&lu, &perm, &eye])
 }
 

@@ -1,13 +1,13 @@
 //! Hermitian eigendecomposition A = V diag(w) Vᴴ (`Eigh`, `EighVals`).
 //!
 //! The forward reads the lower triangle of A only and ignores the imaginary
-//! part of its diagonal (DESIGN.md, `op/eigh.rs`), so the rule sees
+//! part of its diagonal (`op/eigh.rs`, `docs/ad-rules.md#conventions`), so the rule sees
 //! dA_eff = tril(dA, −1) + tril(dA, −1)ᴴ + Re diag(dA) (as Cholesky does): a
 //! perturbation of a strictly-upper entry, or of the imaginary part of a
 //! diagonal entry, changes nothing, and the gradient lives on the lower
 //! triangle with a real diagonal.
 //!
-//! With dP = Vᴴ dA_eff V (AD-RULES.md "eigh"):
+//! With dP = Vᴴ dA_eff V (docs/ad-rules.md#eigh):
 //! * dw = Re diag(dP);
 //! * dV = V (F∘dP), F_ij = inv_δ(w_j − w_i) (zero diagonal; δ = 10·n·eps·max|w|
 //!   at the size of rounding ties, or the Lorentzian (w_j − w_i)/((w_j − w_i)² + ε²)
@@ -15,7 +15,7 @@
 //!   the gauge diag(Vᴴ dV) = 0;
 //! * complex input: the forward makes the largest-magnitude entry of each
 //!   column (row r_i) real and positive, so the phase φ_i = Im(dV_{r_i,i} / V_{r_i,i})
-//!   is removed: dV_i −= i·φ_i·V_i (AD-RULES.md, SVD step 5). For real input
+//!   is removed: dV_i −= i·φ_i·V_i (docs/ad-rules.md#svd, step 5). For real input
 //!   the sign fix is locally constant and nothing is added.
 //!
 //! Within a tied group F is zero, which is exact for every loss that is
@@ -37,7 +37,7 @@ use crate::error::Result;
 use crate::op::{Eigh, EighOptions, EighVals, LinalgOp, MatOp, Triangle};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// Output tangents of `Eigh` (dw, dV) or `EighVals` (dw).
 pub(super) fn jvp<C: Cx + ?Sized>(
@@ -112,7 +112,7 @@ fn vectors<C: Cx + ?Sized>(
 }
 
 /// The relative tie cutoff 10·n·eps of a spectrum of `n` values of `dtype`
-/// (AD-RULES.md: δ at the size of rounding ties).
+/// (docs/ad-rules.md#partial-fractions-and-the-tie-cutoff).
 pub(super) fn tie_cutoff(dtype: DType, n: usize) -> f64 {
     let eps = match dtype.real() {
         DType::F32 => f64::from(f32::EPSILON),

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::ir::{Builder, Program};
 use crate::prim::{ReduceOp, UnaryOp};
 use crate::provider::Op;
-use crate::{DType, Face, Linalg, Shape, TensorMeta};
+use crate::{DType, Face, Ops, Shape, TensorMeta};
 
 type Prog = Program<32, 64>;
 
@@ -20,7 +20,7 @@ type Prog = Program<32, 64>;
 fn grad_of(
     f: impl FnOnce(&mut Builder<32, 64>, &crate::ir::ValueId) -> Result<crate::ir::ValueId>,
 ) -> Result<Prog> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(TensorMeta::new(DType::F64, Shape::new(&[3, 3])?))?;
     let y = f(&mut b, &a)?;
     let sq = b.unary(UnaryOp::Abs2, &y)?;

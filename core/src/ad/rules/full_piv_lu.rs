@@ -1,4 +1,4 @@
-//! Full-pivot LU, `P A Q = L U` (AD-RULES.md "LU"): the partial-pivot rule
+//! Full-pivot LU, `P A Q = L U` (docs/ad-rules.md#lu): the partial-pivot rule
 //! (`lu.rs`) with B = P dA Q. Both permutations are integer-valued (no
 //! tangent) and locally constant. `(P A Q)[i, j] = A[row_perm[i],
 //! col_perm[j]]`, so P is applied as in `lu.rs` and `X Q` as `(P_col Xᵀ)ᵀ`.
@@ -45,16 +45,16 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let dlu = packed_tangent(cx, lu, rp, cp, &dx[0])?;
             Ok(tangents([dlu, rows(), cols()]))
         }
-        LinalgOp::FullPivLuSolve(_) => {
+        LinalgOp::FullPivLuSolve(solve) => {
             let (x, lu) = (primals.output(op, 0)?, primals.output(op, 1)?);
             let (rp, cp) = (primals.output(op, 2)?, primals.output(op, 3)?);
             let da_x = cx.matmul(t(&dx[0]), MatOp::Identity, p(x), MatOp::Identity)?;
             let rhs = cx.sub(&dx[1], &da_x)?;
-            let dsol = cx.full_piv_lu_solve(lu, rp, cp, &rhs, MatOp::Identity)?;
+            let dsol = cx.full_piv_lu_solve(lu, rp, cp, &rhs, MatOp::Identity, solve.0.for_derivative())?;
             let dlu = packed_tangent(cx, lu, rp, cp, &dx[0])?;
             Ok(tangents([dsol, dlu, rows(), cols()]))
         }
-        LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(how)) => {
+        LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(how, options)) => {
             let (lu, rp, cp) = (primals.input(0), primals.input(1), primals.input(2));
             let x = primals.output(op, 0)?;
             let da = if is_value(&dx[0]) {
@@ -69,7 +69,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             // The integer permutation inputs have no tangents.
             let coupling = cx.matmul(t(&da), *how, p(x), MatOp::Identity)?;
             let rhs = cx.sub(&dx[3], &coupling)?;
-            Ok(tangents([cx.full_piv_lu_solve(lu, rp, cp, &rhs, *how)?]))
+            Ok(tangents([cx.full_piv_lu_solve(lu, rp, cp, &rhs, *how, options.for_derivative())?]))
         }
         _ => Ok(unsupported(op)),
     }

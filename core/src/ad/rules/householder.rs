@@ -17,10 +17,11 @@
 //! # Factor (the state's tangent)
 //!
 //! With Q₁ = Q_h[:, :k] and R₁ = R_h[:, :k], A₁ = Q₁ R₁ is a thin QR in the
-//! state's gauge (diag(R₁) = β, not ≥ 0). The QR rule (`qr::thin_core`)
+//! state's reflector convention (diag(R₁) = β, not ≥ 0). The QR rule (`qr::thin_core`)
 //! gives dQ₁ = X − Q₁ B + Q₁ iΘ and dR₁ = (B − iΘ) R₁, where Θ = diag(θ) is
-//! the real phase rate of the gauge relative to diag(R) real (θ = 0 for
-//! real input: the gauge is a locally constant sign).
+//! the real phase rate of the reflector convention relative to diag(R)
+//! real (θ = 0 for real input: there the convention is a locally constant
+//! sign).
 //!
 //! The reflectors follow from Q₁ as an LU without pivoting (the Householder
 //! reconstruction of Ballard et al., LAPACK's ?orhr_col):
@@ -32,7 +33,7 @@
 //! strictly lower K never reads that column's inverse, and that reflector's
 //! τ stays 0 (dτ_{k−1} = 0).
 //!
-//! Complex input: θ is fixed by the gauge, i.e. by τ staying real (and
+//! Complex input: θ is fixed by the reflector convention, i.e. by τ staying real (and
 //! τ_{k−1} staying 0 for an empty tail): Im diag(dU) = 0. Im diag(dU) is
 //! affine in θ, b + J θ, with J lower triangular:
 //! J_jj = Re τ_j − 1, J_jp = −Ũ_jj Re((V₁⁻¹)_jp (Ũ⁻¹)_pj) for p < j
@@ -42,7 +43,7 @@
 //! for the empty tail J_jj = −1.
 //!
 //! m < n: R_h[:, k:] = Q₁ᴴ A₂ gives dR₂ = Q₁ᴴ dA₂ − Ω R₂ with
-//! Ω = Q₁ᴴ dQ₁ = C − B + iΘ (AD-RULES.md, the m < n rule).
+//! Ω = Q₁ᴴ dQ₁ = C − B + iΘ (docs/ad-rules.md#qr, the m < n rule).
 //!
 //! # Append, Q, R, apply
 //!
@@ -50,7 +51,7 @@
 //!   dQ_h = −dV T Vᴴ − V dT Vᴴ − V T dVᴴ,
 //!   dT = (I + D N)⁻¹ (dD (I − N T) − D dN T), dN = triu(dVᴴ V + Vᴴ dV, 1);
 //!   Q_hᵀ b = conj(Q_hᴴ conj(b)).
-//! * `append` (AD-RULES.md "Incremental Householder QR"): W = Q_hᴴ B, so
+//! * `append` (docs/ad-rules.md#householder-qr): W = Q_hᴴ B, so
 //!   dW = dQ_hᴴ B + Q_hᴴ dB through the stored reflectors (Q never formed);
 //!   its first n₁ rows are dR₁₂ and, when m > n₁, the new reflectors are
 //!   the factorization of W[n₁:, :], whose tangent is the factor rule's.
@@ -81,7 +82,7 @@ use crate::prim::{BinaryOp, Pad, PrimOp, ReduceOp, TriMask, UnaryOp};
 use crate::provider::Op;
 use crate::shape::Shape;
 use crate::tensor::TensorMeta;
-use crate::Linalg;
+use crate::Ops;
 
 /// Output tangents of the Householder family (see the module docs).
 pub(super) fn jvp<C: Cx + ?Sized>(
@@ -407,7 +408,7 @@ fn state_tangent<C: Cx + ?Sized>(
     };
     let lu = Lu { hk, l, u, ut };
 
-    // The thin QR rule in the state's gauge, with θ = 0.
+    // The thin QR rule in the state's reflector convention, with θ = 0.
     let da1 = if n == k { da.clone() } else { cx.slice(da, [0, 0], [m, k])? };
     let [x, c, b0] = thin_core(cx, &q1, &r1, &da1)?;
     let qb0 = cx.matmul(p(&q1), MatOp::Identity, t(&b0), MatOp::Identity)?;

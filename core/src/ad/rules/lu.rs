@@ -1,4 +1,4 @@
-//! Partial-pivot LU, `P A = L U` (AD-RULES.md "LU" and "Solves"). The
+//! Partial-pivot LU, `P A = L U` (docs/ad-rules.md#lu and docs/ad-rules.md#solves). The
 //! permutation is integer-valued (no tangent) and locally constant, so the
 //! factors move with the rows of dA permuted like A's: B = P dA (not Pᵀ dA).
 //! With k = min(m, n), L₁, U₁ the leading k×k blocks and
@@ -34,10 +34,12 @@ use super::{integer_output, tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
-use crate::op::{Diagonal, LinalgOp, LuSolvePrepared, MatOp, Side, Triangle, TriangularSolveOptions};
+use crate::op::{
+    Diagonal, LinalgOp, LuSolvePrepared, MatOp, Side, SolveOptions, Triangle, TriangularSolveOptions,
+};
 use crate::prim::{BinaryOp, Pad, PrimOp, TriMask};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 pub(super) fn jvp<C: Cx + ?Sized>(
     cx: &mut C,
@@ -58,17 +60,17 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let dlu = packed_tangent(cx, lu, perm, &dx[0])?;
             Ok(tangents([dlu, integer_output(op, "perm")]))
         }
-        LinalgOp::LuFactorSolve(_) => {
+        LinalgOp::LuFactorSolve(solve) => {
             let x = primals.output(op, 0)?;
             let (lu, perm) = (primals.output(op, 1)?, primals.output(op, 2)?);
             // dx = A⁻¹ (db − dA x) with the saved factors.
             let da_x = cx.matmul(t(&dx[0]), MatOp::Identity, p(x), MatOp::Identity)?;
             let rhs = cx.sub(&dx[1], &da_x)?;
-            let dsol = cx.lu_solve(lu, perm, &rhs, MatOp::Identity)?;
+            let dsol = cx.lu_solve(lu, perm, &rhs, MatOp::Identity, solve.0.for_derivative())?;
             let dlu = packed_tangent(cx, lu, perm, &dx[0])?;
             Ok(tangents([dsol, dlu, integer_output(op, "perm")]))
         }
-        LinalgOp::LuSolvePrepared(LuSolvePrepared(how)) => {
+        LinalgOp::LuSolvePrepared(LuSolvePrepared(how, options)) => {
             let (lu, perm, x) = (primals.input(0), primals.input(1), primals.output(op, 0)?);
             let da = if is_value(&dx[0]) {
                 let (lo, up) = unpack(cx, lu)?;
@@ -80,7 +82,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             // The integer `perm` input has no tangent (dx[1] is ignored).
             let coupling = cx.matmul(t(&da), *how, p(x), MatOp::Identity)?;
             let rhs = cx.sub(&dx[2], &coupling)?;
-            Ok(tangents([cx.lu_solve(lu, perm, &rhs, *how)?]))
+            Ok(tangents([cx.lu_solve(lu, perm, &rhs, *how, options.for_derivative())?]))
         }
         _ => Ok(unsupported(op)),
     }
@@ -126,7 +128,7 @@ pub(super) fn permute_rows<C: Cx + ?Sized>(
     let n = meta.shape.dims()[0];
     let dims = dims_of(cx, perm);
     let eye = cx.primal().eye(meta.dtype, n, dims.get(1..).unwrap_or(&[]))?;
-    cx.lu_solve(&eye, perm, x, how)
+    cx.lu_solve(&eye, perm, x, how, SolveOptions::raw())
 }
 
 /// `x Q` for the column permutation `perm` (`(x Q)[:, j] = x[:, perm[j]]`):

@@ -4,7 +4,7 @@
 //! Reverse mode transposes what the rule recorded (`ad::transpose`), so no
 //! op has a hand-written VJP.
 //!
-//! Conventions (see `AD-RULES.md` and the op docs): the real inner product
+//! Conventions (see `docs/ad-rules.md` and the op docs): the real inner product
 //! ⟨X, Y⟩ = Re tr(XᴴY); complex gradients G = ∂L/∂Re A + i ∂L/∂Im A;
 //! tangents match the gauge the forward returns.
 
@@ -107,54 +107,40 @@ pub fn jvp<C: Cx + ?Sized>(
     }
     match op {
         Op::Prim(p) => prim::jvp(cx, op, p, primals, tangents),
-        Op::Linalg(l) => match l {
-            LinalgOp::Cholesky(_) => gated!("op-cholesky", op, l, cholesky::jvp(cx, op, primals, tangents)),
-            LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
-                gated!("op-svd", op, l, svd::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::SvdTruncated(_) => {
-                gated!("op-svd", op, l, svd_truncated::jvp(cx, op, primals, tangents))
-            }
-            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => {
-                gated!("op-eigh", op, l, eigh::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => {
-                gated!("op-eig", op, l, eig::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => {
-                gated!("op-qr", op, l, qr::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::HouseholderQrFactor(_)
-            | LinalgOp::HouseholderQrAppend(_)
-            | LinalgOp::HouseholderQrQ(_)
-            | LinalgOp::HouseholderQrR(_)
-            | LinalgOp::HouseholderQrApply(_) => {
-                gated!("op-qr", op, l, householder::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::Lu(_)
-            | LinalgOp::LuFactor(_)
-            | LinalgOp::LuFactorSolve(_)
-            | LinalgOp::LuSolvePrepared(_) => gated!("op-lu", op, l, lu::jvp(cx, op, l, primals, tangents)),
-            LinalgOp::FullPivLu(_)
-            | LinalgOp::FullPivLuFactor(_)
-            | LinalgOp::FullPivLuSolve(_)
-            | LinalgOp::FullPivLuSolvePrepared(_) => {
-                gated!("op-full-piv-lu", op, l, full_piv_lu::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::TriangularSolve(_) => {
-                gated!("op-triangular-solve", op, l, triangular_solve::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::Det(_) | LinalgOp::Slogdet(_) | LinalgOp::Adjugate(_) => {
-                gated!("op-det", op, l, det::jvp(cx, op, l, primals, tangents))
-            }
-            LinalgOp::LowRankApprox(_) | LinalgOp::Polar(_) | LinalgOp::Pinv(_) | LinalgOp::Lstsq(_) => {
-                gated!("op-recombine", op, l, recombine::jvp(cx, op, l, primals, tangents))
-            }
-            // The gauge checks of reverse mode have no rule.
-            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => Ok(unsupported(op)),
-        },
+        Op::Linalg(l) => linalg_jvp(cx, op, l, primals, tangents),
+        // The gauge checks of reverse mode have no rule.
+        Op::Internal(_) => Ok(unsupported(op)),
     }
 }
+
+/// The rule of each linear-algebra op, as the op table (`op/table.rs`)
+/// names it, behind its family's feature.
+macro_rules! linalg_rules {
+    ($(
+        $(#[$doc:meta])*
+        $V:ident {
+            name: $name:literal, family: $family:literal, dtypes: $dtypes:tt,
+            inputs: $inputs:tt, outputs: $outputs:tt, rule: $rule:ident,
+            support: |$op:ident| $support:expr,
+            methods: $methods:tt,
+        }
+    )*) => {
+        /// Output tangents of the linear-algebra op `l` (`op` is `Op::Linalg(l)`).
+        fn linalg_jvp<C: Cx + ?Sized>(
+            cx: &mut C,
+            op: &Op,
+            l: &LinalgOp,
+            primals: &Primals<'_, C::P>,
+            tangents: &[Tangent<C::T>],
+        ) -> Result<Tangents<C::T>> {
+            match l {
+                $( LinalgOp::$V(_) => gated!($family, op, l, $rule::jvp(cx, op, l, primals, tangents)), )*
+            }
+        }
+    };
+}
+
+crate::op::op_table!(linalg_rules);
 
 /// Every output of `op` undefined with the same error.
 pub(crate) fn all_undefined<T>(op: &Op, error: impl Fn(&'static str) -> Error) -> Tangents<T> {

@@ -9,7 +9,7 @@ use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
 use crate::prim::{BinaryOp, PrimOp, ReduceOp, UnaryOp};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 pub(super) fn jvp<C: Cx + ?Sized>(
     cx: &mut C,
@@ -59,12 +59,19 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             }
         },
         PrimOp::Unary(u) if u.0.is_linear() => cx.unary(u.0, &dx[0])?,
-        // A 0/1 indicator built on the primal side: no rule.
-        PrimOp::Unary(u) if u.0 == UnaryOp::NonzeroMask => return Ok(unsupported(op)),
+        // A 0/1 indicator: piecewise constant, derivative 0 (see its
+        // support entry for the jump at 0).
+        PrimOp::Unary(u) if u.0 == UnaryOp::NonzeroMask => Tangent::Zero,
         PrimOp::Unary(u) => unary(cx, op, u.0, primals, &dx[0])?,
-        // Max/min and the spectral helpers (primal-side only) have no rule.
-        PrimOp::Reduce(r) if r.op != ReduceOp::Sum => return Ok(unsupported(op)),
-        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) => return Ok(unsupported(op)),
+        // d max = dx at the (unique) argmax: a mask made on the primal side
+        // (which fails at a tied extreme, where there is no derivative).
+        PrimOp::Reduce(r) if r.op != ReduceOp::Sum => {
+            let mask = cx.primal().extreme_mask(primals.input(0), r.op, r.core_rank)?;
+            let picked = cx.mul(&mask, &dx[0])?;
+            cx.sum(&picked, r.core_rank)?
+        }
+        // The spectral helpers and masks (primal-side only) have no rule.
+        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) | PrimOp::ExtremeMask(_) => return Ok(unsupported(op)),
         // An integer input: never differentiated (rules use it primal-side).
         PrimOp::RankMask(_) => return Ok(unsupported(op)),
         // Linear in their one input: the same primitive on the tangent.
@@ -151,9 +158,7 @@ fn unary<C: Cx + ?Sized>(
         | UnaryOp::ToComplex
         | UnaryOp::MulI
         | UnaryOp::Copy => cx.unary(how, dx),
-        // A 0/1 indicator: the caller reports it unsupported before here.
-        UnaryOp::NonzeroMask => {
-            Ok(super::unsupported::<C::T>(op).into_iter().next().unwrap_or(Tangent::Zero))
-        }
+        // A 0/1 indicator: the caller gives it a zero tangent before here.
+        UnaryOp::NonzeroMask => Ok(Tangent::Zero),
     }
 }

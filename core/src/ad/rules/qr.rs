@@ -2,16 +2,16 @@
 //! convention, so Q and R are unique for a full-rank A), and the
 //! column-pivoted, rank-revealing QR (not differentiable).
 //!
-//! Thin QR, k = min(m, n), A₁ = A[:, :k] = Q R₁ (AD-RULES.md "QR"):
+//! Thin QR, k = min(m, n), A₁ = A[:, :k] = Q R₁ (docs/ad-rules.md#qr):
 //! * X = dA₁ R₁⁻¹, C = Qᴴ X, B = triu(C + Cᴴ) with the diagonal halved
 //!   (B = C − Ω with Ω = tril(C, −1) − tril(C, −1)ᴴ + i Im diag(C), the
-//!   anti-Hermitian Qᴴ dQ of the diag(R) ≥ 0 gauge);
+//!   anti-Hermitian Qᴴ dQ of the diag(R) ≥ 0 convention);
 //! * dQ = X − Q B, dR₁ = B R₁;
 //! * m < n: the trailing columns R₂ = Qᴴ A₂ give dR₂ = Qᴴ dA₂ − Ω R₂ with
 //!   Ω = C − B.
 //!
 //! Complete mode with m > n: the columns of Q beyond n depend on the
-//! Householder gauge (op docs), so the tangent of `q` is undefined
+//! Householder reflector convention (op docs), so the tangent of `q` is undefined
 //! (`NotDifferentiable`, naming the reduced mode as the way out), while
 //! `r` = [R; 0] keeps its tangent [dR; 0]: losses that use only `r` work.
 //! A loss that needs only the thin part of Q should ask for the reduced QR.
@@ -30,11 +30,11 @@ use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
 use crate::op::{LinalgOp, MatOp, QrMode, Side, Triangle, TriangularSolveOptions};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// Why the complete Q of a tall matrix has no derivative.
-const COMPLETE_Q: &str = "the columns of a complete Q beyond min(m, n) depend on the Householder gauge; \
-                          use the reduced QR for a differentiable Q";
+const COMPLETE_Q: &str = "the columns of a complete Q beyond min(m, n) depend on the Householder reflector \
+                          convention; use the reduced QR for a differentiable Q";
 
 /// Why rank-revealing QR has no derivative.
 const PIVOTED: &str = "pivot selection and the numerical rank are discontinuous";
@@ -59,7 +59,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
 }
 
 /// The tangents of the leading block of a thin QR, A₁ = Q R₁ (Q m×k, R₁
-/// k×k upper triangular and invertible), in any gauge whose Qᴴ dQ has the
+/// k×k upper triangular and invertible), in any convention whose Qᴴ dQ has the
 /// diagonal i Im diag(C) (the diag(R) real convention):
 /// returns (X, C, B) with X = dA₁ R₁⁻¹, C = Qᴴ X, B = triu(C + Cᴴ) with the
 /// diagonal halved, so that dQ = X − Q B and dR₁ = B R₁.

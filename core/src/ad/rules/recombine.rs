@@ -1,4 +1,4 @@
-//! SVD recombinations with their own rules (AD-RULES.md "Recombinations"):
+//! SVD recombinations with their own rules (docs/ad-rules.md#recombinations):
 //! written so that no division by a gap inside a kept group appears.
 
 use super::{Primals, Tangents};
@@ -23,6 +23,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         LinalgOp::Polar(_) => polar::jvp(cx, op, primals, dx),
         LinalgOp::Pinv(o) => pinv::pinv(cx, op, o, primals, dx),
         LinalgOp::Lstsq(o) => pinv::lstsq(cx, op, o, primals, dx),
+        LinalgOp::MatrixRank(_) => Ok(super::tangents([super::integer_output(op, "rank")])),
         _ => Ok(super::unsupported(op)),
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A = U diag(s) Vᴴ, A m×n, k = min(m, n); the outputs are u (m×k), s (k,
 //! real) and vh = Vᴴ (k×n), so the tangent of vh is (dV)ᴴ. Default rule
-//! (AD-RULES.md "SVD, thin", the robust partial-fraction form, no squares
+//! (docs/ad-rules.md#svd, the robust partial-fraction form, no squares
 //! formed, no NaN for any spectrum):
 //! 1. dP = Uᴴ dA V; H = herm(dP), K = ah(dP).
 //! 2. ds = Re diag(dP).
@@ -17,11 +17,11 @@
 //!    φ_i = Im(dU_{r_i,i}/U_{r_i,i}) (`PivotPhase`) the rule subtracts
 //!    i·φ_i·U_i from dU_i and i·φ_i·V_i from dV_i. Real input: nothing.
 //!
-//! `SvdOptions::derivative_eps = Some(ε)` switches to the reference's rule
-//! (SPEC.md §6), reproduced as it is: F_ij = z/(z² + ε²) with z = s_j² − s_i²
+//! `SvdOptions::derivative_eps = Some(ε)` switches to the Lorentzian-broadened
+//! rule (`docs/ad-rules.md#svd`), reproduced as it is: F_ij = z/(z² + ε²) with z = s_j² − s_i²
 //! (squares formed), Ω_U = F∘(dP S + (dP S)ᴴ) + ½ diag(s/(s² + ε²))∘(dP − dPᴴ),
 //! Ω_V = F∘(S dP + (S dP)ᴴ), and the rectangular terms divided by the raw s
-//! (infinite or NaN at a zero singular value, as in the reference). Step 5 is
+//! (infinite or NaN at a zero singular value, as that rule is). Step 5 is
 //! applied there too, since it is a property of our forward's gauge.
 //!
 //! `Svd` whose options switched a factor off (`SvdVectors::Left`/`Right`)
@@ -46,7 +46,7 @@ use crate::face::SvdFactors;
 use crate::op::{LinalgOp, MatOp, SvdOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// The sizes and dtype of the input A.
 #[derive(Clone, Copy)]
@@ -76,7 +76,8 @@ impl Dims {
         self.dtype.is_complex()
     }
 
-    /// The tie cutoff relative to s_max: 10·k·eps (AD-RULES.md).
+    /// The tie cutoff relative to s_max: 10·k·eps
+    /// (`docs/ad-rules.md#partial-fractions-and-the-tie-cutoff`).
     fn relative_cutoff(self) -> f64 {
         let eps = match self.dtype.real() {
             DType::F32 => f64::from(f32::EPSILON),
@@ -316,7 +317,7 @@ fn partial_fraction<C: Cx + ?Sized>(
     Ok(Coupling { omega_u: cx.add(&fh, &fk)?, omega_v: cx.sub(&fh, &fk)?, inv_s })
 }
 
-/// The reference's broadened rule (SPEC.md §6): F = z/(z² + ε²) with
+/// The Lorentzian-broadened rule (`docs/ad-rules.md#svd`): F = z/(z² + ε²) with
 /// z = s_j² − s_i², Ω_U = F∘(dP S + (dP S)ᴴ) + ½ diag(s/(s² + ε²))∘(dP − dPᴴ),
 /// Ω_V = F∘(S dP + (S dP)ᴴ), and the raw 1/s for the rectangular terms.
 fn lorentzian<C: Cx + ?Sized>(

@@ -2,7 +2,7 @@
 //! from the data per batch item, returned masked (the discarded columns of
 //! u, values of s and rows of vh are zero; `rank` = p).
 //!
-//! Rule (AD-RULES.md "Truncated SVD"): with the full thin SVD computed and
+//! Rule (docs/ad-rules.md#truncated-svd): with the full thin SVD computed and
 //! then cut, the derivative of the kept triplets is exactly the thin rule
 //! with zero cotangents on the discarded ones — the coupling of the kept
 //! vectors to the discarded spectrum is already in F⁻ and F⁺ (no separate
@@ -33,12 +33,13 @@ use crate::face::Face;
 use crate::op::SvdOptions;
 use crate::prim::{ReduceOp, UnaryOp};
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// Output tangents of `SvdTruncated` (see the module docs).
 pub(super) fn jvp<C: Cx + ?Sized>(
     cx: &mut C,
     op: &Op,
+    _l: &crate::op::LinalgOp,
     primals: &Primals<'_, C::P>,
     dx: &[Tangent<C::T>],
 ) -> Result<Tangents<C::T>> {

@@ -1,5 +1,5 @@
 //! Triangular solve, X = op(A)⁻¹ B (left) or X = B op(A)⁻¹ (right)
-//! (AD-RULES.md "Solves"). The op reads only one triangle of A (and not its
+//! (docs/ad-rules.md#solves). The op reads only one triangle of A (and not its
 //! diagonal when unit), so the tangent sees dÃ = proj_tri(dA): that triangle,
 //! with a zero diagonal when unit. Differentiating op(A) X = B:
 //!

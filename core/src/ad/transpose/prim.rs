@@ -26,7 +26,7 @@ use crate::op::MatOp;
 use crate::prim::{BinaryOp, PrimOp, UnaryOp};
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
-use crate::Linalg;
+use crate::Ops;
 
 /// The cotangents of `prim`'s tangent inputs (the first at `pos`) given
 /// the (defined, nonzero) cotangent `ct` of its output.

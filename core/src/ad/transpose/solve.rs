@@ -41,12 +41,12 @@ pub(super) fn transpose<C: Cx + ?Sized>(
         LinalgOp::LuSolvePrepared(s) => {
             let (lu, perm) = (coefs.at(op, 0)?, coefs.at(op, 1)?);
             let (how, conj) = adjoint_of(s.0, complex);
-            sandwich(cx, conj, ct, |cx, x| cx.lu_solve(lu, perm, x, how))?
+            sandwich(cx, conj, ct, |cx, x| cx.lu_solve(lu, perm, x, how, s.1))?
         }
         LinalgOp::FullPivLuSolvePrepared(s) => {
             let (lu, rows, cols) = (coefs.at(op, 0)?, coefs.at(op, 1)?, coefs.at(op, 2)?);
             let (how, conj) = adjoint_of(s.0, complex);
-            sandwich(cx, conj, ct, |cx, x| cx.full_piv_lu_solve(lu, rows, cols, x, how))?
+            sandwich(cx, conj, ct, |cx, x| cx.full_piv_lu_solve(lu, rows, cols, x, how, s.1))?
         }
         LinalgOp::HouseholderQrApply(s) => {
             let (h, tau) = (coefs.at(op, 0)?, coefs.at(op, 1)?);

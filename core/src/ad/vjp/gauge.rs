@@ -1,4 +1,4 @@
-//! Reporting instead of guessing (AD-RULES.md "Gauge check"): before an
+//! Reporting instead of guessing (`docs/ad-rules.md`, "Gauge check"): before an
 //! SVD's or eigh's rule is transposed, its output cotangents pass through
 //! the gauge-check op of its family ([`SvdGaugeCheck`], [`EighGaugeCheck`]),
 //! which returns them unchanged or fails with `Error::NotDifferentiable`
@@ -25,7 +25,7 @@
 //!   `low_rank_approx`/`a_p`).
 //! * `Eigh`, `EighVals`: likewise with w, v (zeros for `EighVals`).
 //! * Options with a derivative broadening ε (`derivative_eps`) reproduce
-//!   the reference's rule, which does not check: no check there.
+//!   the Lorentzian-broadened rule, which does not check: no check there.
 //!
 //! A zero cotangent is materialized (a `fill` of zeros) only when another
 //! cotangent of the same op is nonzero; with all zero, nothing runs.
@@ -34,71 +34,87 @@ use crate::ad::cx::Tangent;
 use crate::ad::rules::{kept_mask, Primals};
 use crate::error::{Error, Result};
 use crate::face::Face;
-use crate::op::{
-    Eigh, EighGaugeCheck, EighVals, GaugeOf, LinalgOp, MatOp, Svd, SvdFull, SvdGaugeCheck, SvdVals,
-    MAX_OUTPUTS,
+use crate::op::internal::{
+    Completion, CompletionCheck, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values,
 };
+use crate::op::{Eigh, EighVals, LinalgOp, MatOp, Svd, SvdFull, SvdVals, SvdVectors, MAX_OUTPUTS};
 use crate::prim::{BinaryOp, ReduceOp, UnaryOp};
 use crate::provider::Op;
 use crate::shape::Shape;
 use crate::tensor::TensorMeta;
-use crate::Linalg;
+use crate::Ops;
 
 /// Whether the rules (and so the checks) of a family are in this build
 /// (lindiff-core's `op-*` features): a family that is off has no rule to
 /// check for, and its check is not linked.
 const SVD: bool = cfg!(feature = "op-svd");
 const EIGH: bool = cfg!(feature = "op-eigh");
+const EIG: bool = cfg!(feature = "op-eig");
 
 /// Output cotangents of an op, in its output order.
 pub(super) type Cts<T> = heapless::Vec<Tangent<T>, MAX_OUTPUTS>;
+
+/// The thin SVD standing in for a full one: its op, outputs, cotangents.
+pub(super) type ThinSvd<T> = (Op, heapless::Vec<Option<T>, MAX_OUTPUTS>, Cts<T>);
+
+/// Checked cotangents of `N` outputs and the check's bound.
+type CheckedCts<T, const N: usize> = ([Tangent<T>; N], T);
+
+/// What the check of one op's cotangents gives reverse mode: the
+/// cotangents to transpose (`None`: the op's own), and the error bound to
+/// hold the input cotangent to afterwards ([`TieCheck`]).
+pub(super) struct Checked<T> {
+    /// The checked output cotangents.
+    pub cts: Option<Cts<T>>,
+    /// The gauge check's bound and the op it reports as.
+    pub bound: Option<(T, GaugeOf)>,
+}
+
+impl<T> Checked<T> {
+    fn none() -> Self {
+        Checked { cts: None, bound: None }
+    }
+}
 
 /// `out_cts` after `op`'s gauge check, or `None` when `op` has none (or
 /// every cotangent is zero, or a derivative broadening is set).
 ///
 /// # Errors
-/// `Error::NotDifferentiable` from the check (eager face), and the errors
-/// of the ops it records.
+/// `Error::NotDifferentiable` or `Error::NearTie` from the check (eager
+/// face), and the errors of the ops it records.
 pub(super) fn check<F: Face>(
     face: &mut F,
     op: &Op,
     primals: &Primals<'_, F::Tensor>,
     out_cts: &[Tangent<F::Tensor>],
-) -> Result<Option<Cts<F::Tensor>>> {
-    let Op::Linalg(l) = op else { return Ok(None) };
+) -> Result<Checked<F::Tensor>> {
+    let Op::Linalg(l) = op else { return Ok(Checked::none()) };
     if !out_cts.iter().any(|c| matches!(c, Tangent::Value(_))) {
-        return Ok(None);
+        return Ok(Checked::none());
     }
     let ct = |i: usize| out_cts.get(i).cloned().unwrap_or(Tangent::Zero);
     let out = |i: usize| primals.outputs.get(i).cloned().flatten();
     let a = primals.input(0);
+    let checked = |cts: Cts<F::Tensor>, bound: Option<F::Tensor>, of: GaugeOf| Checked {
+        cts: Some(cts),
+        bound: bound.map(|b| (b, of)),
+    };
     match l {
         LinalgOp::Svd(Svd(o)) if SVD && o.derivative_eps.is_none() => {
-            let checked = svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
-            Ok(Some(checked.into_iter().collect()))
+            let (cts, bound) = svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
+            Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Svd))
         }
         LinalgOp::SvdVals(SvdVals(o)) if SVD && o.derivative_eps.is_none() => {
-            let [_, gs, _] =
+            // Values alone divide by no gap: the check, no bound.
+            let ([_, gs, _], _) =
                 svd(face, GaugeOf::Svd, a, [None, out(0), None], [Tangent::Zero, ct(0), Tangent::Zero])?;
-            Ok(Some([gs].into_iter().collect()))
+            Ok(checked([gs].into_iter().collect(), None, GaugeOf::Svd))
         }
         LinalgOp::SvdFull(SvdFull(o)) if SVD && o.derivative_eps.is_none() => {
-            let (m, n) = rows_cols(face, a);
-            let k = m.min(n);
-            let (completion_u, completion_vh) = (m > k, n > k);
-            if (completion_u && !ct(0).is_zero()) || (completion_vh && !ct(2).is_zero()) {
-                return Ok(None); // the rule reports the completion columns
-            }
-            let mut u = out(0);
-            if let (true, Some(full)) = (completion_u, &u) {
-                u = Some(face.slice(full, [0, 0], [m, k])?);
-            }
-            let mut vh = out(2);
-            if let (true, Some(full)) = (completion_vh, &vh) {
-                vh = Some(face.slice(full, [0, 0], [k, n])?);
-            }
-            let checked = svd(face, GaugeOf::Svd, a, [u, out(1), vh], [ct(0), ct(1), ct(2)])?;
-            Ok(Some(checked.into_iter().collect()))
+            // Square only: a full SVD with completion columns goes through
+            // its thin part first (`thin_full_svd`).
+            let (cts, bound) = svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
+            Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Svd))
         }
         LinalgOp::SvdTruncated(_) if SVD => {
             // The rule is the thin rule on the whole thin SVD with the
@@ -119,8 +135,8 @@ pub(super) fn check<F: Face>(
                 }
             }
             let factors = [Some(full.u), Some(full.s), Some(full.vh)];
-            let [gu, gs, gvh] = svd(face, GaugeOf::SvdTruncated, a, factors, masked)?;
-            Ok(Some([gu, gs, gvh, ct(3)].into_iter().collect()))
+            let ([gu, gs, gvh], bound) = svd(face, GaugeOf::SvdTruncated, a, factors, masked)?;
+            Ok(checked([gu, gs, gvh, ct(3)].into_iter().collect(), Some(bound), GaugeOf::SvdTruncated))
         }
         LinalgOp::LowRankApprox(_) if cfg!(feature = "op-recombine") => {
             // a_p = U diag(κ∘s) Vᴴ (κ the kept mask): its cotangent G is
@@ -136,7 +152,7 @@ pub(super) fn check<F: Face>(
             // a group of zero values has d = κ∘s = 0 on both sides and is
             // not seen: a documented gap.) The check's outputs are not needed
             // downstream: the program passes keep check ops (`ir/passes.rs`).
-            let Tangent::Value(g) = ct(0) else { return Ok(None) };
+            let Tangent::Value(g) = ct(0) else { return Ok(Checked::none()) };
             let rank = out(1).ok_or_else(|| missing("rank"))?;
             let full = face.svd(a)?;
             let k = rows_cols(face, a).0.min(rows_cols(face, a).1);
@@ -150,19 +166,105 @@ pub(super) fn check<F: Face>(
             let gs = scale_carrier(face, &g, &ks)?;
             let factors = [Some(full.u), Some(full.s), Some(full.vh)];
             let cts = [Tangent::Value(gu), Tangent::Value(gs), Tangent::Value(gvh)];
+            // Its rule divides by no gap inside the kept block: no bound.
             svd(face, GaugeOf::LowRankApprox, a, factors, cts)?;
-            Ok(None)
+            Ok(Checked::none())
         }
         LinalgOp::Eigh(Eigh(o)) if EIGH && o.derivative_eps.is_none() => {
-            let checked = eigh(face, a, [out(0), out(1)], [ct(0), ct(1)])?;
-            Ok(Some(checked.into_iter().collect()))
+            let (cts, bound) = eigh(face, a, [out(0), out(1)], [ct(0), ct(1)])?;
+            Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Eigh))
         }
         LinalgOp::EighVals(EighVals(o)) if EIGH && o.derivative_eps.is_none() => {
-            let [gw, _] = eigh(face, a, [out(0), None], [ct(0), Tangent::Zero])?;
-            Ok(Some([gw].into_iter().collect()))
+            let ([gw, _], _) = eigh(face, a, [out(0), None], [ct(0), Tangent::Zero])?;
+            Ok(checked([gw].into_iter().collect(), None, GaugeOf::Eigh))
         }
-        _ => Ok(None),
+        LinalgOp::Eig(_) if EIG => {
+            let (w, v) = (out(0).ok_or_else(|| missing("w"))?, out(1).ok_or_else(|| missing("v"))?);
+            let gw = value_or_zeros(face, &ct(0), &w, None)?;
+            let gv = value_or_zeros(face, &ct(1), &v, None)?;
+            let outs = face.apply(EigGaugeCheck.into(), &[&v, &w, &gw, &gv])?;
+            let bound = outs.get(2).cloned().flatten().ok_or_else(|| missing("bound"))?;
+            let cts = rejoin([ct(0), ct(1)], outs)?;
+            Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Eig))
+        }
+        LinalgOp::EigVals(_) if EIG => {
+            // Values alone: the check of the rule's own eigenvectors (a
+            // full eig, as the rule computes them), with no vector
+            // cotangent — unequal ∂L/∂λ inside a repeated eigenvalue and a
+            // defective one are errors; no bound (dλ divides by no gap).
+            let w = out(0).ok_or_else(|| missing("w"))?;
+            let full = face.eig(a)?;
+            let gw = value_or_zeros(face, &ct(0), &w, None)?;
+            let gv = value_or_zeros(face, &Tangent::Zero, &full.v, None)?;
+            let outs = face.apply(EigGaugeCheck.into(), &[&full.v, &w, &gw, &gv])?;
+            let [gw, _] = rejoin([ct(0), Tangent::Zero], outs)?;
+            Ok(checked([gw].into_iter().collect(), None, GaugeOf::Eig))
+        }
+        _ => Ok(Checked::none()),
     }
+}
+
+/// The thin part of a full SVD factor (`keep` = its rows × cols) and of
+/// its cotangent, the rest of which (`whole` = the factor's rows × cols)
+/// must pass the [`CompletionCheck`] when `completed`.
+fn thin_factor<F: Face>(
+    face: &mut F,
+    full: &F::Tensor,
+    ct: &Tangent<F::Tensor>,
+    completed: bool,
+    completion: Completion,
+    keep: [usize; 2],
+    whole: [usize; 2],
+) -> Result<(F::Tensor, Tangent<F::Tensor>)> {
+    if !completed {
+        return Ok((full.clone(), ct.clone()));
+    }
+    let thin = face.slice(full, [0, 0], keep)?;
+    let ct = match ct {
+        Tangent::Value(g) => {
+            // The completion block: u's columns from k on, vh's rows from k on.
+            let (start, size) = match completion {
+                Completion::U => ([0, keep[1]], [whole[0], whole[1] - keep[1]]),
+                Completion::Vh => ([keep[0], 0], [whole[0] - keep[0], whole[1]]),
+            };
+            let block = face.slice(g, start, size)?;
+            face.apply(CompletionCheck(completion).into(), &[&block])?;
+            Tangent::Value(face.slice(g, [0, 0], keep)?)
+        }
+        other => other.clone(),
+    };
+    Ok((thin, ct))
+}
+
+/// The thin SVD that stands in for a full SVD with completion columns (a
+/// tall `u` or a wide `vh`) in reverse mode: its op, outputs and
+/// cotangents, after each completion block's cotangent passed its
+/// [`CompletionCheck`] (zero, or `NotDifferentiable` naming the block).
+/// `None` for any other op, or a full SVD without completion columns.
+///
+/// # Errors
+/// The completion check's, and the errors of the slices it records.
+pub(super) fn thin_full_svd<F: Face>(
+    face: &mut F,
+    op: &Op,
+    primals: &Primals<'_, F::Tensor>,
+    out_cts: &[Tangent<F::Tensor>],
+) -> Result<Option<ThinSvd<F::Tensor>>> {
+    let Op::Linalg(LinalgOp::SvdFull(SvdFull(options))) = op else { return Ok(None) };
+    let (m, n) = rows_cols(face, primals.input(0));
+    let k = m.min(n);
+    if !SVD || (m == k && n == k) {
+        return Ok(None);
+    }
+    // u (output 0) keeps its first k columns, vh (output 2) its first k rows.
+    let u = thin_factor(face, primals.output(op, 0)?, &out_cts[0], m > k, Completion::U, [m, k], [m, m])?;
+    let vh = thin_factor(face, primals.output(op, 2)?, &out_cts[2], n > k, Completion::Vh, [k, n], [n, n])?;
+    let s = primals.outputs.get(1).cloned().flatten();
+    let ct_s = out_cts.get(1).cloned().unwrap_or(Tangent::Zero);
+    let outputs = [Some(u.0), s, Some(vh.0)].into_iter().collect();
+    let cts = [u.1, ct_s, vh.1].into_iter().collect();
+    let thin = Op::Linalg(LinalgOp::Svd(Svd(options.vectors(SvdVectors::Both))));
+    Ok(Some((thin, outputs, cts)))
 }
 
 /// max|G| · κ∘s for each batch item: the size gU and gVᴴ of a low-rank
@@ -248,14 +350,15 @@ fn rejoin<T: Clone, const N: usize>(
 }
 
 /// Runs `SvdGaugeCheck` (reporting as `of`) on thin factors `[u, s, vh]`
-/// (a missing factor as zeros) and cotangents `[gu, gs, gvh]`.
+/// (a missing factor as zeros) and cotangents `[gu, gs, gvh]`: the checked
+/// cotangents and the bound.
 fn svd<F: Face>(
     face: &mut F,
     of: GaugeOf,
     a: &F::Tensor,
     [u, s, vh]: [Option<F::Tensor>; 3],
     cts: [Tangent<F::Tensor>; 3],
-) -> Result<[Tangent<F::Tensor>; 3]> {
+) -> Result<CheckedCts<F::Tensor, 3>> {
     let s = s.ok_or_else(|| missing("s"))?;
     let (m, n) = rows_cols(face, a);
     let k = m.min(n);
@@ -276,19 +379,28 @@ fn svd<F: Face>(
     let gu = value_or_zeros(face, &cts[0], &u, zero_u.as_ref())?;
     let gs = value_or_zeros(face, &cts[1], &s, None)?;
     let gvh = value_or_zeros(face, &cts[2], &vh, zero_vh.as_ref())?;
-    let check = Op::Linalg(LinalgOp::SvdGaugeCheck(SvdGaugeCheck(of)));
+    let check = SvdGaugeCheck(of, values_read(&cts[1])).into();
     let outs = face.apply(check, &[&u, &s, &vh, &gu, &gs, &gvh])?;
-    rejoin(cts, outs)
+    let bound = outs.get(3).cloned().flatten().ok_or_else(|| missing("bound"))?;
+    Ok((rejoin(cts, outs)?, bound))
+}
+
+/// Whether a values cotangent is on the tape (see [`Values`]).
+fn values_read<T>(ct: &Tangent<T>) -> Values {
+    match ct {
+        Tangent::Value(_) => Values::Read,
+        _ => Values::Unread,
+    }
 }
 
 /// Runs `EighGaugeCheck` on `[w, v]` (a missing v as zeros) and
-/// cotangents `[gw, gv]`.
+/// cotangents `[gw, gv]`: the checked cotangents and the bound.
 fn eigh<F: Face>(
     face: &mut F,
     a: &F::Tensor,
     [w, v]: [Option<F::Tensor>; 2],
     cts: [Tangent<F::Tensor>; 2],
-) -> Result<[Tangent<F::Tensor>; 2]> {
+) -> Result<CheckedCts<F::Tensor, 2>> {
     let w = w.ok_or_else(|| missing("w"))?;
     let n = rows_cols(face, a).0;
     let (v, zero_v) = match v {
@@ -300,7 +412,8 @@ fn eigh<F: Face>(
     };
     let gw = value_or_zeros(face, &cts[0], &w, None)?;
     let gv = value_or_zeros(face, &cts[1], &v, zero_v.as_ref())?;
-    let check = Op::Linalg(LinalgOp::EighGaugeCheck(EighGaugeCheck));
+    let check = EighGaugeCheck(values_read(&cts[0])).into();
     let outs = face.apply(check, &[&v, &w, &gw, &gv])?;
-    rejoin(cts, outs)
+    let bound = outs.get(2).cloned().flatten().ok_or_else(|| missing("bound"))?;
+    Ok((rejoin(cts, outs)?, bound))
 }

@@ -1,6 +1,6 @@
 //! `LowRankApprox`: a_p = U_K diag(s_K) V_Kᴴ, the kept set K the first p
 //! triplets of the thin SVD A = U diag(s) Vᴴ (k = min(m, n)), p the op's
-//! `rank` output, D the discarded rest (AD-RULES.md "Recombinations").
+//! `rank` output, D the discarded rest (docs/ad-rules.md#recombinations).
 //!
 //! With dP = Uᴴ dA V (k×k):
 //! dA_p = U M Vᴴ + P_U dA V_K V_Kᴴ + U_K U_Kᴴ dA P_V, where M_KK = dP_KK,
@@ -40,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::op::{LowRankApprox, MatOp};
 use crate::prim::{BinaryOp, Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
-use crate::{Linalg, MAX_RANK};
+use crate::{Ops, MAX_RANK};
 
 /// The thin SVD of A on the primal side and the tangent pieces the
 /// recombination rules share.
@@ -81,7 +81,8 @@ impl<P: Clone, T: Clone> Thin<P, T> {
         Ok(Thin { u: f.u, s: f.s, vh: f.vh, m, n, k: m.min(n), dtype: meta.dtype, dav, dp })
     }
 
-    /// The tie cutoff relative to s_max: 10·k·eps (AD-RULES.md).
+    /// The tie cutoff relative to s_max: 10·k·eps
+    /// (`docs/ad-rules.md#partial-fractions-and-the-tie-cutoff`).
     pub fn relative_cutoff(&self) -> f64 {
         let eps = match self.dtype.real() {
             DType::F32 => f64::from(f32::EPSILON),

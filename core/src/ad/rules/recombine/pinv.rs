@@ -1,5 +1,5 @@
-//! Pseudo-inverse and minimum-norm least squares (AD-RULES.md "det, slogdet,
-//! inv, pinv" and "Recombinations").
+//! Pseudo-inverse and minimum-norm least squares (docs/ad-rules.md#determinants
+//! and docs/ad-rules.md#recombinations and "Recombinations").
 //!
 //! * `pinv` (Golub–Pereyra), with P = A⁺ the forward's output:
 //!   dP = −P dA P + P Pᴴ dAᴴ (I − A P) + (I − P A) dAᴴ Pᴴ P.
@@ -35,7 +35,7 @@ use crate::error::Result;
 use crate::op::{LinalgOp, Lstsq, MatOp, Pinv};
 use crate::prim::BinaryOp;
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// A factor as is, in a product.
 const ID: MatOp = MatOp::Identity;

@@ -1,5 +1,6 @@
-//! `Polar`: W = U Vᴴ from the thin SVD A = U diag(s) Vᴴ (AD-RULES.md
-//! "Recombinations"), for any shape: an isometry when m ≥ n, a co-isometry
+//! `Polar`: W = U Vᴴ from the thin SVD A = U diag(s) Vᴴ
+//! (`docs/ad-rules.md#recombinations`), for any shape: an isometry when
+//! m ≥ n, a co-isometry
 //! when m < n.
 //!
 //! dW = dU Vᴴ + U dVᴴ with the thin SVD tangents; Ω_U − Ω_V = 2F⁺∘ah(dP), so
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::op::MatOp;
 use crate::prim::Pair;
 use crate::provider::Op;
-use crate::Linalg;
+use crate::Ops;
 
 /// Output tangent `[dW]` (see the module docs).
 pub(super) fn jvp<C: Cx + ?Sized>(

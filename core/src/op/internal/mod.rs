@@ -1,0 +1,105 @@
+//! Internal ops: what reverse mode records and every provider runs, but no
+//! user calls — the checks that let reverse mode report instead of guess.
+//! They are not in [`LinalgOp`](super::LinalgOp): no face method, no entry
+//! in the support table; their derivative passes the checked values
+//! through (second order sees them as identities).
+//!
+//! * [`SvdGaugeCheck`], [`EighGaugeCheck`], [`EigGaugeCheck`] (`gauge.rs`):
+//!   the output cotangents of a spectral op before its rule is
+//!   transposed;
+//! * [`TieCheck`] (`tie.rs`): the input cotangent after it, against the
+//!   error bound the gauge check found;
+//! * [`CompletionCheck`] (`completion.rs`): the cotangent of a full SVD's
+//!   completion columns, which must be zero.
+
+mod completion;
+mod gauge;
+mod tie;
+
+pub use completion::{Completion, CompletionCheck};
+pub use gauge::{why, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values};
+pub use tie::TieCheck;
+
+use super::check::out;
+use super::{OpSpec, Outputs};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::TensorMeta;
+
+/// Entries of a gauge check's `bound`: the estimated error of ∂L/∂A, the
+/// gradient's natural scale, the worst pair (i, j) and its gap.
+pub const BOUND_LEN: usize = 5;
+
+/// The `bound` output of a gauge check: `[BOUND_LEN, batch…]` reals of
+/// `dtype`'s precision.
+fn bound_meta(op: &'static str, dtype: DType, batch: &[usize]) -> Result<TensorMeta> {
+    out(op, "bound", dtype.real(), &[BOUND_LEN], batch)
+}
+
+/// Declares [`InternalOp`] and its accessors over the payload types.
+macro_rules! internal_ops {
+    ($($(#[$doc:meta])* $V:ident,)*) => {
+        /// Every internal op.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum InternalOp {
+            $( $(#[$doc])* $V($V), )*
+        }
+
+        impl InternalOp {
+            /// The op's name as used in messages.
+            pub fn name(&self) -> &'static str {
+                match self { $( InternalOp::$V(_) => $V::NAME, )* }
+            }
+
+            /// Input names, in order.
+            pub fn input_names(&self) -> &'static [&'static str] {
+                match self { $( InternalOp::$V(_) => $V::INPUTS, )* }
+            }
+
+            /// Output names, in order.
+            pub fn output_names(&self) -> &'static [&'static str] {
+                match self { $( InternalOp::$V(_) => $V::OUTPUTS, )* }
+            }
+
+            /// Output dtypes and shapes for these inputs.
+            ///
+            /// # Errors
+            /// [`Error::Arity`] for a wrong input count; the op's typed
+            /// shape/dtype error.
+            pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+                let expected = self.input_names().len();
+                if inputs.len() != expected {
+                    return Err(Error::Arity { op: self.name(), expected, got: inputs.len() });
+                }
+                match self { $( InternalOp::$V(op) => op.infer(inputs), )* }
+            }
+        }
+
+    };
+}
+
+/// The internal ops, each with its doc, for a macro `$cb` to expand
+/// (`InternalOp` here, the conversions into `provider::Op` there).
+macro_rules! internal_table {
+    ($cb:ident) => {
+        $cb! {
+            /// Reverse mode's check of SVD cotangents: `u`, `s`, `vh`, `gu`, `gs`,
+            /// `gvh` → `gu`, `gs`, `gvh`, `bound`.
+            SvdGaugeCheck,
+            /// Reverse mode's check of eigh cotangents: `v`, `w`, `gw`, `gv` → `gw`,
+            /// `gv`, `bound`.
+            EighGaugeCheck,
+            /// Reverse mode's check of eig cotangents: `v`, `w`, `gw`, `gv` → `gw`,
+            /// `gv`, `bound`.
+            EigGaugeCheck,
+            /// The input cotangent of a spectral op against its error bound:
+            /// `ga`, `bound` → `ga`.
+            TieCheck,
+            /// A full SVD's completion cotangent, which must be zero: `g` → `g`.
+            CompletionCheck,
+        }
+    };
+}
+pub(crate) use internal_table;
+
+internal_table!(internal_ops);

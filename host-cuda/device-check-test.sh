@@ -50,7 +50,7 @@ EOF
         printf '#!/usr/bin/env bash\necho "running 1 test"\necho "test result: ok. 1 passed; 0 failed"\n' \
             >"$tmp/.device/$name"
     done
-    chmod -x "$tmp/.device"/* # the carry may drop the bits; the script restores them
+    chmod -x "$tmp/.device"/* # a copy may drop the bits; the script restores them
 }
 
 # run_it: the script's `run` from $tmp (no git repository: GIT_DIR points

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The CUDA device check, in two halves (see README "CUDA"):
+# The CUDA device check, in two halves (see docs/cuda.md):
 #
-#   host-cuda/device-check.sh build   here, no GPU needed: builds ONE stripped
-#       release binary of the conformance suites for the CUDA provider
-#       (tests/tests/cuda/main.rs, `--no-default-features --features cuda`:
-#       no OpenBLAS, checked with ldd), the two suites that cannot join it
-#       (prims, ad_program: own #[global_allocator]) and the timing example,
-#       into .device/ (git-ignored through .git/info/exclude; it must fit the
-#       64 MiB carry limit together with the working tree), and prints the
-#       exact `run` tool call for a GPU session.
-#   host-cuda/device-check.sh run     on the GPU machine, from the repo root:
-#       finds the CUDA 13 libraries, runs (each under `timeout`, ≤ TOTAL s in
-#       all, see run()) the required timing rows, the suites filtered to
-#       `::cuda` with LINDIFF_REQUIRE_CUDA=1 (a suite that cannot get the GPU
-#       fails) and `--nocapture` (the harness's lines — "skipped (unsupported
-#       on cuda)", "cuda: N device calls", the budget stops — reach the logs
-#       as they happen, also when `timeout` kills the binary), then the
+#   host-cuda/device-check.sh build   (`cargo xtask cuda-check`) on any
+#       machine, no GPU needed: builds ONE stripped release binary of the
+#       conformance suites for the CUDA provider (tests/tests/cuda/main.rs,
+#       `--features cuda`: no OpenBLAS, checked with ldd), the two suites that
+#       cannot join it (prims, ad_program: own #[global_allocator]) and the
+#       timing example into .device/ (git-ignored), with a copy of this
+#       script.
+#   bash .device/device-check.sh run   on a machine with an NVIDIA GPU and
+#       the CUDA 13 libraries, from a checkout holding that .device/: finds
+#       the libraries, runs (each under `timeout`, ≤ TOTAL s in all, see
+#       run()) the required timing rows, the suites filtered to `::cuda`
+#       with LINDIFF_REQUIRE_CUDA=1 (a suite that cannot get the GPU fails)
+#       and `--nocapture` (the harness's lines — "skipped (unsupported on
+#       cuda)", "cuda: N device calls", the budget stops — reach the logs as
+#       they happen, also when `timeout` kills the binary), then the
 #       explicit SVD drivers (informational: their failure or timeout does
 #       not fail the run), writing logs under $OUT (default .device/out).
 #       Without a GPU it stops at once with "no GPU: …" (exit 3).
@@ -29,12 +29,12 @@ cd "$(git rev-parse --show-toplevel 2>/dev/null || echo "$(dirname "$0")/..")"
 DEV=.device
 mode=${1:-build}
 
-# Time budgets (s) of the run's steps. The suites make far more provider
-# calls than a device session affords (host-cpu counts, `--features calls`,
-# tests/src/calls.rs and README "CUDA"), and each CudaStaged call is a
-# staged round trip (alloc, memset, uploads, the op with 1–3
-# synchronisations, downloads, free: ~10 driver calls at ~0.3–1 ms under
-# gVisor, so ~3–12 ms). Three limits keep each step inside its budget
+# Time budgets (s) of the run's steps, so that the whole run takes about
+# six minutes. The suites make far more provider calls than that affords
+# (host-cpu counts, `--features calls`, tests/src/calls.rs and
+# docs/cuda.md), and each CudaStaged call is a staged round trip (alloc, memset,
+# uploads, the op with 1–3 synchronisations, downloads, free: ~10 driver
+# calls, a few ms). Three limits keep each step inside its budget
 # (tests/src/cuda.rs):
 #  * LINDIFF_CUDA_SUITE_SECONDS: each suite stops ("stopped at the suite
 #    budget") once its own time in staged device calls exceeds it; it adapts
@@ -49,7 +49,7 @@ mode=${1:-build}
 #  * LINDIFF_CUDA_SUITE_CALLS (optional override, unset by default): a fixed
 #    call cap per suite; export it to pass it through.
 # A stopped suite passes; a failure before the stop fails it. Worst case
-# 80 + 140 + 45 + 45 + 50 = 360 s (≤ 380 s, within the run tool's 420 s).
+# 80 + 140 + 45 + 45 + 50 = 360 s.
 # Every suite logs "<test>: cuda: <n> device calls in <t> s": retune from those.
 SUITE_SECONDS=1
 SEPARATE_SECONDS=4
@@ -60,11 +60,8 @@ TOTAL=$((T_TIMING + T_CONFORMANCE + T_PRIMS + T_AD_PROGRAM + T_DRIVERS))
 build() {
     export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
     mkdir -p "$DEV"
-    exclude=$(git rev-parse --git-path info/exclude)
-    mkdir -p "$(dirname "$exclude")"
-    grep -qx '/.device/' "$exclude" 2>/dev/null || echo '/.device/' >>"$exclude"
     local json
-    json=$(cargo test --release -p lindiff-tests --no-default-features --features cuda \
+    json=$(cargo test --release -p lindiff-tests --features cuda \
         --test cuda_conformance --test prims --test ad_program --no-run --message-format=json)
     for name in cuda_conformance prims ad_program; do
         # `|| true`: under pipefail a grep matching nothing would end the
@@ -88,31 +85,20 @@ build() {
             exit 1
         fi
     done
-    # The carry limit (64 MiB) holds the working tree that travels with the
-    # carried folder: tracked files and untracked ones git does not ignore.
-    local size tree limit
+    local size
     size=$(du -sb "$DEV" --exclude=out | cut -f1)
-    # `|| true`: du fails on a tracked file deleted in the working tree (it
-    # still prints the total), which under pipefail would end the script.
-    tree=$( { git ls-files -z --cached --others --exclude-standard |
-        du -cb --files0-from=- 2>/dev/null || true; } | tail -1 | cut -f1)
-    limit=$((64 * 1024 * 1024 - tree))
-    if [ "$size" -gt "$limit" ]; then
-        echo "device-check: $DEV is $size bytes; with the working tree ($tree bytes) it is over the 64 MiB carry limit (room: $limit bytes)" >&2
-        exit 1
-    fi
-    echo "device-check: built $DEV ($size bytes; working tree $tree bytes; room left $((limit - size)) bytes of 64 MiB; ldd: no OpenBLAS/BLAS/LAPACK in any binary):"
+    echo "device-check: built $DEV ($size bytes; ldd: no OpenBLAS/BLAS/LAPACK in any binary):"
     ls -l "$DEV"
-    cat <<CALL
+    cat <<RUN
 
-On a session whose device tool has a GPU (status: can_start_another true), call:
-  run(command="bash .device/device-check.sh run", carry=[".device"], timeout_s=420)
-(the run keeps itself to at most ${TOTAL} s: timing ${T_TIMING} + suites ${T_CONFORMANCE}/${T_PRIMS}/${T_AD_PROGRAM}
+On a machine with an NVIDIA GPU, from a checkout holding this .device/:
+  bash .device/device-check.sh run
+(at most ${TOTAL} s: timing ${T_TIMING} + suites ${T_CONFORMANCE}/${T_PRIMS}/${T_AD_PROGRAM}
 + drivers ${T_DRIVERS} (informational), each under \`timeout\`; each suite stops after ${SUITE_SECONDS} s
 (${SEPARATE_SECONDS} s in prims/ad_program) of device calls, each suite binary at its step's budget − ${DEADLINE_MARGIN} s)
-The logs come back under \$OUT: cuda_conformance.log, prims.log, ad_program.log, timing.md,
-timing_drivers.md, summary.txt.
-CALL
+The logs land under \$OUT (default .device/out): cuda_conformance.log, prims.log, ad_program.log,
+timing.md, timing_drivers.md, summary.txt.
+RUN
 }
 
 # The folders holding the CUDA 13 user-space libraries (cuSOLVER, cuBLAS,
@@ -123,7 +109,7 @@ CALL
 # real libcuda.so.1 added, last.
 find_libs() {
     local roots=(/usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib /usr/local/nvidia/lib64
-        /opt/torch/.venv/lib/python3.12/site-packages/nvidia /usr/lib/x86_64-linux-gnu /usr/lib64)
+        /opt/*/.venv/lib/python3*/site-packages/nvidia /usr/lib/x86_64-linux-gnu /usr/lib64)
     local dirs=() driver_dirs=() root lib
     for root in "${roots[@]}"; do
         [ -d "$root" ] || continue
@@ -212,7 +198,7 @@ suite() {
 run() {
     out=${OUT:-$DEV/out}
     mkdir -p "$out"
-    # The carry may not keep the executable bits.
+    # A copied .device/ may have lost the executable bits.
     chmod +x "$DEV"/* 2>/dev/null || true
     local libs
     libs=$(find_libs)
@@ -234,10 +220,6 @@ run() {
     fi
     # A suite whose cuda arm cannot get the GPU fails instead of skipping.
     export LINDIFF_REQUIRE_CUDA=1
-    # The test threads trace fixed-capacity programs on the stack: cargo
-    # sets this from .cargo/config.toml, a bare test binary does not (the
-    # suites overflow the default 2 MiB stack).
-    export RUST_MIN_STACK=67108864
     status=0
     # Budgets, deadlines and the optional call cap: see the top of this file.
     step required "$T_TIMING" timing.md "$DEV/cuda_timing" --require-gpu --part required

@@ -3,8 +3,9 @@
 //!
 //! `cargo xtask bench` (or `cargo bench -p lindiff-blas --bench overhead`;
 //! the workspace's `.cargo/config.toml` sets `OPENBLAS_NUM_THREADS=1`).
-//! Each figure is the minimum over repeated runs, alternating the two sides
-//! so that machine noise hits both alike; f64, serial, uniform [−0.5, 0.5)
+//! Rows alternate the two sides round by round so that machine noise hits
+//! both alike; times are medians over rounds, ratios the median of the
+//! rounds' ratios; f64, serial, uniform [−0.5, 0.5)
 //! matrices.
 //!
 //! * Table 1, lindiff-blas / raw LAPACK: the raw side makes the same calls
@@ -25,7 +26,7 @@
 //! * Table 2, host-cpu vs host-blas through the same direct face.
 
 use faer::{MatMut, MatRef};
-use lindiff_blas::{Blas, Direct, Lapack, Linalg, Tensor};
+use lindiff_blas::{Blas, Direct, Lapack, Ops, Tensor};
 use lindiff_core::op::{Eigh, EighVals, LuFactorSolve, Qr, Svd, SvdVals};
 use lindiff_core::LinalgOp;
 use lindiff_cpu::kernel_api::copy_finite;
@@ -35,7 +36,7 @@ use std::hint::black_box;
 
 #[path = "../../host-cpu/benches/harness/mod.rs"]
 mod harness;
-use harness::{matrix, reps_for, row, side_by_side, sizes, Aligned, Planned};
+use harness::{matrix, reps_for, row, side_by_side, sizes, table, Aligned, Planned};
 
 /// The optimal LWORK LAPACK reports in `work[0]`.
 fn lwork(w: f64) -> usize {
@@ -362,10 +363,9 @@ impl Case {
 }
 
 fn overhead_table() {
-    println!("lindiff-blas vs raw LAPACK (f64, serial, µs; ratio = lindiff / LAPACK)");
-    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "LAPACK", "ratio");
+    table("lindiff-blas vs raw LAPACK (f64, serial, µs; ratio = lindiff / LAPACK)", "lindiff", "LAPACK");
     let mut la = Direct::new(Blas::new());
-    for n in sizes() {
+    for n in sizes(&[32, 128, 512]) {
         let (rounds, reps) = reps_for(n);
         let c = Case::new(n);
         let a: Tensor = la.tensor(&[n, n], &c.data).unwrap();
@@ -426,7 +426,7 @@ fn overhead_table() {
         );
         let mut plan = Planned::new(
             Blas::new(),
-            LinalgOp::LuFactorSolve(LuFactorSolve),
+            LinalgOp::LuFactorSolve(LuFactorSolve::default()),
             &[(&[n, n], &c.data), (&[n, 1], &c.b)],
         );
         row("solve (plan)", n, side_by_side(rounds, reps, || plan.run(), || raw.run(&c.data, &c.b)));
@@ -437,9 +437,11 @@ fn overhead_table() {
 }
 
 fn cpu_vs_blas_table() {
-    println!();
-    println!("host-cpu vs host-blas through the direct face (f64, serial, µs; ratio = blas / cpu)");
-    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "host-blas", "host-cpu", "ratio");
+    table(
+        "host-cpu vs host-blas through the direct face (f64, serial, µs; ratio = blas / cpu)",
+        "host-blas",
+        "host-cpu",
+    );
     let mut blas = Direct::new(Blas::new());
     let mut cpu = Direct::new(Cpu::new());
     for n in [32usize, 128, 512] {

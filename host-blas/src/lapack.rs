@@ -209,285 +209,61 @@ fn ch(c: u8) -> c_char {
     c as c_char
 }
 
-/// Implements [`Lapack`] for a real type from its routine names.
-macro_rules! real {
-    ($t:ty, $gesdd:ident, $gesvd:ident, $geqrf:ident, $orgqr:ident, $geqp3:ident, $syevd:ident,
-     $geev:ident, $potrf:ident, $getrf:ident, $getrs:ident, $trtrs:ident) => {
-        impl Lapack for $t {
-            type Complex = Complex<$t>;
-            unsafe fn gesdd(
-                jobz: u8,
-                m: i32,
-                n: i32,
-                a: *mut Self,
-                lda: i32,
-                s: *mut $t,
-                u: *mut Self,
-                ldu: i32,
-                vt: *mut Self,
-                ldvt: i32,
-                work: *mut Self,
-                lwork: i32,
-                _rwork: *mut $t,
-                iwork: *mut i32,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe {
-                    ffi::$gesdd(
-                        &ch(jobz),
-                        &m,
-                        &n,
-                        a,
-                        &lda,
-                        s,
-                        u,
-                        &ldu,
-                        vt,
-                        &ldvt,
-                        work,
-                        &lwork,
-                        iwork,
-                        &mut info,
-                    )
-                };
-                info
-            }
-            unsafe fn gesvd(
-                jobu: u8,
-                jobvt: u8,
-                m: i32,
-                n: i32,
-                a: *mut Self,
-                lda: i32,
-                s: *mut $t,
-                u: *mut Self,
-                ldu: i32,
-                vt: *mut Self,
-                ldvt: i32,
-                work: *mut Self,
-                lwork: i32,
-                _rwork: *mut $t,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe {
-                    ffi::$gesvd(
-                        &ch(jobu),
-                        &ch(jobvt),
-                        &m,
-                        &n,
-                        a,
-                        &lda,
-                        s,
-                        u,
-                        &ldu,
-                        vt,
-                        &ldvt,
-                        work,
-                        &lwork,
-                        &mut info,
-                    )
-                };
-                info
-            }
-            unsafe fn geqrf(
-                m: i32,
-                n: i32,
-                a: *mut Self,
-                lda: i32,
-                tau: *mut Self,
-                work: *mut Self,
-                lwork: i32,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe { ffi::$geqrf(&m, &n, a, &lda, tau, work, &lwork, &mut info) };
-                info
-            }
-            unsafe fn ungqr(
-                m: i32,
-                n: i32,
-                k: i32,
-                a: *mut Self,
-                lda: i32,
-                tau: *const Self,
-                work: *mut Self,
-                lwork: i32,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe { ffi::$orgqr(&m, &n, &k, a, &lda, tau, work, &lwork, &mut info) };
-                info
-            }
-            unsafe fn geqp3(
-                m: i32,
-                n: i32,
-                a: *mut Self,
-                lda: i32,
-                jpvt: *mut i32,
-                tau: *mut Self,
-                work: *mut Self,
-                lwork: i32,
-                _rwork: *mut $t,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe { ffi::$geqp3(&m, &n, a, &lda, jpvt, tau, work, &lwork, &mut info) };
-                info
-            }
-            unsafe fn heevd(
-                jobz: u8,
-                uplo: u8,
-                n: i32,
-                a: *mut Self,
-                lda: i32,
-                w: *mut $t,
-                work: *mut Self,
-                lwork: i32,
-                _rwork: *mut $t,
-                _lrwork: i32,
-                iwork: *mut i32,
-                liwork: i32,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe {
-                    ffi::$syevd(&ch(jobz), &ch(uplo), &n, a, &lda, w, work, &lwork, iwork, &liwork, &mut info)
-                };
-                info
-            }
-            unsafe fn geev(
-                jobvr: u8,
-                n: i32,
-                a: *mut Self,
-                lda: i32,
-                wr: *mut $t,
-                wi: *mut $t,
-                _w: *mut Self,
-                vr: *mut Self,
-                ldvr: i32,
-                work: *mut Self,
-                lwork: i32,
-                _rwork: *mut $t,
-            ) -> i32 {
-                let mut info = 0;
-                let mut vl = [0.0 as $t; 1];
-                // SAFETY: the caller's contract (module docs); VL is not
-                // referenced with JOBVL = 'N' and LDVL = 1.
-                unsafe {
-                    ffi::$geev(
-                        &ch(b'N'),
-                        &ch(jobvr),
-                        &n,
-                        a,
-                        &lda,
-                        wr,
-                        wi,
-                        vl.as_mut_ptr(),
-                        &1,
-                        vr,
-                        &ldvr,
-                        work,
-                        &lwork,
-                        &mut info,
-                    )
-                };
-                info
-            }
-            unsafe fn potrf(n: i32, a: *mut Self, lda: i32) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe { ffi::$potrf(&ch(b'L'), &n, a, &lda, &mut info) };
-                info
-            }
-            unsafe fn getrf(m: i32, n: i32, a: *mut Self, lda: i32, ipiv: *mut i32) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe { ffi::$getrf(&m, &n, a, &lda, ipiv, &mut info) };
-                info
-            }
-            unsafe fn getrs(
-                trans: u8,
-                n: i32,
-                nrhs: i32,
-                a: *const Self,
-                lda: i32,
-                ipiv: *const i32,
-                b: *mut Self,
-                ldb: i32,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe { ffi::$getrs(&ch(trans), &n, &nrhs, a, &lda, ipiv, b, &ldb, &mut info) };
-                info
-            }
-            unsafe fn trtrs(
-                uplo: u8,
-                trans: u8,
-                diag: u8,
-                n: i32,
-                nrhs: i32,
-                a: *const Self,
-                lda: i32,
-                b: *mut Self,
-                ldb: i32,
-            ) -> i32 {
-                let mut info = 0;
-                // SAFETY: the caller's contract (module docs).
-                unsafe {
-                    ffi::$trtrs(&ch(uplo), &ch(trans), &ch(diag), &n, &nrhs, a, &lda, b, &ldb, &mut info)
-                };
-                info
-            }
-        }
+/// Calls `$f` with the arguments of kind `$kind` (`real` or `complex`):
+/// every plain argument, those in `real[…]` only for a real type and those
+/// in `complex[…]` only for a complex one (the other kind's are left out,
+/// unevaluated: each method names its arguments of both kinds in a
+/// `let _`). Each argument ends with a comma.
+macro_rules! call {
+    ($kind:ident $f:path [$($done:expr,)*]) => {
+        $f($($done),*)
+    };
+    (real $f:path [$($done:expr,)*] real[$($x:expr,)*] $($rest:tt)*) => {
+        call!(real $f [$($done,)* $($x,)*] $($rest)*)
+    };
+    (complex $f:path [$($done:expr,)*] complex[$($x:expr,)*] $($rest:tt)*) => {
+        call!(complex $f [$($done,)* $($x,)*] $($rest)*)
+    };
+    ($kind:ident $f:path [$($done:expr,)*] $other:ident[$($x:expr,)*] $($rest:tt)*) => {
+        call!($kind $f [$($done,)*] $($rest)*)
+    };
+    ($kind:ident $f:path [$($done:expr,)*] $x:expr, $($rest:tt)*) => {
+        call!($kind $f [$($done,)* $x,] $($rest)*)
     };
 }
 
-/// Implements [`Lapack`] for a complex type from its routine names. The
-/// pointers are cast to lapack-sys's complex type, which has the same
-/// layout (`#[repr(C)] { re, im }`) as `num_complex::Complex`.
-macro_rules! complex {
-    ($r:ty, $gesdd:ident, $gesvd:ident, $geqrf:ident, $ungqr:ident, $geqp3:ident, $heevd:ident,
-     $geev:ident, $potrf:ident, $getrf:ident, $getrs:ident, $trtrs:ident) => {
-        impl Lapack for Complex<$r> {
-            type Complex = Complex<$r>;
+/// Implements [`Lapack`] for `$t` (`real` or `complex`, with real type
+/// `$re`) from its routine names, one argument list for both kinds (see
+/// `call!`). Pointers go through `.cast()`: a no-op for real types, and
+/// for complex ones a cast to lapack-sys's complex type, which has the
+/// same layout (`#[repr(C)] { re, im }`) as `num_complex::Complex`.
+macro_rules! lapack {
+    ($t:ty, $kind:ident, $re:ty, $gesdd:ident, $gesvd:ident, $geqrf:ident, $ungqr:ident, $geqp3:ident,
+     $heevd:ident, $geev:ident, $potrf:ident, $getrf:ident, $getrs:ident, $trtrs:ident) => {
+        impl Lapack for $t {
+            type Complex = Complex<$re>;
             unsafe fn gesdd(
                 jobz: u8,
                 m: i32,
                 n: i32,
                 a: *mut Self,
                 lda: i32,
-                s: *mut $r,
+                s: *mut $re,
                 u: *mut Self,
                 ldu: i32,
                 vt: *mut Self,
                 ldvt: i32,
                 work: *mut Self,
                 lwork: i32,
-                rwork: *mut $r,
+                rwork: *mut $re,
                 iwork: *mut i32,
             ) -> i32 {
+                let _ = (rwork,);
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    ffi::$gesdd(
-                        &ch(jobz),
-                        &m,
-                        &n,
-                        a.cast(),
-                        &lda,
-                        s,
-                        u.cast(),
-                        &ldu,
-                        vt.cast(),
-                        &ldvt,
-                        work.cast(),
-                        &lwork,
-                        rwork,
-                        iwork,
-                        &mut info,
-                    )
+                    call!($kind ffi::$gesdd [] &ch(jobz), &m, &n, a.cast(), &lda, s, u.cast(), &ldu,
+                        vt.cast(), &ldvt, work.cast(), &lwork, complex[rwork,] iwork, &mut info,)
                 };
                 info
             }
@@ -498,35 +274,21 @@ macro_rules! complex {
                 n: i32,
                 a: *mut Self,
                 lda: i32,
-                s: *mut $r,
+                s: *mut $re,
                 u: *mut Self,
                 ldu: i32,
                 vt: *mut Self,
                 ldvt: i32,
                 work: *mut Self,
                 lwork: i32,
-                rwork: *mut $r,
+                rwork: *mut $re,
             ) -> i32 {
+                let _ = (rwork,);
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    ffi::$gesvd(
-                        &ch(jobu),
-                        &ch(jobvt),
-                        &m,
-                        &n,
-                        a.cast(),
-                        &lda,
-                        s,
-                        u.cast(),
-                        &ldu,
-                        vt.cast(),
-                        &ldvt,
-                        work.cast(),
-                        &lwork,
-                        rwork,
-                        &mut info,
-                    )
+                    call!($kind ffi::$gesvd [] &ch(jobu), &ch(jobvt), &m, &n, a.cast(), &lda, s, u.cast(),
+                        &ldu, vt.cast(), &ldvt, work.cast(), &lwork, complex[rwork,] &mut info,)
                 };
                 info
             }
@@ -570,23 +332,14 @@ macro_rules! complex {
                 tau: *mut Self,
                 work: *mut Self,
                 lwork: i32,
-                rwork: *mut $r,
+                rwork: *mut $re,
             ) -> i32 {
+                let _ = (rwork,);
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    ffi::$geqp3(
-                        &m,
-                        &n,
-                        a.cast(),
-                        &lda,
-                        jpvt,
-                        tau.cast(),
-                        work.cast(),
-                        &lwork,
-                        rwork,
-                        &mut info,
-                    )
+                    call!($kind ffi::$geqp3 [] &m, &n, a.cast(), &lda, jpvt, tau.cast(), work.cast(), &lwork,
+                        complex[rwork,] &mut info,)
                 };
                 info
             }
@@ -596,32 +349,20 @@ macro_rules! complex {
                 n: i32,
                 a: *mut Self,
                 lda: i32,
-                w: *mut $r,
+                w: *mut $re,
                 work: *mut Self,
                 lwork: i32,
-                rwork: *mut $r,
+                rwork: *mut $re,
                 lrwork: i32,
                 iwork: *mut i32,
                 liwork: i32,
             ) -> i32 {
+                let _ = (rwork, lrwork);
                 let mut info = 0;
                 // SAFETY: the caller's contract (module docs).
                 unsafe {
-                    ffi::$heevd(
-                        &ch(jobz),
-                        &ch(uplo),
-                        &n,
-                        a.cast(),
-                        &lda,
-                        w,
-                        work.cast(),
-                        &lwork,
-                        rwork,
-                        &lrwork,
-                        iwork,
-                        &liwork,
-                        &mut info,
-                    )
+                    call!($kind ffi::$heevd [] &ch(jobz), &ch(uplo), &n, a.cast(), &lda, w, work.cast(),
+                        &lwork, complex[rwork, &lrwork,] iwork, &liwork, &mut info,)
                 };
                 info
             }
@@ -630,36 +371,24 @@ macro_rules! complex {
                 n: i32,
                 a: *mut Self,
                 lda: i32,
-                _wr: *mut $r,
-                _wi: *mut $r,
+                wr: *mut $re,
+                wi: *mut $re,
                 w: *mut Self,
                 vr: *mut Self,
                 ldvr: i32,
                 work: *mut Self,
                 lwork: i32,
-                rwork: *mut $r,
+                rwork: *mut $re,
             ) -> i32 {
+                let _ = (wr, wi, w, rwork);
                 let mut info = 0;
-                let mut vl = [Complex::new(0.0 as $r, 0.0); 1];
+                let mut vl = [<Self as Scalar>::zero(); 1];
                 // SAFETY: the caller's contract (module docs); VL is not
                 // referenced with JOBVL = 'N' and LDVL = 1.
                 unsafe {
-                    ffi::$geev(
-                        &ch(b'N'),
-                        &ch(jobvr),
-                        &n,
-                        a.cast(),
-                        &lda,
-                        w.cast(),
-                        vl.as_mut_ptr().cast(),
-                        &1,
-                        vr.cast(),
-                        &ldvr,
-                        work.cast(),
-                        &lwork,
-                        rwork,
-                        &mut info,
-                    )
+                    call!($kind ffi::$geev [] &ch(b'N'), &ch(jobvr), &n, a.cast(), &lda, real[wr, wi,]
+                        complex[w.cast(),] vl.as_mut_ptr().cast(), &1, vr.cast(), &ldvr, work.cast(), &lwork,
+                        complex[rwork,] &mut info,)
                 };
                 info
             }
@@ -725,11 +454,44 @@ macro_rules! complex {
     };
 }
 
-real!(f32, sgesdd_, sgesvd_, sgeqrf_, sorgqr_, sgeqp3_, ssyevd_, sgeev_, spotrf_, sgetrf_, sgetrs_, strtrs_);
-real!(f64, dgesdd_, dgesvd_, dgeqrf_, dorgqr_, dgeqp3_, dsyevd_, dgeev_, dpotrf_, dgetrf_, dgetrs_, dtrtrs_);
-complex!(
-    f32, cgesdd_, cgesvd_, cgeqrf_, cungqr_, cgeqp3_, cheevd_, cgeev_, cpotrf_, cgetrf_, cgetrs_, ctrtrs_
+// Real types map `ungqr` to ?orgqr and `heevd` to ?syevd.
+lapack!(
+    f32, real, f32, sgesdd_, sgesvd_, sgeqrf_, sorgqr_, sgeqp3_, ssyevd_, sgeev_, spotrf_, sgetrf_, sgetrs_,
+    strtrs_
 );
-complex!(
-    f64, zgesdd_, zgesvd_, zgeqrf_, zungqr_, zgeqp3_, zheevd_, zgeev_, zpotrf_, zgetrf_, zgetrs_, ztrtrs_
+lapack!(
+    f64, real, f64, dgesdd_, dgesvd_, dgeqrf_, dorgqr_, dgeqp3_, dsyevd_, dgeev_, dpotrf_, dgetrf_, dgetrs_,
+    dtrtrs_
+);
+lapack!(
+    Complex<f32>,
+    complex,
+    f32,
+    cgesdd_,
+    cgesvd_,
+    cgeqrf_,
+    cungqr_,
+    cgeqp3_,
+    cheevd_,
+    cgeev_,
+    cpotrf_,
+    cgetrf_,
+    cgetrs_,
+    ctrtrs_
+);
+lapack!(
+    Complex<f64>,
+    complex,
+    f64,
+    zgesdd_,
+    zgesvd_,
+    zgeqrf_,
+    zungqr_,
+    zgeqp3_,
+    zheevd_,
+    zgeev_,
+    zpotrf_,
+    zgetrf_,
+    zgetrs_,
+    ztrtrs_
 );

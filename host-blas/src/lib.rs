@@ -21,7 +21,7 @@
 //! Delegated to host-cpu's (faer) kernels: the primitives (`Op::Prim`),
 //! full-pivot LU and its solves (LAPACK's ?getc2 is square-only and perturbs
 //! tiny pivots, breaking "singular matrices factor exactly"), the compact
-//! Householder ops (their state is in faer's reflector gauge), `det`,
+//! Householder ops (their state is in faer's reflector convention), `det`,
 //! `slogdet`, `adjugate`, and the SVD recombinations (`low_rank_approx`,
 //! `polar`, `pinv`, `lstsq`).
 //!
@@ -50,7 +50,7 @@
 //!   before LAPACK sees it.
 //!
 //! ```
-//! use lindiff_blas::{Blas, Direct, Linalg};
+//! use lindiff_blas::prelude::*;
 //! let mut la = Direct::new(Blas::new());
 //! let a = la.tensor_row_major(2, 2, &[3.0, 0.0, 0.0, -2.0]).unwrap();
 //! let s = la.svd_vals(&a).unwrap();
@@ -62,10 +62,11 @@
 
 mod kernels;
 pub mod lapack;
+pub mod prelude;
 
 pub use lapack::Lapack;
 pub use lindiff_core::face::direct::{Direct, Tensor};
-pub use lindiff_core::{Face, Linalg};
+pub use lindiff_core::{Face, Linalg, Ops};
 
 use lindiff_core::{Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq};
 use lindiff_cpu::Cpu;
@@ -74,8 +75,7 @@ use lindiff_cpu::Cpu;
 /// plan lanes the same way.
 ///
 /// ```
-/// use lindiff_blas::Blas;
-/// use lindiff_core::{Exec, Provider};
+/// use lindiff_blas::prelude::*;
 /// assert_eq!(Blas::new().name(), "blas");
 /// assert_eq!(Blas::with_exec(Exec::with_threads(2)).exec().threads(), 2);
 /// ```
@@ -113,13 +113,25 @@ impl Provider for Blas {
     }
 
     /// # Errors
-    /// `Unsupported` for a matrix too large for LAPACK's 32-bit sizes, or
-    /// what host-cpu reports for a delegated op.
+    /// `Overflow` for a requirement that does not fit in `usize`; what
+    /// host-cpu reports for a delegated op (and for a matrix too large for
+    /// LAPACK's 32-bit sizes, which host-cpu's kernels run). Never panics,
+    /// whatever the shapes.
     fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
-        if let Op::Linalg(linalg) = op {
-            if let Some(req) = kernels::workspace(linalg, inputs, self.exec) {
-                return req;
+        match op {
+            Op::Linalg(linalg) => {
+                if let Some(req) = kernels::workspace(linalg, inputs, self.exec) {
+                    let req = req?;
+                    if !req.is_satisfiable() {
+                        let arg = op.input_names().first().copied().unwrap_or("workspace");
+                        let shape = inputs.first().map(|d| d.meta.shape.clone()).unwrap_or_default();
+                        return Err(lindiff_core::Error::Overflow { op: op.name(), arg, shape });
+                    }
+                    return Ok(req);
+                }
             }
+            // Primitives and the gauge checks run on host-cpu's kernels.
+            Op::Prim(_) | Op::Internal(_) => {}
         }
         self.fallback().workspace(op, inputs)
     }
@@ -133,11 +145,15 @@ impl Provider for Blas {
         outputs: &mut [Option<Output<'_, 'm, Host>>],
         workspace: &mut HostBuffer<'m>,
     ) -> Result<()> {
-        if let Op::Linalg(linalg) = op {
-            // SAFETY: `run_into`'s caller made `call`'s checks.
-            if let Some(result) = unsafe { kernels::run(linalg, inputs, outputs, workspace, self.exec) } {
-                return result;
+        match op {
+            Op::Linalg(linalg) => {
+                // SAFETY: `run_into`'s caller made `call`'s checks.
+                if let Some(result) = unsafe { kernels::run(linalg, inputs, outputs, workspace, self.exec) } {
+                    return result;
+                }
             }
+            // Primitives and the gauge checks run on host-cpu's kernels.
+            Op::Prim(_) | Op::Internal(_) => {}
         }
         // SAFETY: the caller's contract for `run_into` is the same for
         // host-cpu, and `workspace` sized it with host-cpu's requirement
@@ -150,7 +166,8 @@ impl Provider for Blas {
 /// rather than being delegated to host-cpu's kernels.
 ///
 /// ```
-/// use lindiff_core::{op::{Svd, FullPivLu}, DType, LinalgOp};
+/// use lindiff_blas::prelude::*;
+/// use op::{FullPivLu, Svd};
 /// assert!(lindiff_blas::uses_lapack(&LinalgOp::Svd(Svd::default()), DType::F64));
 /// assert!(!lindiff_blas::uses_lapack(&LinalgOp::FullPivLu(FullPivLu), DType::F64));
 /// ```

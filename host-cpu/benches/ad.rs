@@ -1,7 +1,7 @@
 //! AD costs, measured side by side in one run (`cargo xtask bench`):
 //! * eager per-op overhead: a 2×2 eigh recorded on the eager tape vs the
-//!   same call on the direct face vs faer called directly (SPEC.md §7: the
-//!   reference pays 130–180 µs per eager op; target ≤ 2 µs over the kernel);
+//!   same call on the direct face vs faer called directly (target ≤ 2 µs
+//!   over the kernel);
 //! * SVD forward + VJP vs forward SVD at n = 128, 256, 512, with the
 //!   backward's cost in n³-matmul equivalents (target ≤ 4): compiled
 //!   programs on the interpreter, cotangents for U, s and Vᴴ all nonzero.
@@ -12,7 +12,7 @@ use faer::{Mat, Par};
 use lindiff_core::ad::{vjp, Eager};
 use lindiff_core::face::direct::Pool;
 use lindiff_core::ir::{Builder, Program};
-use lindiff_core::{DType, HostData, Input, Linalg, Shape, TensorDesc, TensorMeta};
+use lindiff_core::{DType, HostData, Input, Ops, Shape, TensorDesc, TensorMeta};
 use lindiff_cpu::{Cpu, Direct};
 use std::hint::black_box;
 
@@ -96,7 +96,7 @@ fn eager_overhead() {
         }));
     }
     let per = |t: f64| t / reps as f64 * 1e6;
-    println!("eager per-op overhead, 2×2 eigh (µs per call)");
+    println!("\n## eager per-op overhead, 2×2 eigh (µs per call)");
     println!("{:<28} {:>10.3}", "eager tape (record)", per(t_tape));
     println!("{:<28} {:>10.3}", "direct face", per(t_direct));
     println!("{:<28} {:>10.3}", "faer kernel", per(t_faer));
@@ -105,8 +105,9 @@ fn eager_overhead() {
 }
 
 fn svd_backward() {
-    println!();
-    println!("SVD forward+VJP vs forward (f64, serial, ms); backward in n³-matmul equivalents (target ≤ 4)");
+    println!(
+        "\n## SVD forward+VJP vs forward (f64, serial, ms); backward in n³-matmul equivalents (target ≤ 4)"
+    );
     println!("{:>6} {:>10} {:>12} {:>10} {:>10}", "n", "forward", "fwd+vjp", "matmul", "bwd/matmul");
     for n in [128usize, 256, 512] {
         let a = matrix(n, n, 7);

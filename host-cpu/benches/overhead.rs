@@ -1,9 +1,10 @@
 //! lindiff-cpu vs faer called directly, measured side by side in one run.
 //!
 //! `cargo xtask bench` (or `cargo bench -p lindiff-cpu --features threads
-//! --bench overhead`). Each figure is the minimum over repeated runs,
-//! alternating lindiff and faer (for at least 0.4 s a row,
-//! `harness::side_by_side`) so that machine noise hits both alike. The
+//! --bench overhead`). Rows alternate lindiff and faer round by round (for
+//! at least 0.4 s a row, `harness::side_by_side`) so that machine noise
+//! hits both alike; a row's times are the medians over rounds and its
+//! ratio the median of the rounds' ratios. The
 //! faer side asks for the same results with the same parameters (thin
 //! factors, default params, `Par::Seq`, preallocated outputs and scratch) and
 //! leaves
@@ -23,14 +24,14 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::zip::Diag;
 use faer::linalg::{cholesky, evd, householder, lu, qr, svd};
 use faer::{unzip, zip, Col, Conj, Mat, MatRef, Par};
-use lindiff_core::op::{Cholesky, Eigh, LuFactorSolve, Qr, Svd, SvdDriver, SvdOptions};
-use lindiff_core::{BatchPolicy, Exec, Linalg, LinalgOp};
+use lindiff_core::op::{Cholesky, Eigh, Lu, LuFactorSolve, Qr, Svd, SvdDriver, SvdOptions};
+use lindiff_core::{BatchPolicy, Exec, LinalgOp, Ops};
 use lindiff_cpu::{Cpu, Direct, Tensor};
 use std::hint::black_box;
 
 #[path = "harness/mod.rs"]
 mod harness;
-use harness::{matrix, reps_for, row, side_by_side, sizes, Planned};
+use harness::{matrix, reps_for, row, side_by_side, sizes, table, Pair, Planned};
 
 /// The prepared call of `op` against the same faer closure.
 fn planned_row(
@@ -59,10 +60,9 @@ fn svd_faer(a: MatRef<'_, f64>, u: &mut Mat<f64>, v: &mut Mat<f64>, s: &mut Col<
 }
 
 fn main() {
-    println!("lindiff-cpu vs direct faer (f64, serial, µs; ratio = lindiff / faer)");
-    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "lindiff", "faer", "ratio");
+    table("lindiff-cpu vs faer called directly (f64, serial, µs; ratio = lindiff / faer)", "lindiff", "faer");
     let mut la = Direct::new(Cpu::new());
-    for n in sizes() {
+    for n in sizes(&[8, 16, 32, 64, 128, 256, 512]) {
         let (rounds, reps) = reps_for(n);
         let data = matrix(n, n, 7);
         let a_faer = Mat::from_fn(n, n, |i, j| data[i + j * n]);
@@ -179,6 +179,40 @@ fn main() {
         let mut plan = Planned::new(Cpu::new(), LinalgOp::Cholesky(Cholesky), &[(&[n, n], &spd_data)]);
         planned_row("cholesky", n, &mut plan, rounds, reps, &mut faer_cholesky);
 
+        // Partial-pivot LU into P, L (unit lower) and U (upper), as
+        // lindiff's `lu` returns them: factor a copy in place, then split
+        // it into the two triangles and write the permutation as i64.
+        let (mut lu_f, mut l_f, mut u_f) = (Mat::zeros(n, n), Mat::zeros(n, n), Mat::zeros(n, n));
+        let (mut fwd, mut inv, mut perm64) = (vec![0usize; n], vec![0usize; n], vec![0i64; n]);
+        let req = lu::partial_pivoting::factor::lu_in_place_scratch::<usize, f64>(
+            n,
+            n,
+            Par::Seq,
+            Default::default(),
+        );
+        let mut mem = MemBuffer::new(req);
+        let mut faer_lu = || {
+            lu_f.copy_from(a_faer.as_ref());
+            lu::partial_pivoting::factor::lu_in_place(
+                lu_f.as_mut(),
+                &mut fwd,
+                &mut inv,
+                Par::Seq,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            l_f.copy_from_strict_triangular_lower(lu_f.as_ref());
+            l_f.diagonal_mut().fill(1.0);
+            u_f.copy_from_triangular_upper(lu_f.as_ref());
+            for (p, &f) in perm64.iter_mut().zip(&fwd) {
+                *p = f as i64;
+            }
+            black_box((&l_f, &u_f, &perm64));
+        };
+        row("lu", n, side_by_side(rounds, reps, || drop(black_box(la.lu(&a).unwrap())), &mut faer_lu));
+        let mut plan = Planned::new(Cpu::new(), LinalgOp::Lu(Lu), &[(&[n, n], &data)]);
+        planned_row("lu", n, &mut plan, rounds, reps, &mut faer_lu);
+
         // Solve A x = b with one right-hand side (partial-pivot LU).
         let b_data = matrix(n, 1, 11);
         let b_faer = Mat::from_fn(n, 1, |i, _| b_data[i]);
@@ -221,7 +255,7 @@ fn main() {
         );
         let mut plan = Planned::new(
             Cpu::new(),
-            LinalgOp::LuFactorSolve(LuFactorSolve),
+            LinalgOp::LuFactorSolve(LuFactorSolve::default()),
             &[(&[n, n], &data), (&[n, 1], &b_data)],
         );
         planned_row("solve", n, &mut plan, rounds, reps, &mut faer_solve);
@@ -233,8 +267,8 @@ fn main() {
 }
 
 /// One batch row: seconds in, ms out.
-fn batch_row(label: &str, count: usize, ours: f64, theirs: f64) {
-    println!("{label:<10} {count:>6} {:>12.3} {:>12.3} {:>8.3}", ours * 1e3, theirs * 1e3, ours / theirs);
+fn batch_row(label: &str, count: usize, p: Pair) {
+    println!("{label:<10} {count:>6} {:>12.3} {:>12.3} {:>8.3}", p.ours * 1e3, p.theirs * 1e3, p.ratio);
 }
 
 /// A batch of 10 000 8×8 SVDs vs a plain loop of faer calls.
@@ -258,23 +292,23 @@ fn batch_table() {
             svd_faer(m.as_ref(), &mut u, &mut v, &mut s, &mut mem);
         }
     };
-    println!("\nbatch of {count} {n}×{n} SVDs (ms; ratio = lindiff / faer loop)");
+    table(&format!("{count} SVDs of {n}×{n} (values + vectors): one batch call vs faer in a loop (ms; ratio = lindiff / faer)"), "lindiff", "faer loop");
     for threads in [1usize, 2] {
         let mut batch = Direct::new(Cpu::with_exec(Exec::with_threads(threads).policy(BatchPolicy::Auto)));
         let t = batch.tensor(&[n, n, count], &data).unwrap();
-        let (ours, theirs) = side_by_side(3, 3, || drop(black_box(batch.svd(&t).unwrap())), &mut faer_loop);
-        batch_row(&format!("{threads} thr"), count, ours, theirs);
+        let p = side_by_side(3, 3, || drop(black_box(batch.svd(&t).unwrap())), &mut faer_loop);
+        batch_row(&format!("{threads} thr"), count, p);
         if threads == 1 {
             // faer's algorithm inside lindiff (below 128 faer's default is
             // QR iteration too): lindiff's overhead on faer's 8×8 SVD.
             let qr = SvdOptions::default().driver(SvdDriver::QrIteration);
-            let (ours, theirs) = side_by_side(
+            let p = side_by_side(
                 3,
                 3,
                 || drop(black_box(batch.svd_with_options(&t, qr).unwrap())),
                 &mut faer_loop,
             );
-            batch_row("1 thr (QR)", count, ours, theirs);
+            batch_row("1 thr (QR)", count, p);
         }
     }
 }

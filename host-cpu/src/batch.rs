@@ -68,6 +68,38 @@ impl Shapes {
     pub fn input(&self, i: usize) -> (usize, usize) {
         self.dims[i]
     }
+
+    /// `true` when every input's matrix is small enough for the scratch
+    /// arithmetic of the kernels (faer's is unchecked, and overflows or
+    /// unwraps `None` for dims whose products do not fit): (rows + 64) ·
+    /// (cols + 64) elements, with [`SCRATCH_MARGIN`] copies of 16 bytes
+    /// each, fit in `isize`. Kernels that form a square of one dim (a full
+    /// SVD's U, a complete QR's Q) check that too ([`square_fits`]).
+    pub fn fit(&self) -> bool {
+        self.dims.iter().all(|&(r, c)| product_fits(r, c))
+    }
+}
+
+/// How many 16-byte copies of an input's elements the scratch arithmetic
+/// must be able to count without overflow: far more than any kernel takes
+/// (a few copies), so that faer's sums of its sizes stay in range too.
+pub const SCRATCH_MARGIN: usize = 1 << 10;
+
+/// `true` when (rows + 64) · (cols + 64) · 16 · [`SCRATCH_MARGIN`] bytes
+/// fit in `isize` (see [`Shapes::fit`]).
+fn product_fits(rows: usize, cols: usize) -> bool {
+    let limit = isize::MAX as usize / (16 * SCRATCH_MARGIN);
+    match (rows.checked_add(64), cols.checked_add(64)) {
+        (Some(r), Some(c)) => r.checked_mul(c).is_some_and(|p| p <= limit),
+        _ => false,
+    }
+}
+
+/// [`Shapes::fit`] for an n×n matrix a kernel forms (a full SVD's U and V,
+/// a complete QR's Q): its scratch returns `StackReq::OVERFLOW` otherwise,
+/// before faer sees the size.
+pub fn square_fits(n: usize) -> bool {
+    product_fits(n, n)
 }
 
 /// The per-item layout of a call: inputs and outputs located, batch dims known.
@@ -340,14 +372,24 @@ impl<'p> Item<'p> {
 }
 
 /// What went wrong with one matrix; `run` adds the op name and batch index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Failure {
     /// An input had NaN or infinity.
     NonFinite(&'static str),
     /// Cholesky met a non-positive pivot.
     NotPositiveDefinite(&'static str),
-    /// A solve met an exactly singular matrix.
+    /// A solve met an exactly singular matrix (or a permutation input that
+    /// is not one).
     Singular(&'static str),
+    /// A solve's singularity test found the matrix singular to working
+    /// precision: `rcond` is the measure below n·ε (see
+    /// `lindiff_core::op::SingularCheck`).
+    NearlySingular {
+        /// The matrix argument.
+        arg: &'static str,
+        /// The pivot ratio or estimated reciprocal condition number.
+        rcond: f64,
+    },
     /// An iteration did not converge.
     NonConvergence,
     /// A gauge check found a cotangent for which the decomposition `op` is
@@ -360,6 +402,20 @@ pub enum Failure {
         /// Why.
         why: &'static str,
     },
+    /// A check found a coupled tie or a near tie the rule cannot resolve
+    /// accurately (reported under the decomposition `op`).
+    NearTie {
+        /// The decomposition.
+        op: &'static str,
+        /// The pair of values.
+        pair: (usize, usize),
+        /// Their gap.
+        gap: f64,
+        /// The estimated relative error (∞ at a tie).
+        estimate: f64,
+        /// What to use instead.
+        suggestion: &'static str,
+    },
 }
 
 impl Failure {
@@ -367,16 +423,20 @@ impl Failure {
         match self {
             Failure::NonFinite(arg) => Error::NonFinite { op, arg, batch_index },
             Failure::NotPositiveDefinite(arg) => Error::NotPositiveDefinite { op, arg, batch_index },
-            Failure::Singular(arg) => Error::Singular { op, arg, batch_index },
+            Failure::Singular(arg) => Error::Singular { op, arg, batch_index, rcond: 0.0 },
+            Failure::NearlySingular { arg, rcond } => Error::Singular { op, arg, batch_index, rcond },
             Failure::NonConvergence => Error::NonConvergence { op, batch_index },
             Failure::NotDifferentiable { op, output, why } => Error::NotDifferentiable { op, output, why },
+            Failure::NearTie { op, pair, gap, estimate, suggestion } => {
+                Error::NearTie { op, pair, gap, estimate, suggestion }
+            }
         }
     }
 }
 
 /// A per-matrix computation.
 ///
-/// The contract [`run_kernel`](crate::kernel_api::run_kernel) relies on
+/// The contract [`run_kernel`](crate::batch_run::run_kernel) relies on
 /// (its callers vouch for it): on `Ok`, `run` has written every element of
 /// every present output of its item, and it never reads an output element
 /// before writing it — output memory starts uninitialised.
@@ -416,8 +476,14 @@ pub(crate) fn to_req(req: StackReq) -> WorkspaceReq {
     WorkspaceReq::new(req.size_bytes(), req.align_bytes().max(LANE_ALIGN))
 }
 
-/// The workspace a batched call needs: one scratch region per lane.
+/// The workspace a batched call needs: one scratch region per lane; an
+/// unsatisfiable requirement (`bytes() == usize::MAX`) when an input is too
+/// large for the kernels' scratch arithmetic ([`Shapes::fit`]), without
+/// asking the kernel.
 pub(crate) fn workspace<T>(kernel: &dyn Kernel<T>, shapes: &Shapes, exec: Exec) -> WorkspaceReq {
+    if !shapes.fit() {
+        return WorkspaceReq::new(usize::MAX, 1);
+    }
     let lanes = exec.plan(shapes.count());
     to_req(kernel.scratch(shapes, par_for(lanes.threads_per_matrix))).repeat(lanes.lanes.min(MAX_LANES))
 }
@@ -491,7 +557,9 @@ fn lane_region(
     })
 }
 
-#[cfg(feature = "threads")]
+/// Runs every lane, each on its region of `bytes`: in parallel on the
+/// rayon pool with the `threads` feature, else one after another (same
+/// results). Returns the lowest-indexed failing item.
 fn run_lanes(
     lanes: usize,
     stride: usize,
@@ -499,113 +567,30 @@ fn run_lanes(
     bytes: &mut [MaybeUninit<u8>],
     run_lane: &LaneFn<'_>,
 ) -> core::result::Result<(), (usize, Failure)> {
-    use rayon::prelude::*;
-    let mut regions: heapless::Vec<&mut [MaybeUninit<u8>], MAX_LANES> = heapless::Vec::new();
-    for region in lane_region(bytes, stride, len, lanes) {
-        let _ = regions.push(region);
-    }
-    regions
-        .as_mut_slice()
-        .par_iter_mut()
-        .enumerate()
-        .filter_map(|(lane, region)| run_lane(lane, region).err())
-        .min_by_key(|&(b, _)| b)
-        .map_or(Ok(()), Err)
-}
-
-#[cfg(not(feature = "threads"))]
-fn run_lanes(
-    lanes: usize,
-    stride: usize,
-    len: usize,
-    bytes: &mut [MaybeUninit<u8>],
-    run_lane: &LaneFn<'_>,
-) -> core::result::Result<(), (usize, Failure)> {
-    // Without threads the lanes run one after another (same results).
-    let mut first = None;
-    for (lane, region) in lane_region(bytes, stride, len, lanes).enumerate() {
-        if let Err(e) = run_lane(lane, region) {
-            first.get_or_insert(e);
+    #[cfg(feature = "threads")]
+    {
+        use rayon::prelude::*;
+        let mut regions: heapless::Vec<&mut [MaybeUninit<u8>], MAX_LANES> = heapless::Vec::new();
+        for region in lane_region(bytes, stride, len, lanes) {
+            let _ = regions.push(region);
         }
+        regions
+            .as_mut_slice()
+            .par_iter_mut()
+            .enumerate()
+            .filter_map(|(lane, region)| run_lane(lane, region).err())
+            .min_by_key(|&(b, _)| b)
+            .map_or(Ok(()), Err)
     }
-    first.map_or(Ok(()), Err)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Failure, Item, Kernel, Shapes};
-    use crate::kernel_api::{run_kernel, workspace_kernel};
-    use core::mem::MaybeUninit;
-    use faer::dyn_stack::{MemStack, StackReq};
-    use faer::Par;
-    use lindiff_core::op::Cholesky;
-    use lindiff_core::{
-        DType, Exec, Host, HostBuffer, HostData, Input, LinalgOp, Memory, Output, Shape, TensorDesc,
-        TensorMeta,
-    };
-
-    /// Takes 8 bytes of scratch, then `bytes` at alignment `align` (so the
-    /// second carve's padding depends on where the region starts; dyn-stack
-    /// panics if the region is too small), and copies input 0 to output 0.
-    struct Scratchy {
-        bytes: usize,
-        align: usize,
-    }
-
-    impl Kernel<f64> for Scratchy {
-        fn scratch(&self, _: &Shapes, _: Par) -> StackReq {
-            StackReq::new::<u64>(1).and(StackReq::new_aligned::<u8>(self.bytes, self.align))
-        }
-
-        fn run(&self, item: &mut Item<'_>, _: Par, stack: &mut MemStack) -> Result<(), Failure> {
-            let (_, stack) = stack.make_uninit::<u64>(1);
-            let (scratch, _) = stack.make_aligned_uninit::<u8>(self.bytes, self.align);
-            assert_eq!(scratch.as_ptr() as usize % self.align, 0);
-            scratch.fill(MaybeUninit::new(7));
-            let a = item.mat::<f64>(0);
-            item.out_mat::<f64>(0).copy_from(a);
-            Ok(())
-        }
-    }
-
-    /// Every lane gets its scratch, aligned, from the smallest workspace
-    /// `call` accepts (`usable_bytes(ws, req.align()) ≥ req.bytes()`), at
-    /// any start address: kernel alignments below, at and above the lanes'
-    /// 64 bytes, one lane (padded to 64 bytes only, no `scratch` call in
-    /// `run`) and several.
-    #[test]
-    fn every_lane_gets_its_scratch_from_the_smallest_workspace() {
-        let meta = TensorMeta::new(DType::F64, Shape::new(&[2, 2, 4]).unwrap());
-        let desc = TensorDesc::contiguous(meta.clone()).unwrap();
-        let data: Vec<f64> = (0..16).map(f64::from).collect();
-        let op = LinalgOp::Cholesky(Cholesky);
-        for align in [8, 64, 128, 256] {
-            for threads in [1, 2] {
-                let exec = Exec::with_threads(threads);
-                let kernel = Scratchy { bytes: 200, align };
-                let req = workspace_kernel::<f64>(&kernel, &[&desc], exec);
-                for start in (0..=align + 8).step_by(8) {
-                    let mut store = vec![MaybeUninit::<u8>::uninit(); req.bytes() + 2 * req.align() + 512];
-                    let at = (store.as_ptr() as usize).wrapping_neg() % 512 + start;
-                    let pad = (store[at..].as_ptr() as usize).wrapping_neg() % req.align();
-                    let mut ws = HostBuffer::from_uninit(&mut store[at..at + pad + req.bytes()]);
-                    assert!(Host::usable_bytes(&ws, req.align()) >= req.bytes());
-                    let mut out = vec![0.0f64; 16];
-                    let mut buffer = HostBuffer::from_slice_mut(&mut out);
-                    let inputs = [Input { desc: &desc, data: HostData::from_slice(&data) }];
-                    {
-                        let mut outputs = [Some(Output { meta: &meta, buffer: &mut buffer })];
-                        // SAFETY: the four 2×2 input views lie in `data`, the
-                        // output holds their 16 f64, the workspace is `req`
-                        // from its first aligned byte (asserted above);
-                        // `Scratchy` writes its whole output and reads none
-                        // of it.
-                        unsafe { run_kernel::<f64>(&op, &kernel, &inputs, &mut outputs, &mut ws, exec) }
-                            .unwrap();
-                    }
-                    assert_eq!(out, data, "align {align}, {threads} threads, start {start}");
-                }
+    #[cfg(not(feature = "threads"))]
+    {
+        // Lanes run in order, so the first failure is the lowest index.
+        let mut first = None;
+        for (lane, region) in lane_region(bytes, stride, len, lanes).enumerate() {
+            if let Err(e) = run_lane(lane, region) {
+                first.get_or_insert(e);
             }
         }
+        first.map_or(Ok(()), Err)
     }
 }

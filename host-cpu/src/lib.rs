@@ -50,16 +50,20 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod batch_run;
 mod field;
 pub mod kernel_api;
 pub(crate) mod kernels;
+use kernels::KernelOp;
+#[cfg(feature = "std")]
+pub mod prelude;
 mod prims;
 pub mod svd_guard;
 
 pub use field::Field;
 #[cfg(feature = "std")]
 pub use lindiff_core::face::direct::{Direct, Tensor};
-pub use lindiff_core::{Face, Linalg};
+pub use lindiff_core::{Face, Linalg, Ops};
 
 use lindiff_core::{
     Error, Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq,
@@ -69,8 +73,7 @@ use lindiff_core::{
 /// plan lanes the same way.
 ///
 /// ```
-/// use lindiff_cpu::Cpu;
-/// use lindiff_core::{Exec, Provider};
+/// use lindiff_cpu::prelude::*;
 /// let cpu = Cpu::new();
 /// assert_eq!(cpu.exec(), Exec::serial());
 /// assert_eq!(Cpu::with_exec(Exec::with_threads(2)).exec().threads(), 2);
@@ -93,6 +96,20 @@ impl Cpu {
     }
 }
 
+/// `req`, or [`Error::Overflow`] naming input 0 of `op` when it is
+/// unsatisfiable (a size that does not fit in `usize`).
+///
+/// # Errors
+/// As above.
+pub(crate) fn overflow_checked(op: &Op, inputs: &[&TensorDesc], req: WorkspaceReq) -> Result<WorkspaceReq> {
+    if req.is_satisfiable() {
+        return Ok(req);
+    }
+    let arg = op.input_names().first().copied().unwrap_or("workspace");
+    let shape = inputs.first().map(|d| d.meta.shape.clone()).unwrap_or_default();
+    Err(Error::Overflow { op: op.name(), arg, shape })
+}
+
 impl Provider for Cpu {
     type Memory = Host;
 
@@ -104,12 +121,18 @@ impl Provider for Cpu {
         self.exec
     }
 
+    /// # Errors
+    /// [`Error::Overflow`] (naming input 0) when the requirement does not
+    /// fit in `usize`, or an input is too large for the kernels' scratch
+    /// arithmetic; [`Error::Unsupported`] for an op or dtype this build has
+    /// no kernel for. Never panics, whatever the shapes.
     fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
-        match op {
-            Op::Linalg(op) => kernels::workspace(op, inputs, self.exec),
+        let req = match op {
+            Op::Linalg(op) => kernels::workspace(KernelOp::Linalg(op), inputs, self.exec),
+            Op::Internal(op) => kernels::workspace(KernelOp::Internal(op), inputs, self.exec),
             Op::Prim(op) => prims::workspace(op, inputs, self.exec),
-            other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
-        }
+        }?;
+        overflow_checked(op, inputs, req)
     }
 
     unsafe fn run_into<'m>(
@@ -121,9 +144,19 @@ impl Provider for Cpu {
     ) -> Result<()> {
         match op {
             // SAFETY: `run_into`'s caller made `call`'s checks.
-            Op::Linalg(op) => unsafe { kernels::run(op, inputs, outputs, workspace, self.exec) },
+            Op::Linalg(op) => unsafe {
+                kernels::run(KernelOp::Linalg(op), inputs, outputs, workspace, self.exec)
+            },
+            // SAFETY: as above.
+            Op::Internal(op) => unsafe {
+                kernels::run(KernelOp::Internal(op), inputs, outputs, workspace, self.exec)
+            },
             Op::Prim(op) => prims::run(op, inputs, outputs, workspace, self.exec),
-            other => Err(Error::Unsupported { op: other.name(), provider: "cpu", why: "no CPU kernel yet" }),
         }
     }
 }
+
+/// The repository's README, whose Rust examples run as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod readme {}

@@ -136,7 +136,7 @@ fn table<T: Element + Copy>(cuda: &Cuda, cast: fn(f64) -> T, quick: bool, part: 
     let big_runs = if quick { 3 } else { 1 };
     let svd = |driver| Op::Linalg(LinalgOp::Svd(Svd(SvdOptions::default().driver(driver))));
     if part != Part::Drivers {
-        let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve));
+        let solve = Op::Linalg(LinalgOp::LuFactorSolve(LuFactorSolve::default()));
         let required = [
             row(cuda, "svd 10000 × 8×8 (gesvdjBatched)", svd(SvdDriver::Auto), &[&[8, 8, 10_000]], cast, 3),
             row(cuda, &format!("svd {n}² (Auto = Xgesvd)"), svd(SvdDriver::Auto), &[&[n, n]], cast, big_runs),

@@ -31,6 +31,27 @@ pub struct DeviceData<'a> {
     _region: PhantomData<&'a [u8]>,
 }
 
+/// The accessors a device region (`ptr`, `bytes`) shares with its view:
+/// address, length, emptiness. `$what` names the region in the docs.
+macro_rules! region_accessors {
+    ($what:literal) => {
+        /// The device address.
+        pub fn device_ptr(&self) -> u64 {
+            self.ptr
+        }
+
+        /// Length in bytes.
+        pub fn len(&self) -> usize {
+            self.bytes
+        }
+
+        #[doc = concat!("`true` for a zero-length ", $what, ".")]
+        pub fn is_empty(&self) -> bool {
+            self.bytes == 0
+        }
+    };
+}
+
 impl<'m> DeviceBuffer<'m> {
     /// Wraps `bytes` device bytes at `ptr`.
     ///
@@ -41,20 +62,7 @@ impl<'m> DeviceBuffer<'m> {
         DeviceBuffer { ptr, bytes, written: false, _region: PhantomData }
     }
 
-    /// The device address.
-    pub fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
-
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.bytes
-    }
-
-    /// `true` for a zero-length buffer.
-    pub fn is_empty(&self) -> bool {
-        self.bytes == 0
-    }
+    region_accessors!("buffer");
 
     /// `true` once the bytes hold written data.
     pub fn is_initialized(&self) -> bool {
@@ -73,20 +81,7 @@ impl<'m> DeviceBuffer<'m> {
 }
 
 impl DeviceData<'_> {
-    /// The device address.
-    pub fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
-
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.bytes
-    }
-
-    /// `true` for a zero-length view.
-    pub fn is_empty(&self) -> bool {
-        self.bytes == 0
-    }
+    region_accessors!("view");
 }
 
 /// Padding from `ptr` up to the next multiple of `align`.

@@ -1,10 +1,10 @@
 //! The NVRTC kernels: `kernels/lindiff.cu` compiled once per process
-//! (`ptx()`, a `OnceLock`), loaded once per provider, and launched through
-//! the `launch!` macro with the [`Walk`]/[`View`] records the kernels read strided
-//! tensors by.
+//! (`ptx()`, a `OnceLock`; the provider loads it once, `context.rs`), and
+//! the [`Walk`]/[`View`] records the kernels read strided tensors by. They
+//! are launched through the `launch!` macro of `launch.rs`.
 
-use crate::error::{driver, nvrtc};
-use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig};
+use crate::error::nvrtc;
+use cudarc::driver::DeviceRepr;
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use lindiff_core::{Error, Result, TensorDesc, MAX_RANK};
 use std::sync::OnceLock;
@@ -83,14 +83,6 @@ pub const KERNELS: &[&str] = &[
     "eig_finish_f64",
     "eig_finish_c32",
     "eig_finish_c64",
-    "svd_gauge_f32",
-    "svd_gauge_f64",
-    "svd_gauge_c32",
-    "svd_gauge_c64",
-    "eigh_gauge_f32",
-    "eigh_gauge_f64",
-    "eigh_gauge_c32",
-    "eigh_gauge_c64",
     "kept_rank_f32",
     "kept_rank_f64",
     "kept_rank_c32",
@@ -209,46 +201,6 @@ impl View {
     }
 }
 
-/// Threads per block of every launch.
-const BLOCK: u32 = 256;
-/// Most blocks of a launch (the kernels loop over the rest).
-const MAX_BLOCKS: u64 = 65_535;
-
-/// A grid covering `n` work items (the kernels stride over any remainder).
-pub(crate) fn config(n: u64) -> LaunchConfig {
-    let blocks = n.div_ceil(BLOCK as u64).clamp(1, MAX_BLOCKS) as u32;
-    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
-}
-
-/// Loads kernel `name` from the provider's module.
-pub(crate) fn function(gpu: &crate::context::Gpu, name: &str) -> Result<CudaFunction> {
-    gpu.module.load_function(name).map_err(driver)
-}
-
-/// Launches kernel `$name` over `$n` work items with the listed arguments
-/// (each a value whose type matches the kernel parameter: `i32`, `i64`,
-/// `f64`, `u64` device addresses, [`Walk`], [`View`]). Nothing is launched
-/// for `$n == 0`.
-macro_rules! launch {
-    ($gpu:expr, $name:expr, $n:expr, [$($arg:expr),* $(,)?]) => {{
-        let n: u64 = $n as u64;
-        if n == 0 {
-            Ok(())
-        } else {
-            let func = $crate::nvrtc::function($gpu, &$name)?;
-            use cudarc::driver::PushKernelArg as _;
-            let mut builder = $gpu.stream.launch_builder(&func);
-            $(let arg = $arg; builder.arg(&arg);)*
-            // SAFETY: the argument list matches the kernel's parameters
-            // (types and order, see kernels/lindiff.cu), every address is
-            // device memory of this context inside the buffers the caller
-            // checked, and the grid-stride loop stays below `n`.
-            unsafe { builder.launch($crate::nvrtc::config(n)) }.map(|_| ()).map_err($crate::error::driver)
-        }
-    }};
-}
-pub(crate) use launch;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,8 +260,7 @@ mod tests {
     }
 
     /// Runs `kernels/host_tests.cpp`: the kernels' logic (eig's unpacking,
-    /// sorting and normalisation, the gauge checks, the recombinations'
-    /// rank and scaling) on hand-worked inputs, compiled as host C++ with
+    /// sorting and normalisation, the recombinations' rank and scaling) on hand-worked inputs, compiled as host C++ with
     /// one thread walking every work item. Needs `g++`.
     #[test]
     fn kernel_logic_passes_the_host_checks() {
@@ -402,8 +353,5 @@ mod tests {
         assert_eq!((w.rank, w.count, w.dims[2], w.dims[3]), (3, 60, 5, 1));
         assert_eq!(View::contiguous(&[3, 4, 5]).strides[..3], [1, 3, 12]);
         assert_eq!(Walk::new(&[]).count, 1);
-        assert_eq!(config(0).grid_dim.0, 1);
-        assert_eq!(config(257).grid_dim.0, 2);
-        assert_eq!(config(u64::MAX / 2).grid_dim.0, 65_535);
     }
 }

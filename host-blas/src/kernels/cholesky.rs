@@ -12,16 +12,10 @@ use crate::lapack::Lapack;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
 use faer::Par;
-use lindiff_core::LinalgOp;
 use lindiff_cpu::kernel_api::{Failure, Item, Kernel, Shapes};
 
 /// `cholesky` on LAPACK.
 pub(super) struct CholeskyKernel;
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<CholeskyKernel> {
-    matches!(op, LinalgOp::Cholesky(_)).then_some(CholeskyKernel)
-}
 
 impl<T: Lapack> Kernel<T> for CholeskyKernel {
     fn scratch(&self, _shapes: &Shapes, _par: Par) -> StackReq {

@@ -16,21 +16,13 @@ use super::{carve, check_finite, copy_in, fits, info_ok, int, ld, queried_work, 
 use crate::lapack::{Lapack, Re};
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::{MatMut, Par};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
+use lindiff_core::{RealScalar, Scalar};
 use lindiff_cpu::kernel_api::{canonicalize_columns, Failure, Item, Kernel, Shapes};
 
 /// `eig` (`vectors`) or `eig_vals` on LAPACK.
 pub(super) struct EigKernel {
-    vectors: bool,
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<EigKernel> {
-    match op {
-        LinalgOp::Eig(_) => Some(EigKernel { vectors: true }),
-        LinalgOp::EigVals(_) => Some(EigKernel { vectors: false }),
-        _ => None,
-    }
+    /// Eigenvectors too (`eig`), or values only (`eig_vals`).
+    pub(super) vectors: bool,
 }
 
 /// Element counts of the arrays of one n×n ?geev.

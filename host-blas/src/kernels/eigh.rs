@@ -20,21 +20,13 @@ use crate::lapack::{Lapack, Re};
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
 use faer::Par;
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::Scalar;
 use lindiff_cpu::kernel_api::{canonicalize_columns, Failure, Item, Kernel, Shapes};
 
 /// `eigh` (`vectors`) or `eigh_vals` on LAPACK.
 pub(super) struct EighKernel {
-    vectors: bool,
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<EighKernel> {
-    match op {
-        LinalgOp::Eigh(_) => Some(EighKernel { vectors: true }),
-        LinalgOp::EighVals(_) => Some(EighKernel { vectors: false }),
-        _ => None,
-    }
+    /// Eigenvectors too (`eigh`), or values only (`eigh_vals`).
+    pub(super) vectors: bool,
 }
 
 /// (lwork, lrwork, liwork) of an n×n ?syevd/?heevd.

@@ -11,19 +11,29 @@
 //! as `Singular("perm")`, as on host-cpu. NaN/∞ in an input is
 //! `NonFinite(arg)`, checked before LAPACK runs: in the pass that copies the
 //! input where it is copied anyway (`a` into the factor, `b` into `x`).
+//!
+//! As on host-cpu, the solves test the factorization with the op's
+//! `SolveOptions` (by default the pivot ratio; the condition estimate
+//! solves with ?getrs), and the kernels are scale-robust: an `a` (or `b`)
+//! outside the elimination's safe range, found by the same pass, is
+//! factored (solved) as `a · 2^e`, U and x scaled back; the prepared solve
+//! scales a copy of `lu` whose pivots lie outside the range.
 
 use super::{
-    carve, carve_int, carve_uninit, check_finite, copy_finite, copy_in, fits, in_place, info_ok,
-    init_out_slice, int, ld, mat_ptr, req, span, uninit_ptr, uninit_view, written,
+    carve, carve_int, carve_uninit, check_finite, copy_in, fits, in_place, info_ok, init_out_slice, int, ld,
+    mat_ptr, req, span, uninit_ptr, uninit_view, view_mut, written,
 };
-use crate::lapack::Lapack;
+use crate::lapack::{Lapack, Re};
 use core::mem::MaybeUninit;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
-use lindiff_core::op::MatOp;
-use lindiff_core::LinalgOp;
-use lindiff_cpu::kernel_api::{Failure, Item, Kernel, Shapes};
+use lindiff_core::op::{MatOp, SolveOptions};
+use lindiff_core::{RealScalar, Scalar};
+use lindiff_cpu::kernel_api::{
+    copy_range, estimate_len, estimate_scratch, factored_norm, one_norm, pivots, scale_mat, singular_test,
+    Failure, Item, Kernel, Range, Scaling, Shapes,
+};
 
 /// One LU op on LAPACK.
 pub(super) enum LuKernel {
@@ -32,20 +42,9 @@ pub(super) enum LuKernel {
     /// `lu_factor`: `lu`, `perm`.
     Factor,
     /// `lu_factor_solve`: `x`, `lu`, `perm`.
-    FactorSolve,
+    FactorSolve(SolveOptions),
     /// `lu_solve_prepared`: `x` with `op(a) x = b`.
-    SolvePrepared(MatOp),
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<LuKernel> {
-    match op {
-        LinalgOp::Lu(_) => Some(LuKernel::Unpacked),
-        LinalgOp::LuFactor(_) => Some(LuKernel::Factor),
-        LinalgOp::LuFactorSolve(_) => Some(LuKernel::FactorSolve),
-        LinalgOp::LuSolvePrepared(k) => Some(LuKernel::SolvePrepared(k.0)),
-        _ => None,
-    }
+    SolvePrepared(MatOp, SolveOptions),
 }
 
 impl<T: Lapack> Kernel<T> for LuKernel {
@@ -56,12 +55,19 @@ impl<T: Lapack> Kernel<T> for LuKernel {
             // The factor (in scratch for `lu`) and IPIV (`perm` is formed
             // in its output).
             LuKernel::Unpacked => StackReq::all_of(&[req::<T>(ld(m) * n), req::<i32>(k)]),
-            LuKernel::Factor | LuKernel::FactorSolve => req::<i32>(k),
-            // IPIV, the permutation, its inverse, the swap bookkeeping, and
-            // a column-major copy of `lu` (used when it is strided).
-            LuKernel::SolvePrepared(_) => {
-                StackReq::all_of(&[req::<i32>(n), req::<usize>(n).array(3), req::<T>(n * n)])
-            }
+            LuKernel::Factor => req::<i32>(k),
+            // IPIV and the condition estimate's vectors.
+            LuKernel::FactorSolve(_) => req::<i32>(k).and(estimate_scratch::<T>(n)),
+            // IPIV, the permutation, its inverse, the swap bookkeeping, a
+            // column-major copy of `lu` (used when it is strided or its U
+            // is scaled), and the condition estimate's vectors.
+            LuKernel::SolvePrepared(..) => StackReq::all_of(&[
+                req::<i32>(n),
+                req::<usize>(n).array(3),
+                req::<T>(n * n),
+                req::<T>(n),
+                estimate_scratch::<T>(n),
+            ]),
         }
     }
 
@@ -69,21 +75,43 @@ impl<T: Lapack> Kernel<T> for LuKernel {
         match self {
             LuKernel::Unpacked => unpacked::<T>(item, stack),
             LuKernel::Factor => factor_output::<T>(item, stack),
-            LuKernel::FactorSolve => factor_solve::<T>(item, stack),
-            LuKernel::SolvePrepared(op) => solve_prepared::<T>(item, *op, stack),
+            LuKernel::FactorSolve(options) => factor_solve::<T>(item, *options, stack),
+            LuKernel::SolvePrepared(op, options) => solve_prepared::<T>(item, *op, *options, stack),
         }
     }
 }
 
-/// Copies `a` into `lu` (same shape, LAPACK's layout) and factors it there
-/// ([`getrf`]); `NonFinite("a")` (before ?getrf) for NaN/∞ in `a`.
+/// Copies `a` into `lu` (same shape, LAPACK's layout), scaled into the
+/// elimination's safe range when it lies outside, and factors it there
+/// ([`getrf`]); `NonFinite("a")` (before ?getrf) for NaN/∞ in `a`. Returns
+/// the scaling (U is the scaled matrix's).
 fn factor_into<T: Lapack>(
     a: MatRef<'_, T>,
     mut lu: MatMut<'_, T>,
     ipiv: &mut [MaybeUninit<i32>],
-) -> Result<bool, Failure> {
-    copy_finite(a, lu.rb_mut(), "a")?;
-    Ok(getrf(lu, ipiv))
+) -> Result<Scaling, Failure> {
+    let scaling = copy_range(a, lu.rb_mut(), "a", Range::Linear)?;
+    scaling.apply_mat(lu.rb_mut());
+    getrf(lu, ipiv);
+    Ok(scaling)
+}
+
+/// Multiplies the upper triangle (U) of the packed `lu` by 2^e.
+fn scale_upper<T: Lapack>(mut lu: MatMut<'_, T>, e: i32) {
+    if e == 0 {
+        return;
+    }
+    let factor = Scaling::from_exponent(e);
+    for j in 0..lu.ncols() {
+        for i in 0..lu.nrows().min(j + 1) {
+            lu[(i, j)] = factor.apply(lu[(i, j)]);
+        }
+    }
+}
+
+/// Scales the upper triangle (U) of the packed `lu` back by `scaling`.
+fn undo_upper<T: Lapack>(lu: MatMut<'_, T>, scaling: Scaling) {
+    scale_upper(lu, -scaling.exponent());
 }
 
 /// Factors the m×n `lu` (initialised, LAPACK's layout) in place with
@@ -101,6 +129,20 @@ fn getrf<T: Lapack>(mut lu: MatMut<'_, T>, ipiv: &mut [MaybeUninit<i32>]) -> boo
     // above) and is only written.
     let info = unsafe { T::getrf(int(m), int(n), plu, int(ld(m)), uninit_ptr(ipiv)) };
     info_ok("?getrf", info) > 0
+}
+
+/// The scaling that brings U (the upper triangle of the finite packed
+/// `lu`) into the elimination's safe range.
+fn upper_scaling<T: Lapack>(lu: MatRef<'_, T>) -> Scaling {
+    let mut max = <Re<T> as Scalar>::zero();
+    for j in 0..lu.ncols() {
+        for i in 0..lu.nrows().min(j + 1) {
+            let x = lu[(i, j)];
+            let part = Scalar::abs(Scalar::re(x)).max_real(Scalar::abs(Scalar::im(x)));
+            max = max.max_real(part);
+        }
+    }
+    Scaling::of_max(max, Range::Linear)
 }
 
 /// Writes the row permutation of IPIV (swaps of rows i ↔ ipiv[i] − 1, in
@@ -130,7 +172,7 @@ fn unpacked<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), 
     let (lu, stack) = carve_uninit::<T>(stack, ld(m) * n);
     let (ipiv, _) = carve_uninit::<i32>(stack, k);
     let mut lu = uninit_view(lu, m, n, ld(m));
-    factor_into(a, lu.rb_mut(), ipiv)?;
+    let scaling = factor_into(a, lu.rb_mut(), ipiv)?;
     write_perm(item, 0, ipiv, k);
     let lu = lu.rb();
     let mut l = item.out_mat::<T>(1);
@@ -146,7 +188,7 @@ fn unpacked<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), 
     let mut u = item.out_mat::<T>(2);
     for j in 0..n {
         for i in 0..k {
-            u[(i, j)] = if i <= j { lu[(i, j)] } else { T::zero() };
+            u[(i, j)] = if i <= j { scaling.undo(lu[(i, j)]) } else { T::zero() };
         }
     }
     Ok(())
@@ -156,7 +198,9 @@ fn factor_output<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result
     let a = item.mat::<T>(0);
     let k = a.nrows().min(a.ncols());
     let (ipiv, _) = carve_uninit::<i32>(stack, k);
-    factor_into(a, item.out_mat::<T>(0), ipiv)?;
+    let mut lu = item.out_mat::<T>(0);
+    let scaling = factor_into(a, lu.rb_mut(), ipiv)?;
+    undo_upper(lu, scaling);
     write_perm(item, 1, ipiv, k);
     Ok(())
 }
@@ -179,28 +223,55 @@ fn getrs<T: Lapack>(trans: u8, lu: &[T], ldlu: usize, ipiv: &[i32], mut x: MatMu
     info_ok("?getrs", info);
 }
 
-fn factor_solve<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {
+fn factor_solve<T: Lapack>(
+    item: &mut Item<'_>,
+    options: SolveOptions,
+    stack: &mut MemStack,
+) -> Result<(), Failure> {
     let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
     let n = a.nrows();
-    let (ipiv, _) = carve_uninit::<i32>(stack, n);
+    let (ipiv, stack) = carve_uninit::<i32>(stack, n);
     {
         let (mut x, mut lu) = item.out_pair::<T, T>(0, 1);
         // Both inputs are checked (a, then b) before ?getrf can report a
-        // singular `a`.
-        copy_finite(a, lu.rb_mut(), "a")?;
-        copy_finite(b, x.rb_mut(), "b")?;
-        if getrf(lu.rb_mut(), ipiv) {
-            return Err(Failure::Singular("a"));
+        // singular `a`; each is scaled into the safe range when outside.
+        let a_scaling = copy_range(a, lu.rb_mut(), "a", Range::Linear)?;
+        let b_scaling = copy_range(b, x.rb_mut(), "b", Range::Linear)?;
+        a_scaling.apply_mat(lu.rb_mut());
+        b_scaling.apply_mat(x.rb_mut());
+        getrf(lu.rb_mut(), ipiv);
+        {
+            // SAFETY: ?getrf wrote the n pivots and factored `lu` in place.
+            let (lus, piv) = unsafe { (&*init_out_slice(&mut lu), written(ipiv, n)) };
+            let factors = MatRef::from_column_major_slice_with_stride(lus, n, n, ld(n));
+            let anorm = |_: &mut [T], _: &mut [T]| one_norm(a, a_scaling);
+            let solve = |adjoint: bool, v: &mut [T], _: &mut MemStack| {
+                let len = v.len();
+                getrs(
+                    if adjoint { b'C' } else { b'N' },
+                    lus,
+                    ld(n),
+                    piv,
+                    MatMut::from_column_major_slice_mut(v, len, 1),
+                );
+            };
+            singular_test(&pivots(factors), n, options.check, anorm, solve, "a", stack)?;
+            getrs(b'N', lus, ld(n), piv, x.rb_mut());
         }
-        // SAFETY: ?getrf wrote the n pivots and factored `lu` in place.
-        let (lu, piv) = unsafe { (init_out_slice(&mut lu), written(ipiv, n)) };
-        getrs(b'N', lu, ld(n), piv, x);
+        // a' x' = b' with a' = a·2^ea, b' = b·2^eb: x = x'·2^(ea − eb).
+        scale_mat(x, a_scaling.exponent() - b_scaling.exponent());
+        undo_upper(lu, a_scaling);
     }
     write_perm(item, 2, ipiv, n);
     Ok(())
 }
 
-fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStack) -> Result<(), Failure> {
+fn solve_prepared<T: Lapack>(
+    item: &mut Item<'_>,
+    op: MatOp,
+    options: SolveOptions,
+    stack: &mut MemStack,
+) -> Result<(), Failure> {
     let (lu, b) = (item.mat::<T>(0), item.mat::<T>(2));
     let n = lu.nrows();
     let (mut ipiv, stack) = carve_int(stack, n);
@@ -219,10 +290,11 @@ fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStac
     }
     check_finite(lu, "lu")?;
     let mut x = item.out_mat::<T>(0);
-    copy_finite(b, x.rb_mut(), "b")?;
-    if (0..n).any(|k| lu[(k, k)] == T::zero()) {
-        return Err(Failure::Singular("lu"));
-    }
+    let b_scaling = copy_range(b, x.rb_mut(), "b", Range::Linear)?;
+    b_scaling.apply_mat(x.rb_mut());
+    // U scaled into the safe range when its pivots lie outside it (the
+    // factors of a matrix far from O(1)).
+    let scaling = if pivots(lu).in_range() { Scaling::NONE } else { upper_scaling(lu) };
     // The swap sequence that builds `perm`: `cur[p]` is the row now at
     // position p and `whr[row]` its position; position i takes row fwd[i]
     // from wherever it now is (at or after i).
@@ -246,14 +318,31 @@ fn solve_prepared<T: Lapack>(item: &mut Item<'_>, op: MatOp, stack: &mut MemStac
         MatOp::Transpose => b'T',
         MatOp::Adjoint => b'C',
     };
-    match in_place(lu) {
-        Some((slice, ldlu)) => getrs(trans, slice, ldlu, &ipiv, x),
-        None => {
-            // Strided `lu`: LAPACK needs it column-major.
-            let (mut copy, _) = carve::<T>(stack, n * n);
+    let (mut copy, stack) = carve::<T>(stack, n * n);
+    let (factors, ldlu): (&[T], usize) = match in_place(lu) {
+        Some(found) if scaling.is_none() => found,
+        _ => {
+            // Strided or scaled `lu`: LAPACK needs it column-major.
             copy_in(lu, &mut copy, ld(n));
-            getrs(trans, &copy, ld(n), &ipiv, x);
+            scale_upper(view_mut(&mut copy, n, n, ld(n)), scaling.exponent());
+            (&copy, ld(n))
         }
-    }
+    };
+    let factored = MatRef::from_column_major_slice_with_stride(factors, n, n, ldlu);
+    let (mut tmp, stack) = carve::<T>(stack, estimate_len(options.check, n));
+    let anorm = |v: &mut [T], xi: &mut [T]| factored_norm(factored, &fwd, None, (v, xi), &mut tmp);
+    let solve = |adjoint: bool, v: &mut [T], _: &mut MemStack| {
+        let len = v.len();
+        getrs(
+            if adjoint { b'C' } else { b'N' },
+            factors,
+            ldlu,
+            &ipiv,
+            MatMut::from_column_major_slice_mut(v, len, 1),
+        );
+    };
+    singular_test(&pivots(factored), n, options.check, anorm, solve, "lu", stack)?;
+    getrs(trans, factors, ldlu, &ipiv, x.rb_mut());
+    scale_mat(x, scaling.exponent() - b_scaling.exponent());
     Ok(())
 }

@@ -25,7 +25,7 @@ use faer::dyn_stack::{DynArray, MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
 use lindiff_core::{
-    DType, Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, RealScalar, Result, Scalar, TensorDesc,
+    DType, Exec, Host, HostBuffer, Input, LinalgOp, Output, RealScalar, Result, Scalar, TensorDesc,
     WorkspaceReq,
 };
 use lindiff_cpu::kernel_api::{
@@ -58,28 +58,53 @@ macro_rules! with_lapack {
     };
 }
 
-/// A kernel of `op` built on the stack and handed to `f`, or `None` when the
-/// op has no LAPACK kernel here (the provider then delegates it to host-cpu).
+/// The LAPACK kernel of `op`, built on the stack and handed to `f`, or
+/// `None` when `op` has none here (the provider then runs host-cpu's). Every
+/// op is named (no wildcard): a new op does not compile until it has an arm.
 fn with_kernel<T: Lapack, R>(op: &LinalgOp, f: impl FnOnce(&dyn Kernel<T>) -> R) -> Option<R> {
-    if let Some(k) = svd::find(op) {
-        return Some(f(&k));
-    }
-    if let Some(k) = qr::find(op) {
-        return Some(f(&k));
-    }
-    if let Some(k) = eigh::find(op) {
-        return Some(f(&k));
-    }
-    if let Some(k) = eig::find(op) {
-        return Some(f(&k));
-    }
-    if let Some(k) = cholesky::find(op) {
-        return Some(f(&k));
-    }
-    if let Some(k) = lu::find(op) {
-        return Some(f(&k));
-    }
-    triangular_solve::find(op).map(|k| f(&k))
+    use eig::EigKernel;
+    use eigh::EighKernel;
+    use lu::LuKernel;
+    use qr::QrKernel;
+    use svd::SvdKernel;
+    Some(match op {
+        LinalgOp::Svd(k) => f(&SvdKernel::thin(&k.0)),
+        LinalgOp::SvdVals(k) => f(&SvdKernel::values(&k.0)),
+        LinalgOp::SvdFull(k) => f(&SvdKernel::full(&k.0)),
+        LinalgOp::SvdTruncated(k) => f(&SvdKernel::truncated(k.0)),
+        LinalgOp::Qr(k) => f(&QrKernel::Plain(k.0.mode)),
+        LinalgOp::RankRevealingQr(k) => f(&QrKernel::Pivoted(k.0)),
+        LinalgOp::Eigh(_) => f(&EighKernel { vectors: true }),
+        LinalgOp::EighVals(_) => f(&EighKernel { vectors: false }),
+        LinalgOp::Eig(_) => f(&EigKernel { vectors: true }),
+        LinalgOp::EigVals(_) => f(&EigKernel { vectors: false }),
+        LinalgOp::Cholesky(_) => f(&cholesky::CholeskyKernel),
+        LinalgOp::Lu(_) => f(&LuKernel::Unpacked),
+        LinalgOp::LuFactor(_) => f(&LuKernel::Factor),
+        LinalgOp::LuFactorSolve(k) => f(&LuKernel::FactorSolve(k.0)),
+        LinalgOp::LuSolvePrepared(k) => f(&LuKernel::SolvePrepared(k.0, k.1)),
+        LinalgOp::TriangularSolve(k) => f(&triangular_solve::TriangularSolveKernel(k.0)),
+        // Compact Householder ops are in faer's reflector form; LAPACK has no
+        // full-pivot LU driver; the determinant, the adjugate and the SVD
+        // recombinations run host-cpu's kernels (over faer).
+        LinalgOp::HouseholderQrFactor(_)
+        | LinalgOp::HouseholderQrAppend(_)
+        | LinalgOp::HouseholderQrQ(_)
+        | LinalgOp::HouseholderQrR(_)
+        | LinalgOp::HouseholderQrApply(_)
+        | LinalgOp::FullPivLu(_)
+        | LinalgOp::FullPivLuFactor(_)
+        | LinalgOp::FullPivLuSolve(_)
+        | LinalgOp::FullPivLuSolvePrepared(_)
+        | LinalgOp::Det(_)
+        | LinalgOp::Slogdet(_)
+        | LinalgOp::Adjugate(_)
+        | LinalgOp::LowRankApprox(_)
+        | LinalgOp::Polar(_)
+        | LinalgOp::Pinv(_)
+        | LinalgOp::Lstsq(_)
+        | LinalgOp::MatrixRank(_) => return None,
+    })
 }
 
 /// `true` when `op` runs on a LAPACK kernel here (for dtype `dtype`).
@@ -87,34 +112,27 @@ pub(crate) fn has_kernel(op: &LinalgOp, dtype: DType) -> bool {
     with_lapack!(dtype, T => with_kernel::<T, ()>(op, |_| ()).is_some()).unwrap_or(false)
 }
 
-/// Every dim of every input fits LAPACK's 32-bit integers (as do the
-/// products the workspace queries form); otherwise `Unsupported`.
-fn check_dims<'d>(op: &LinalgOp, mut inputs: impl Iterator<Item = &'d TensorDesc>) -> Result<()> {
-    let fits = inputs.all(|d| {
+/// `true` when every dim of every input fits LAPACK's 32-bit integers (as
+/// do the products the workspace queries form); otherwise the op runs on
+/// host-cpu's kernels (`workspace` and `run` agree, both from the layouts).
+fn dims_fit<'d>(mut inputs: impl Iterator<Item = &'d TensorDesc>) -> bool {
+    inputs.all(|d| {
         let dims = d.meta.shape.dims();
         let rows = dims.first().copied().unwrap_or(1);
         let cols = dims.get(1).copied().unwrap_or(1);
         rows.checked_mul(cols).is_some_and(|p| p <= (i32::MAX / 8) as usize)
-    });
-    if fits {
-        Ok(())
-    } else {
-        Err(Error::Unsupported {
-            op: op.name(),
-            provider: "blas",
-            why: "a matrix is too large for LAPACK's 32-bit sizes",
-        })
-    }
+    })
 }
 
-/// The workspace of a LAPACK kernel, or `None` when `op` has none here.
+/// The workspace of a LAPACK kernel, or `None` when `op` has none here (or
+/// a matrix too large for LAPACK's 32-bit sizes, which host-cpu runs).
 pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Option<Result<WorkspaceReq>> {
     let dtype = inputs.first()?.meta.dtype;
-    with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| {
-        check_dims(op, inputs.iter().copied())?;
-        Ok(workspace_kernel::<T>(k, inputs, exec))
-    }))
-    .flatten()
+    if !dims_fit(inputs.iter().copied()) {
+        return None;
+    }
+    with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| Ok(workspace_kernel::<T>(k, inputs, exec))))
+        .flatten()
 }
 
 /// Runs a LAPACK kernel over the batch, or `None` when `op` has none here.
@@ -130,25 +148,26 @@ pub(crate) unsafe fn run(
     exec: Exec,
 ) -> Option<Result<()>> {
     let dtype = inputs.first()?.desc.meta.dtype;
+    // Again per call, not only in `workspace`: LAPACK's own 32-bit size
+    // products (e.g. ?syevd's LWMIN) overflow past these limits; such a
+    // matrix runs on host-cpu, as `workspace` sized it.
+    if !dims_fit(inputs.iter().map(|i| i.desc)) {
+        return None;
+    }
     with_lapack!(dtype, T => with_kernel::<T, _>(op, |k| {
-        // Again per call, not only in `workspace`: LAPACK's own 32-bit size
-        // products (e.g. ?syevd's LWMIN) overflow past these limits, and a
-        // run need not follow this provider's `workspace` (a plan made on
-        // another provider).
-        check_dims(op, inputs.iter().map(|i| i.desc))?;
         // SAFETY: `call`'s checks are this function's contract; every
         // LAPACK kernel here writes each element of its item's present
         // outputs on `Ok` and reads none before writing it (the `Kernel`
         // contract, read from each kernel; tests/tests/prefill.rs, on this
         // provider too, finds the outputs of the ops it covers independent
         // of the memory's previous contents).
-        unsafe { run_kernel::<T>(op, k, inputs, outputs, workspace, exec) }
+        unsafe { run_kernel::<T>(op.name(), k, inputs, outputs, workspace, exec) }
     }))
     .flatten()
 }
 
 /// A size or leading dimension as LAPACK's integer. Every size passed is
-/// bounded by a matrix's element count, which `check_dims` keeps ≤ i32::MAX/8.
+/// bounded by a matrix's element count, which `dims_fit` keeps ≤ i32::MAX/8.
 pub(crate) fn int(n: usize) -> i32 {
     i32::try_from(n).expect("dims checked against i32 before the call")
 }

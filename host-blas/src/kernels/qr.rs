@@ -24,8 +24,8 @@
 
 use super::query_cache::{self, cached};
 use super::{
-    carve_int, carve_uninit, copy_finite, fits, info_ok, int, ld, mat_ptr, phase, queried_work, req,
-    uninit_ptr, uninit_view, written,
+    carve_int, carve_uninit, fits, info_ok, int, ld, mat_ptr, phase, queried_work, req, uninit_ptr,
+    uninit_view, written,
 };
 use crate::lapack::{Lapack, Re};
 use core::mem::MaybeUninit;
@@ -33,8 +33,8 @@ use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::{QrMode, RankRevealingQrOptions};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
-use lindiff_cpu::kernel_api::{scale_column, Failure, Item, Kernel, Shapes};
+use lindiff_core::{RealScalar, Scalar};
+use lindiff_cpu::kernel_api::{copy_range, scale_column, Failure, Item, Kernel, Range, Shapes};
 
 /// One QR op on LAPACK.
 pub(super) enum QrKernel {
@@ -42,15 +42,6 @@ pub(super) enum QrKernel {
     Plain(QrMode),
     /// `rank_revealing_qr`.
     Pivoted(RankRevealingQrOptions),
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<QrKernel> {
-    match op {
-        LinalgOp::Qr(k) => Some(QrKernel::Plain(k.0.mode)),
-        LinalgOp::RankRevealingQr(k) => Some(QrKernel::Pivoted(k.0)),
-        _ => None,
-    }
 }
 
 impl QrKernel {
@@ -194,14 +185,20 @@ impl QrKernel {
     /// Copies `a` into `h` (m×n, LAPACK's layout; `NonFinite("a")` for
     /// NaN/∞), factors it there with ?geqrf / ?geqp3, writes the phases of
     /// its diagonal and R (`r`) from its upper trapezoid.
+    ///
+    /// Scale-robust as host-cpu's QR: `a` outside the safe range (found by
+    /// the non-finite check's pass) is factored as `a · 2^e` and R scaled
+    /// back (?geqrf does not scale, and takes a column of subnormal entries
+    /// for zero).
     fn factor<T: Lapack>(
         &self,
         a: MatRef<'_, T>,
         mut h: MatMut<'_, T>,
         x: &mut Arrays<'_, T>,
-        r: MatMut<'_, T>,
+        mut r: MatMut<'_, T>,
     ) -> Result<(), Failure> {
-        copy_finite(a, h.rb_mut(), "a")?;
+        let scaling = copy_range(a, h.rb_mut(), "a", Range::Squares)?;
+        scaling.apply_mat(h.rb_mut());
         let (m, n) = (h.nrows(), h.ncols());
         let (k, lda) = (m.min(n), ld(m));
         fits(x.tau.len(), k);
@@ -229,7 +226,8 @@ impl QrKernel {
             p.write(phase(h[(j, j)]));
         }
         // SAFETY: the k phases were written just above.
-        form_r(h.rb(), unsafe { written(x.phases, k) }, r);
+        form_r(h.rb(), unsafe { written(x.phases, k) }, r.rb_mut());
+        scaling.undo_mat(r);
         Ok(())
     }
 }

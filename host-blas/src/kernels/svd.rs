@@ -24,7 +24,7 @@ use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, Par};
 use lindiff_core::op::{SvdDriver, SvdOptions, Truncation};
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::Scalar;
 use lindiff_cpu::kernel_api::{canonicalize_pairs_adjoint, Failure, Item, Kernel, Shapes};
 
 /// Which factors are computed.
@@ -76,19 +76,32 @@ pub(super) struct SvdKernel {
     store: Store,
 }
 
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<SvdKernel> {
-    let qr = |o: &SvdOptions| o.driver == SvdDriver::QrIteration;
-    Some(match op {
-        LinalgOp::Svd(k) => SvdKernel { qr_iteration: qr(&k.0), job: Job::Thin, store: Store::Factors },
-        LinalgOp::SvdVals(k) => SvdKernel { qr_iteration: qr(&k.0), job: Job::Values, store: Store::Values },
-        LinalgOp::SvdFull(k) => SvdKernel { qr_iteration: qr(&k.0), job: Job::Full, store: Store::Factors },
-        // The thin SVD with default options: the factors `svd` returns.
-        LinalgOp::SvdTruncated(k) => {
-            SvdKernel { qr_iteration: false, job: Job::Thin, store: Store::Truncated(k.0) }
-        }
-        _ => return None,
-    })
+impl SvdKernel {
+    /// The thin SVD (`svd`), ?gesvd when the driver asks for QR iteration.
+    pub(super) fn thin(o: &SvdOptions) -> SvdKernel {
+        SvdKernel { qr_iteration: qr_iteration(o), job: Job::Thin, store: Store::Factors }
+    }
+
+    /// Values only (`svd_vals`).
+    pub(super) fn values(o: &SvdOptions) -> SvdKernel {
+        SvdKernel { qr_iteration: qr_iteration(o), job: Job::Values, store: Store::Values }
+    }
+
+    /// The full SVD (`svd_full`).
+    pub(super) fn full(o: &SvdOptions) -> SvdKernel {
+        SvdKernel { qr_iteration: qr_iteration(o), job: Job::Full, store: Store::Factors }
+    }
+
+    /// The truncated SVD: the thin SVD with default options (the factors
+    /// `svd` returns), cut to the kept triplets.
+    pub(super) fn truncated(keep: Truncation) -> SvdKernel {
+        SvdKernel { qr_iteration: false, job: Job::Thin, store: Store::Truncated(keep) }
+    }
+}
+
+/// ?gesvd (bidiagonal QR iteration) instead of ?gesdd.
+fn qr_iteration(o: &SvdOptions) -> bool {
+    o.driver == SvdDriver::QrIteration
 }
 
 /// Array sizes of one m×n SVD (elements), from the workspace query.

@@ -15,31 +15,27 @@
 //! (a zero pivot gives infinities, as host-cpu's): such an item is solved
 //! by faer's triangular substitution instead. NaN/∞ in the read triangle of
 //! `a` or in `b` is `NonFinite`, checked first.
+//!
+//! Scale-robust as host-cpu's kernel: a non-unit triangle (or `b`) outside
+//! the elimination's safe range is solved scaled by a power of two (the
+//! triangle in the copy of `a`), and x scaled back.
 
-use super::{
-    carve, check_finite, copy_in, fits, in_place, info_ok, init_out_slice, int, ld, req, span, view_mut,
-};
+use super::{carve, copy_in, fits, in_place, info_ok, init_out_slice, int, ld, req, span, view_mut};
 use crate::lapack::Lapack;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place_with_conj, solve_unit_lower_triangular_in_place_with_conj,
     solve_unit_upper_triangular_in_place_with_conj, solve_upper_triangular_in_place_with_conj,
 };
+use faer::reborrow::ReborrowMut;
 use faer::{Conj, MatMut, MatRef, Par};
 use lindiff_core::op::{Diagonal, MatOp, Side, Triangle, TriangularSolveOptions};
-use lindiff_core::{LinalgOp, Scalar};
-use lindiff_cpu::kernel_api::{Failure, Item, Kernel, Shapes};
+use lindiff_cpu::kernel_api::{
+    check_range, scale_mat, triangle_scaling, Failure, Item, Kernel, Range, Shapes,
+};
 
 /// `triangular_solve` on LAPACK.
-pub(super) struct TriangularSolveKernel(TriangularSolveOptions);
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find(op: &LinalgOp) -> Option<TriangularSolveKernel> {
-    match op {
-        LinalgOp::TriangularSolve(k) => Some(TriangularSolveKernel(k.0)),
-        _ => None,
-    }
-}
+pub(super) struct TriangularSolveKernel(pub(super) TriangularSolveOptions);
 
 /// How the right-hand side is laid out for the left solve.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -77,8 +73,8 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let opts = self.0;
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
-        check_triangle_finite(a, &opts)?;
-        check_finite(b, "b")?;
+        let a_scaling = triangle_scaling(a, &opts)?;
+        let b_scaling = check_range(b, "b", Range::Linear)?;
         let n = a.nrows();
         let (trans, rhs) = form(&opts);
         let mut x = item.out_mat::<T>(0);
@@ -90,6 +86,10 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
             Rhs::Transposed => view_mut(&mut t, n, r, ld(n)).copy_from(b.transpose()),
             Rhs::Adjoint => view_mut(&mut t, n, r, ld(n)).copy_from(b.adjoint()),
         }
+        match rhs {
+            Rhs::AsIs => b_scaling.apply_mat(x.rb_mut()),
+            _ => b_scaling.apply_mat(view_mut(&mut t, n, r, ld(n))),
+        }
         if n == 0 || r == 0 {
             if rhs != Rhs::AsIs {
                 x.fill(T::zero()); // empty anyway: n = 0 or r = 0
@@ -98,11 +98,13 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
         }
         let uplo = if opts.triangle == Triangle::Lower { b'L' } else { b'U' };
         let diag = if opts.diagonal == Diagonal::Unit { b'U' } else { b'N' };
-        let (mut copy, _) = carve::<T>(stack, if in_place(a).is_some() { 0 } else { n * n });
-        let (aslice, lda) = match in_place(a) {
+        let direct = in_place(a).filter(|_| a_scaling.is_none());
+        let (mut copy, _) = carve::<T>(stack, if direct.is_some() { 0 } else { n * n });
+        let (aslice, lda) = match direct {
             Some(v) => v,
             None => {
                 copy_in(a, &mut copy, ld(n));
+                a_scaling.apply_mat(view_mut(&mut copy, n, n, ld(n)));
                 (&copy[..], ld(n))
             }
         };
@@ -141,6 +143,8 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
             Rhs::Transposed => x.copy_from(view_mut(&mut t, n, r, ld(n)).transpose()),
             Rhs::Adjoint => x.copy_from(view_mut(&mut t, n, r, ld(n)).adjoint()),
         }
+        // op(a') x' = b' with a' = a·2^e, b' = b·2^f: x = x'·2^(e − f).
+        scale_mat(x, a_scaling.exponent() - b_scaling.exponent());
         Ok(())
     }
 }
@@ -160,23 +164,4 @@ fn substitute<T: Lapack>(a: MatRef<'_, T>, opts: &TriangularSolveOptions, trans:
         (false, Diagonal::NonUnit) => solve_upper_triangular_in_place_with_conj(m, conj, c, par),
         (false, Diagonal::Unit) => solve_unit_upper_triangular_in_place_with_conj(m, conj, c, par),
     }
-}
-
-/// `Err(NonFinite("a"))` when the part of `a` the solve reads (its triangle,
-/// without the diagonal when unit) has a NaN or infinity.
-fn check_triangle_finite<T: Lapack>(a: MatRef<'_, T>, opts: &TriangularSolveOptions) -> Result<(), Failure> {
-    let n = a.nrows();
-    let unit = opts.diagonal == Diagonal::Unit;
-    for j in 0..n {
-        let (lo, hi) = match opts.triangle {
-            Triangle::Lower => (if unit { j + 1 } else { j }, n),
-            Triangle::Upper => (0, if unit { j } else { j + 1 }),
-        };
-        for i in lo..hi {
-            if !Scalar::is_finite(a[(i, j)]) {
-                return Err(Failure::NonFinite("a"));
-            }
-        }
-    }
-    Ok(())
 }

@@ -130,6 +130,12 @@ pub fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
     best
 }
 
+/// `true` when `LINDIFF_BENCH_QUICK` is set (`cargo xtask bench --quick`):
+/// each row alternates its sides for half of [`ROW_TIME`].
+pub fn quick() -> bool {
+    std::env::var_os("LINDIFF_BENCH_QUICK").is_some()
+}
+
 /// How long [`side_by_side`] keeps alternating once its minimum number of
 /// rounds is done. A row's cost differs by 10⁴ between its ops at one
 /// order (a 512×512 Cholesky takes 1.2 ms, the SVD 70 ms): with a fixed
@@ -138,50 +144,74 @@ pub fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
 /// per-process ratios spread over 0.99–1.09.
 const ROW_TIME: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// One row's figures: the median over rounds of each side's time (a
+/// round's time is the fastest of its calls), and the median over rounds
+/// of the round's ratio ours / theirs. The ratio of one round compares two
+/// blocks of calls run one right after the other, so load that comes and
+/// goes on a shared machine moves both sides of it alike; the median drops
+/// the rounds a burst hit on one side only.
+#[derive(Clone, Copy, Debug)]
+pub struct Pair {
+    pub ours: f64,
+    pub theirs: f64,
+    pub ratio: f64,
+}
+
+/// The median of `xs` (the upper one of an even count).
+pub fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
 /// Alternates the two closures — at least `rounds` rounds, then on until
-/// [`ROW_TIME`] has passed (at most 10 000 rounds), each round `reps`
-/// timed calls of each after one warm-up call — and returns each one's
-/// minimum.
-pub fn side_by_side(
-    rounds: usize,
-    reps: usize,
-    mut ours: impl FnMut(),
-    mut theirs: impl FnMut(),
-) -> (f64, f64) {
-    let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
+/// [`ROW_TIME`] (half of it with [`quick`]) has passed (at most
+/// 10 000 rounds), each round `reps` timed calls of each after one warm-up
+/// call — and returns the medians of [`Pair`].
+pub fn side_by_side(rounds: usize, reps: usize, mut ours: impl FnMut(), mut theirs: impl FnMut()) -> Pair {
+    let budget = if quick() { ROW_TIME / 2 } else { ROW_TIME };
+    let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
     let start = Instant::now();
-    let mut done = 0;
-    while done < rounds || (start.elapsed() < ROW_TIME && done < 10_000) {
-        a = a.min(min_time(reps, &mut ours));
-        b = b.min(min_time(reps, &mut theirs));
-        done += 1;
+    while a.len() < rounds || (start.elapsed() < budget && a.len() < 10_000) {
+        let x = min_time(reps, &mut ours);
+        let y = min_time(reps, &mut theirs);
+        a.push(x);
+        b.push(y);
+        r.push(x / y);
     }
-    (a, b)
+    Pair { ours: median(&mut a), theirs: median(&mut b), ratio: median(&mut r) }
 }
 
 /// The orders a run measures: those listed in `LINDIFF_BENCH_SIZES`
-/// (comma-separated; `cargo xtask bench` reruns every order in fresh
-/// processes that way), else 32, 128 and 512.
-pub fn sizes() -> Vec<usize> {
+/// (comma-separated; `cargo xtask bench` reruns some orders in fresh
+/// processes that way), else `default`.
+pub fn sizes(default: &[usize]) -> Vec<usize> {
     match std::env::var("LINDIFF_BENCH_SIZES") {
         Ok(list) => list.split(',').map(|n| n.trim().parse().expect("LINDIFF_BENCH_SIZES: orders")).collect(),
-        Err(_) => vec![32, 128, 512],
+        Err(_) => default.to_vec(),
     }
 }
 
+/// Starts a table: `## title` (what `cargo xtask bench` reads as the
+/// group's name), then the column header.
+pub fn table(title: &str, ours: &str, theirs: &str) {
+    println!("\n## {title}");
+    println!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", ours, theirs, "ratio");
+}
+
 /// (minimum rounds, repetitions per round) for order `n`: a round's block
-/// of calls lasts ~0.2 ms or more for the cheapest op at 32 and 128;
+/// of calls lasts ~0.2 ms or more for the cheapest op at 8 to 128;
 /// from 256 on one call per round, so that the two sides alternate call
 /// by call (`side_by_side` adds rounds up to its time budget).
 pub fn reps_for(n: usize) -> (usize, usize) {
     match n {
-        0..=32 => (5, 200),
+        0..=16 => (5, 1000),
+        17..=32 => (5, 200),
         33..=128 => (5, 20),
         _ => (5, 1),
     }
 }
 
-/// One table row: both times in µs and their ratio.
-pub fn row(op: &str, n: usize, (ours, theirs): (f64, f64)) {
-    println!("{op:<16} {n:>6} {:>12.2} {:>12.2} {:>8.3}", ours * 1e6, theirs * 1e6, ours / theirs);
+/// One table row: both medians in µs (to the ns) and the median ratio.
+pub fn row(op: &str, n: usize, p: Pair) {
+    println!("{op:<16} {n:>6} {:>12.3} {:>12.3} {:>8.3}", p.ours * 1e6, p.theirs * 1e6, p.ratio);
 }

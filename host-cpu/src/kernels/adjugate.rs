@@ -1,4 +1,4 @@
-//! The adjugate kernel, from the SVD (AD-RULES.md "det"): with
+//! The adjugate kernel, from the SVD (docs/ad-rules.md#determinants): with
 //! `a = U diag(s) Vᴴ`,
 //!
 //! adj(a) = adj(Vᴴ) · adj(diag(s)) · adj(U) = det(U) · det(Vᴴ) · V diag(c) Uᴴ,
@@ -15,10 +15,14 @@
 //! Accuracy: a backward-stable SVD gives every `s_i` to `eps·s_max`, so the
 //! adjugate has an absolute error of about `eps · s_max^{n−1}` (the size of
 //! the largest cofactor), singular or not.
+//!
+//! Scale-robust: the SVD is of `a · 2^e` when `a` lies outside the safe
+//! range, and adj(a) = adj(a · 2^e) · 2^(−(n−1)e) goes into the products'
+//! exponents.
 
 use super::det::{factor_square, scratch as factor_region, ScaledProduct};
-use super::finite::check_finite;
 use super::lu::div_real;
+use super::scaling::Scaling;
 use super::svd::{compute, scratch as svd_scratch, Shape};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -27,11 +31,11 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, MatRef, Par};
 use lindiff_core::op::{Adjugate, SvdOptions};
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::Scalar;
 
 /// `det(w)` of a unitary (or any nonsingular) `w`, normalised to modulus 1.
 fn unit_det<T: Field>(w: MatRef<'_, T>, par: Par, stack: &mut MemStack) -> T {
-    factor_square(w, par, stack, |lu, odd| {
+    factor_square(w, Scaling::NONE, par, stack, |lu, odd| {
         let mut phase = if odd { -T::one() } else { T::one() };
         for k in 0..lu.nrows() {
             let p = lu[(k, k)];
@@ -57,14 +61,13 @@ impl<T: Field> Kernel<T> for Adjugate {
         if n == 0 {
             return Ok(());
         }
-        check_finite(a, "a")?;
         // The LU scratch of the two unit determinants, carved before the SVD
         // takes the rest (the SVD's factors live only inside `compute`).
         let req = factor_region::<T>(n, par);
         let (region, stack) = stack.make_aligned_uninit::<u8>(req.size_bytes(), req.align_bytes());
         let region = MemStack::new(region);
         let mut out = item.out_mat::<T>(0);
-        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v, scaling| {
             // `Shape::Thin` always hands both factors over.
             let (Some(u), Some(mut v)) = (u, v) else {
                 return;
@@ -75,6 +78,7 @@ impl<T: Field> Kernel<T> for Adjugate {
                 for j in (0..n).filter(|&j| j != i) {
                     c.mul(s[(j, 0)]);
                 }
+                c.mul_pow2(-i64::from(scaling.exponent()) * (n as i64 - 1));
                 let ci = c.value() * phase;
                 for r in 0..n {
                     v[(r, i)] *= ci;
@@ -82,13 +86,5 @@ impl<T: Field> Kernel<T> for Adjugate {
             }
             matmul(out.rb_mut(), Accum::Replace, v.rb(), u.rb().adjoint(), T::one(), par);
         })
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::Adjugate(k) => Some(k),
-        _ => None,
     }
 }

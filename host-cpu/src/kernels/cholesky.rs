@@ -14,7 +14,7 @@
 //!   faer does not clear an imaginary diagonal itself, and its SIMD kernel
 //!   (column-major input) *reads and writes* the strict upper triangle of
 //!   each diagonal block (checked: a nonzero `l[0,1]` for n = 2, contrary to
-//!   docs/dev/faer-0.24-scratch-apis.md §10; the values it reads there do not
+//!   docs/faer-scratch-apis.md §10; the values it reads there do not
 //!   reach the lower triangle), so that triangle is initialised before the
 //!   factorization and zeroed again afterwards where faer may have written
 //!   ([`FAER_LEAF`]).
@@ -25,12 +25,21 @@
 //!   (faer takes the square root of the pivot's real part; any rounding-level
 //!   imaginary part is cleared afterwards).
 //!
+//! * Scale-robust (`super::scaling`): the entries of a positive definite
+//!   matrix are bounded by its largest diagonal entry (|a_ij|² ≤ a_ii·a_jj),
+//!   so when that lies outside the safe range the kernel factors
+//!   `a · 4^k` (an even power of two, found by an O(n) scan of the
+//!   diagonal) and scales L back by 2^−k: a positive definite matrix of
+//!   subnormal entries is factored to full precision instead of failing
+//!   on pivots that lost their bits.
+//!
 //! Scratch: faer's (one n×1 temporary), or for the padded copy its ld×n
 //! elements; otherwise no copy, as `l` itself is the working matrix.
 
 use super::cholesky_small;
 use super::columns::{copy_col, copy_mat, packed_mut, write_col, zero_col};
 use super::eigh::check_finite_lower;
+use super::scaling::{max_abs, scale_mat, Range, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use core::mem::MaybeUninit;
@@ -39,7 +48,7 @@ use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_s
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::Cholesky;
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::Scalar;
 
 impl<T: Field> Kernel<T> for Cholesky {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
@@ -54,13 +63,18 @@ impl<T: Field> Kernel<T> for Cholesky {
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
         let n = a.nrows();
+        let scaling = diagonal_scaling(a);
         let mut l = item.out_mat::<T>(0);
         if let Some(ld) = small_ld::<T>(n) {
-            if let Some(result) = small(a, l.rb_mut(), ld, stack) {
+            if let Some(result) = small(a, l.rb_mut(), ld, scaling, stack) {
+                if result.is_ok() {
+                    scale_mat(l, -scaling.exponent() / 2);
+                }
                 return result;
             }
         }
         copy_lower(a, l.rb_mut());
+        scaling.apply_mat(l.rb_mut());
         if <T as Scalar>::IS_COMPLEX {
             for k in 0..n {
                 l[(k, k)] = T::from_real(Scalar::re(l[(k, k)]));
@@ -87,7 +101,19 @@ impl<T: Field> Kernel<T> for Cholesky {
         for k in 0..n {
             l[(k, k)] = T::from_real(Scalar::re(l[(k, k)]));
         }
+        scale_mat(l, -scaling.exponent() / 2);
         Ok(())
+    }
+}
+
+/// The scaling (an even power of two) that brings the largest diagonal
+/// entry of `a` (real parts) into the safe range; none when it lies in it,
+/// or when the diagonal has NaN/∞ (the factorization reports that).
+fn diagonal_scaling<T: Field>(a: MatRef<'_, T>) -> Scaling {
+    let diagonal = (0..a.nrows()).map(|k| Scalar::re(a[(k, k)]));
+    match max_abs(diagonal) {
+        Some(max) => Scaling::from_exponent(Scaling::of_max(max, Range::Linear).exponent() & !1),
+        None => Scaling::NONE,
     }
 }
 
@@ -110,12 +136,14 @@ fn small<T: Field>(
     a: MatRef<'_, T>,
     l: MatMut<'_, T>,
     ld: usize,
+    scaling: Scaling,
     stack: &mut MemStack,
 ) -> Option<Result<(), Failure>> {
     let n = a.nrows();
     let (factored, diag_finite) = if ld == n {
         let l = packed_mut(l)?;
         copy_mat(a, MatMut::from_column_major_slice_mut(&mut *l, n, n));
+        scaling.apply_mat(MatMut::from_column_major_slice_mut(&mut *l, n, n));
         (cholesky_small::factor(l, n, n), diagonal_finite(l, n, n))
     } else {
         let (buf, _) = stack.make_aligned_uninit::<T>(ld * n, 64);
@@ -132,6 +160,7 @@ fn small<T: Field>(
         // them: n rows per column from `a`, ld − n zeros), and `T` has the
         // layout of `MaybeUninit<T>`.
         let w = unsafe { &mut *(core::ptr::from_mut::<[MaybeUninit<T>]>(buf) as *mut [T]) };
+        scaling.apply_mat(MatMut::from_column_major_slice_with_stride_mut(&mut *w, n, n, ld));
         let factored = cholesky_small::factor(w, n, ld);
         if factored {
             copy_mat(MatRef::from_column_major_slice_with_stride(w, n, n, ld), l);
@@ -210,14 +239,6 @@ fn zero_strict_upper<T: Field>(mut l: MatMut<'_, T>) {
     let m = l.nrows();
     for j in 0..l.ncols() {
         zero_col(l.rb_mut().col_mut(j).subrows_mut(0, j.min(m)));
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::Cholesky(k) => Some(k),
-        _ => None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! lindiff's own Cholesky factorization for real matrices up to
 //! [`SMALL_UP_TO`], where faer's kernel spends most of its instructions on
 //! loop bookkeeping (n = 32: 17.8k instructions for ~5.5k multiply-adds;
-//! this one 12k; the 32×32 bench rows read 0.78–0.80 × faer, README).
+//! this one 12k; the 32×32 bench rows read 0.78–0.80 × faer in `cargo xtask bench`).
 //!
 //! Left-looking, by columns: column j of L is
 //! `l[i, j] = (a[i, j] − Σ_{k<j} l[i, k]·conj(l[j, k])) / l[j, j]` for i ≥ j,
@@ -19,8 +19,8 @@ use lindiff_core::Scalar;
 /// Whether the Cholesky kernel uses [`factor`] at all: in `std` builds.
 /// Without `std` (firmware) faer's kernel, linked anyway for complex and
 /// larger matrices, serves every size: there flash counts more (this
-/// kernel's ~2 KiB would take the Cortex-M f32 build past issue 8's
-/// 160 KiB .text target).
+/// kernel's ~2 KiB would take the Cortex-M f32 build past its
+/// 160 KiB .text target, `docs/embedded.md`).
 pub(super) const BUILT: bool = cfg!(feature = "std");
 
 /// Largest n for which the Cholesky kernel of a real dtype uses [`factor`]
@@ -40,7 +40,7 @@ pub(super) const SMALL_UP_TO: usize = 132;
 /// bytes) 1.35× in place, 1.0–1.09× on the padded copy, as faer's f32
 /// kernel is twice as wide → faer.
 pub(super) fn leading_dim<T>(n: usize) -> Option<usize> {
-    let bytes = n * core::mem::size_of::<T>();
+    let bytes = n.saturating_mul(core::mem::size_of::<T>());
     match n {
         0..=64 => Some(n),
         _ if n > SMALL_UP_TO => None,

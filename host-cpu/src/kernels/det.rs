@@ -13,9 +13,15 @@
 //!   An exactly zero pivot gives sign 0 and `logabsdet = −∞`.
 //!
 //! Input with NaN or infinity is `Failure::NonFinite("a")`, as for `lu`.
+//!
+//! Scale-robust: a matrix outside the safe range (`super::scaling`) is
+//! factored as `a · 2^e`, and det(a) = det(a · 2^e) · 2^(−n·e) goes into the
+//! product's exponent (log|det| gets −n·e·ln 2): the determinant of a 2×2
+//! matrix of 1e−310 entries is 0 only because 1e−620 is.
 
-use super::finite::check_finite;
 use super::lu::{abs1, carve_perms, div_real, factor, factor_scratch};
+use super::range::check_range;
+use super::scaling::{Range, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -24,7 +30,7 @@ use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatRef, Par};
 use lindiff_core::op::{Det, Slogdet};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
+use lindiff_core::{RealScalar, Scalar};
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
@@ -34,10 +40,11 @@ pub(super) fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
     temp_mat_scratch::<T>(n, n).and(factor_scratch::<T>(n, n, par))
 }
 
-/// Factors the n×n `a` in scratch and hands the packed LU and the parity of
-/// the row permutation (`true` when odd) to `f`.
+/// Factors the n×n `a · 2^e` (e of `scaling`) in scratch and hands the
+/// packed LU and the parity of the row permutation (`true` when odd) to `f`.
 pub(super) fn factor_square<T: Field, R>(
     a: MatRef<'_, T>,
+    scaling: Scaling,
     par: Par,
     stack: &mut MemStack,
     f: impl FnOnce(MatRef<'_, T>, bool) -> R,
@@ -47,7 +54,7 @@ pub(super) fn factor_square<T: Field, R>(
     let (mut lu, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
     let mut lu = lu.as_mat_mut();
     let (mut fwd, mut inv, stack) = carve_perms(stack, n);
-    let swaps = factor(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack);
+    let swaps = factor(a, lu.rb_mut(), &mut fwd, &mut inv, scaling, par, stack);
     f(lu.rb(), swaps % 2 == 1)
 }
 
@@ -93,6 +100,11 @@ impl<T: Field> ScaledProduct<T> {
         }
     }
 
+    /// Multiplies by 2^k.
+    pub(super) fn mul_pow2(&mut self, k: i64) {
+        self.exponent = self.exponent.saturating_add(k);
+    }
+
     /// Multiplies by `factor`.
     pub(super) fn mul(&mut self, factor: T) {
         let f = Self::normalize(factor, &mut self.exponent);
@@ -125,12 +137,13 @@ impl<T: Field> Kernel<T> for Det {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
-        let det = factor_square(a, par, stack, |lu, odd| {
+        let scaling = check_range(a, "a", Range::Linear)?;
+        let det = factor_square(a, scaling, par, stack, |lu, odd| {
             let mut product = ScaledProduct::<T>::one();
             for k in 0..lu.nrows() {
                 product.mul(lu[(k, k)]);
             }
+            product.mul_pow2(-i64::from(scaling.exponent()) * lu.nrows() as i64);
             let det = product.value();
             if odd {
                 -det
@@ -150,8 +163,8 @@ impl<T: Field> Kernel<T> for Slogdet {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
-        let (sign, logabsdet) = factor_square(a, par, stack, |lu, odd| {
+        let scaling = check_range(a, "a", Range::Linear)?;
+        let (sign, logabsdet) = factor_square(a, scaling, par, stack, |lu, odd| {
             let mut sign = if odd { -T::one() } else { T::one() };
             let mut log = <Re<T> as Scalar>::zero();
             for k in 0..lu.nrows() {
@@ -163,6 +176,9 @@ impl<T: Field> Kernel<T> for Slogdet {
                 sign *= div_real(u, size);
                 log += size.ln();
             }
+            // log|det a| = log|det(a·2^e)| − n·e·ln 2.
+            let shift = -(f64::from(scaling.exponent()) * lu.nrows() as f64) * core::f64::consts::LN_2;
+            log += <Re<T> as Scalar>::from_f64(shift);
             // Renormalize the accumulated phase (for complex input its modulus
             // drifts by rounding; for real input it is ±1 exactly).
             (div_real(sign, Scalar::abs(sign)), log)
@@ -170,15 +186,6 @@ impl<T: Field> Kernel<T> for Slogdet {
         item.set::<T>(0, 0, sign);
         item.set::<Re<T>>(1, 0, logabsdet);
         Ok(())
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::Det(k) => Some(k),
-        LinalgOp::Slogdet(k) => Some(k),
-        _ => None,
     }
 }
 

@@ -18,12 +18,19 @@
 //! * Algorithms: values only always use the tridiagonal QR algorithm; with
 //!   vectors, faer uses QR below n = 128 and divide and conquer from there on.
 //!   `EighVals` may therefore differ from `Eigh`'s `w` in the last bits.
+//! * Scale-robust (`super::scaling`): when the lower triangle's largest
+//!   entry lies outside the safe range, faer runs on a copy of it scaled by
+//!   2^e into the range (the same copy as for a complex diagonal) and the
+//!   eigenvalues are scaled back; the scan that measures it is the
+//!   non-finite check's (`super::range::lower_range`).
 //!
-//! Scratch: the eigenvalues as `T` (n×1), for complex `T` an n×n copy of the
-//! lower triangle, and faer's own scratch.
+//! Scratch: the eigenvalues as `T` (n×1), an n×n copy of the lower triangle
+//! (for a complex diagonal or a scaled matrix), and faer's own scratch.
 
 use super::columns::copy_col;
 use super::finite::lower_finite;
+use super::range::lower_range;
+use super::scaling::Scaling;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -33,7 +40,7 @@ use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 use lindiff_core::op::{Eigh, EighVals};
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::Scalar;
 
 /// `Err(NonFinite("a"))` if the lower triangle of `a` has a NaN or infinite
 /// entry; on the diagonal only the real part counts (the imaginary part is
@@ -71,16 +78,27 @@ fn compute_flag(vectors: bool) -> ComputeEigenvectors {
     }
 }
 
+/// Multiplies the lower triangle of the square `m` by 2^e (e of `scaling`).
+fn scale_lower<T: Field>(mut m: MatMut<'_, T>, scaling: Scaling) {
+    if scaling.is_none() {
+        return;
+    }
+    for j in 0..m.ncols() {
+        for i in j..m.nrows() {
+            m[(i, j)] = scaling.apply(m[(i, j)]);
+        }
+    }
+}
+
 /// Scratch of [`compute`] for an n×n input.
 fn scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
     if n == 0 {
         // faer's scratch function underflows (`n - 1`) for n = 0 with vectors.
         return StackReq::EMPTY;
     }
-    let copy_cols = if <T as Scalar>::IS_COMPLEX { n } else { 0 };
     StackReq::all_of(&[
-        temp_mat_scratch::<T>(n, 1),         // eigenvalues, as T
-        temp_mat_scratch::<T>(n, copy_cols), // lower triangle with a real diagonal
+        temp_mat_scratch::<T>(n, 1), // eigenvalues, as T
+        temp_mat_scratch::<T>(n, n), // lower triangle with a real diagonal, scaled
         self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default()),
     ])
 }
@@ -98,17 +116,17 @@ fn compute<T: Field>(
     if n == 0 {
         return Ok(()); // both outputs are empty
     }
-    check_finite_lower(a)?;
+    let scaling = lower_range(a).ok_or(Failure::NonFinite("a"))?;
     // SAFETY: `s` is written by faer (without being read) before we read it.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut s = s.as_mat_mut();
-    let copy_cols = if <T as Scalar>::IS_COMPLEX { n } else { 0 };
     // SAFETY: the copy's lower triangle is written below before faer reads
     // it, and faer reads nothing else of it; it is unused otherwise.
-    let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, copy_cols, stack) };
+    let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
     let mut copy = copy.as_mat_mut();
-    let src = if has_complex_diagonal(a) {
+    let src = if !scaling.is_none() || has_complex_diagonal(a) {
         copy_lower_real_diagonal(a, copy.rb_mut());
+        scale_lower(copy.rb_mut(), scaling);
         copy.rb()
     } else {
         a
@@ -124,38 +142,8 @@ fn compute<T: Field>(
         self_adjoint_evd(src, diag, None, par, stack, Default::default())
             .map_err(|_| Failure::NonConvergence)?;
     }
-    super::svd::store_values(item, 0, s.rb());
+    super::svd::store_values(item, 0, s.rb(), scaling);
     Ok(())
 }
 
-impl<T: Field> Kernel<T> for Eigh {
-    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
-        let (n, _) = shapes.input(0);
-        // The values-only path runs when `v` is switched off.
-        scratch::<T>(n, true, par).or(scratch::<T>(n, false, par))
-    }
-
-    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
-        compute::<T>(item, true, par, stack)
-    }
-}
-
-impl<T: Field> Kernel<T> for EighVals {
-    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
-        let (n, _) = shapes.input(0);
-        scratch::<T>(n, false, par)
-    }
-
-    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
-        compute::<T>(item, false, par, stack)
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::Eigh(k) => Some(k),
-        LinalgOp::EighVals(k) => Some(k),
-        _ => None,
-    }
-}
+values_and_vectors!(Eigh, EighVals);

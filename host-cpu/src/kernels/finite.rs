@@ -73,20 +73,8 @@ with_avx2! {
 /// again).
 #[inline(always)]
 fn copy_sums_finite<T: Field>(src: &[T], dst: &mut [T]) -> bool {
-    debug_assert_eq!(src.len(), dst.len());
     let mut lanes = [T::zero(); 16];
-    let (mut from, mut to) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
-    for (s, d) in (&mut from).zip(&mut to) {
-        for ((sum, &x), y) in lanes.iter_mut().zip(s).zip(d) {
-            *y = x;
-            *sum += x;
-        }
-    }
-    let mut rest = T::zero();
-    for (&x, y) in from.remainder().iter().zip(to.into_remainder()) {
-        *y = x;
-        rest += x;
-    }
+    let rest = copy_add_lanes(&mut lanes, src, dst, |x| x);
     (all_sums_finite(&lanes) && Scalar::is_finite(rest)) || exactly_finite(src)
 }
 
@@ -206,7 +194,7 @@ fn exactly_finite<T: Field>(s: &[T]) -> bool {
 /// returns the sum over the remainder (kept apart: a remainder added to
 /// one of the lanes makes the compiler split them into unequal vectors).
 #[inline(always)]
-fn add_lanes<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T], map: impl Fn(T) -> T) -> T {
+pub(super) fn add_lanes<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T], map: impl Fn(T) -> T) -> T {
     let mut chunks = xs.chunks_exact(L);
     for c in &mut chunks {
         for (sum, &x) in lanes.iter_mut().zip(c) {
@@ -214,6 +202,31 @@ fn add_lanes<T: Field, const L: usize>(lanes: &mut [T; L], xs: &[T], map: impl F
         }
     }
     chunks.remainder().iter().fold(T::zero(), |rest, &x| rest + map(x))
+}
+
+/// [`add_lanes`] while copying `src` into `dst` (same length): each entry
+/// stored and summed from the same load.
+#[inline(always)]
+pub(super) fn copy_add_lanes<T: Field, const L: usize>(
+    lanes: &mut [T; L],
+    src: &[T],
+    dst: &mut [T],
+    map: impl Fn(T) -> T,
+) -> T {
+    debug_assert_eq!(src.len(), dst.len());
+    let (mut from, mut to) = (src.chunks_exact(L), dst.chunks_exact_mut(L));
+    for (s, d) in (&mut from).zip(&mut to) {
+        for ((sum, &x), y) in lanes.iter_mut().zip(s).zip(d) {
+            *y = x;
+            *sum += map(x);
+        }
+    }
+    let mut rest = T::zero();
+    for (&x, y) in from.remainder().iter().zip(to.into_remainder()) {
+        *y = x;
+        rest += map(x);
+    }
+    rest
 }
 
 /// `true` when every lane sum of the entries is finite.

@@ -1,14 +1,18 @@
-//! The gauge-check kernels of reverse mode (`SvdGaugeCheck`,
-//! `EighGaugeCheck`; the math is in lindiff-core's `op/gauge_check.rs` and
-//! AD-RULES.md "Gauge check"). Each measures Δ, the largest part of the
-//! cotangents the rule cannot transpose exactly, and either copies the
-//! cotangents to its outputs or fails with
-//! [`Failure::NotDifferentiable`] when Δ > eps^{3/4}·‖cotangents‖.
+//! The check kernels of reverse mode (`SvdGaugeCheck`, `EighGaugeCheck`,
+//! `EigGaugeCheck`, `TieCheck`, `CompletionCheck`; the math is in
+//! lindiff-core's `op/internal/` and `docs/ad-rules.md`, "Ties and gauge
+//! checks"). A gauge check measures Δ, the largest part of the cotangents
+//! the rule cannot transpose exactly, fails with
+//! [`Failure::NotDifferentiable`] when Δ > eps^{3/4}·‖cotangents‖ (or
+//! [`Failure::NearTie`] at a coupled tie), and otherwise copies the
+//! cotangents to its outputs with the error bound of the pairs that are
+//! not tied.
 //!
 //! Only what the check needs is formed: the tie groups come from the
 //! spectrum (O(k²) comparisons of scalars), then one entry of
 //! ah(Uᴴ gU) costs two dot products of length m, and only tied pairs, the
-//! diagonal (complex input) and the zero singular values are visited. The
+//! pairs whose bound from the column norms matters, the diagonal (complex
+//! input) and the zero singular values are visited. The
 //! projection P_U gU_i = gU_i − U (Uᴴ gU_i) is formed explicitly (never as
 //! ‖gU_i‖² − ‖Uᴴ gU_i‖², whose cancellation would cost half the digits).
 //!
@@ -26,11 +30,14 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef, Par};
-use lindiff_core::op::gauge_why::{
-    EIGH_PHASE, EIGH_TIE, EIGH_VALUES, SVD_KINK, SVD_NULL, SVD_PHASE, SVD_TIE, SVD_VALUES,
+use lindiff_core::op::internal::why::{
+    EIGH_PHASE, EIGH_TIE, EIGH_VALUES, EIG_DEFECTIVE, EIG_TIE, EIG_VALUES, SVD_KINK, SVD_NULL, SVD_PHASE,
+    SVD_TIE, SVD_VALUES,
 };
-use lindiff_core::op::{EighGaugeCheck, GaugeOf, SvdGaugeCheck};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
+use lindiff_core::op::internal::{
+    CompletionCheck, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, TieCheck, Values,
+};
+use lindiff_core::{Element, RealScalar, Scalar};
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
@@ -47,6 +54,12 @@ impl<R: RealScalar> Worst<R> {
         Worst { size: R::zero(), output: "", why: "" }
     }
 
+    /// The verdict on what was seen before a coupled tie ends the check (a
+    /// gauge-dependent cotangent is the stronger finding).
+    fn verdict_first(&self, op: &'static str, norm: R) -> Result<(), Failure> {
+        Worst { size: self.size, output: self.output, why: self.why }.verdict(op, norm)
+    }
+
     /// Keeps (size, output, why) if it is the largest so far.
     fn note(&mut self, size: R, output: &'static str, why: &'static str) {
         if size > self.size {
@@ -56,12 +69,72 @@ impl<R: RealScalar> Worst<R> {
 
     /// `Err` when the largest violation exceeds eps^{3/4}·`norm`.
     fn verdict(self, op: &'static str, norm: R) -> Result<(), Failure> {
-        let tolerance = (R::EPSILON.ln() * R::from_f64(0.75)).exp() * norm;
-        if self.size > tolerance {
+        if self.size > threshold(norm) {
             return Err(Failure::NotDifferentiable { op, output: self.output, why: self.why });
         }
         Ok(())
     }
+}
+
+/// eps^{3/4}·`norm`: the size above which a part of a cotangent is not
+/// rounding.
+fn threshold<R: RealScalar>(norm: R) -> R {
+    (R::EPSILON.ln() * R::from_f64(0.75)).exp() * norm
+}
+
+/// The error bound of the pairs that are not tied: Σ estimate², the worst
+/// pair with its gap, and the gradient's natural scale (its floor in the
+/// relative comparison: a gradient that vanishes has no relative error).
+struct Bound {
+    sum_sq: f64,
+    worst: f64,
+    pair: (usize, usize),
+    gap: f64,
+    scale: f64,
+}
+
+impl Bound {
+    /// An empty bound for a gradient of natural size `scale`.
+    fn new(scale: f64) -> Self {
+        Bound { sum_sq: 0.0, worst: 0.0, pair: (0, 0), gap: 0.0, scale }
+    }
+
+    /// Adds the error `estimate` a pair (i, j) at `gap` contributes.
+    fn add(&mut self, estimate: f64, pair: (usize, usize), gap: f64) {
+        self.sum_sq += estimate * estimate;
+        if estimate > self.worst {
+            self.worst = estimate;
+            self.pair = pair;
+            self.gap = gap;
+        }
+    }
+
+    /// Writes (estimate, scale, i, j, gap) to the `[5]` real output `at`.
+    fn write<T: Field>(&self, item: &mut Item<'_>, at: usize) {
+        let entries = [self.sum_sq.sqrt(), self.scale, self.pair.0 as f64, self.pair.1 as f64, self.gap];
+        for (i, x) in entries.into_iter().enumerate() {
+            item.set::<Re<T>>(at, i, Re::<T>::from_f64(x));
+        }
+    }
+}
+
+/// The rounding error a gauge projection (a difference of dot products of
+/// length `len` with columns of norms `norm_i`, `norm_j`) carries:
+/// 2·√len·eps·(norm_i + norm_j).
+fn projection_error<R: RealScalar>(len: usize, norm_i: R, norm_j: R) -> f64 {
+    2.0 * (len.max(1) as f64).sqrt() * R::EPSILON.to_f64() * (norm_i + norm_j).to_f64()
+}
+
+/// ‖column j of `m`‖.
+fn column_norms<T: Field>(m: MatRef<'_, T>, j: usize) -> Re<T> {
+    let mut norm = Norm::new();
+    for i in 0..m.nrows() {
+        norm.add(Scalar::re(m[(i, j)]));
+        if T::IS_COMPLEX {
+            norm.add(Scalar::im(m[(i, j)]));
+        }
+    }
+    norm.value()
 }
 
 /// A Frobenius norm accumulated as scale·√ssq (no overflow or underflow
@@ -106,6 +179,9 @@ impl<R: RealScalar> Norm<R> {
     }
 
     fn value(&self) -> R {
+        if self.scale == R::zero() {
+            return R::zero();
+        }
         self.scale * Scalar::sqrt(self.ssq)
     }
 }
@@ -154,12 +230,24 @@ fn values<'a, T: Field>(item: &'a Item<'_>, input: usize) -> impl Fn(usize) -> R
     move |i| item.get::<Re<T>>(input, i)
 }
 
-/// The SVD check of one item (module docs).
-fn check_svd<T: Field>(item: &Item<'_>, of: GaugeOf, stack: &mut MemStack) -> Result<(), Failure> {
+/// A coupled tie: the rule's term for the pair is 0/0 (docs of `op/internal`).
+fn coupled_tie(of: GaugeOf, pair: (usize, usize), gap: f64) -> Failure {
+    Failure::NearTie { op: of.op(), pair, gap, estimate: f64::INFINITY, suggestion: of.suggestion() }
+}
+
+/// The SVD check of one item (module docs): Err, or the bound of the pairs
+/// that are not tied.
+fn check_svd<T: Field>(
+    item: &Item<'_>,
+    of: GaugeOf,
+    read: Values,
+    stack: &mut MemStack,
+) -> Result<Bound, Failure> {
     let (u, vh, gu, gvh) = (item.mat::<T>(0), item.mat::<T>(2), item.mat::<T>(3), item.mat::<T>(5));
     let k = u.ncols();
     // The right factor as columns: A = (Vᴴ)ᵀ, B = (gVᴴ)ᵀ (module docs).
     let (a, b) = (vh.transpose(), gvh.transpose());
+    let (m, n) = (u.nrows(), a.nrows());
     let (s, gs) = (values::<T>(item, 1), values::<T>(item, 4));
     let delta = cutoff((0..k).map(&s), k);
     let (mut norm_u, mut norm_s, mut norm_v) = (Norm::new(), Norm::new(), Norm::new());
@@ -168,17 +256,39 @@ fn check_svd<T: Field>(item: &Item<'_>, of: GaugeOf, stack: &mut MemStack) -> Re
     (0..k).for_each(|i| norm_s.add(gs(i)));
     let (norm_u, norm_v) = (norm_u.value(), norm_v.value());
     let norm = norm_u.hypot(norm_s.value()).hypot(norm_v);
+    let tolerance = threshold(norm);
     let mut worst = Worst::new();
-    // SAFETY: every entry of `c` is written by `residual` before it is read.
-    let (mut c, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
-    let mut c = c.as_mat_mut();
+    // ∂L/∂A is of the size of gs and of gU, gV over the values.
+    let largest = (0..k).map(&s).fold(Re::<T>::zero(), |m, x| m.max_real(x));
+    let per_value = if largest > Re::<T>::zero() { (norm_u + norm_v) / largest } else { Re::<T>::zero() };
+    let mut bound = Bound::new((norm_s.value() + per_value).to_f64());
+    // SAFETY: column 0 is written by `residual` before it is read, columns
+    // 1 and 2 just below.
+    let (mut scratch, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 3, stack) };
+    let scratch = scratch.as_mat_mut();
+    let (mut c, mut norms) = scratch.split_at_col_mut(1);
+    fill_column_norms(gu, norms.rb_mut().get_mut(.., 0..1));
+    fill_column_norms(b, norms.rb_mut().get_mut(.., 1..2));
+    let gu_norm = |i: usize| Scalar::re(norms[(i, 0)]);
+    let gv_norm = |i: usize| Scalar::re(norms[(i, 1)]);
     for i in 0..k {
         let null = s(i) <= delta;
+        let (gu_i, gv_i) = (gu_norm(i), gv_norm(i));
         for j in i..k {
-            let (tied, zero_block) = (Scalar::abs(s(i) - s(j)) <= delta, null && s(j) <= delta);
+            let gap = Scalar::abs(s(i) - s(j));
+            let (tied, zero_block) = (gap <= delta, null && s(j) <= delta);
+            if !tied && !zero_block {
+                // The rule divides ah(J + K)_ij by the gap, ah(J − K)_ij by
+                // s_i + s_j: their rounding over the gap is the bound.
+                let (gu_j, gv_j) = (gu_norm(j), gv_norm(j));
+                let error = projection_error(m, gu_i, gu_j) + projection_error(n, gv_i, gv_j);
+                let divisor = gap.min_real(s(i) + s(j)).to_f64();
+                bound.add(error / divisor, (i, j), gap.to_f64());
+                continue;
+            }
             // Real diagonal entries of ah(·) vanish: only ties, zero blocks
             // and (complex) phases are visited.
-            if !(zero_block || (tied && (i != j || T::IS_COMPLEX))) {
+            if !(zero_block || i != j || T::IS_COMPLEX) {
                 continue;
             }
             let a_u = ah(u, gu, i, j);
@@ -193,7 +303,28 @@ fn check_svd<T: Field>(item: &Item<'_>, of: GaugeOf, stack: &mut MemStack) -> Re
                 let why = if i == j { SVD_PHASE } else { SVD_TIE };
                 worst.note(Scalar::abs(a_u + a_v), if mu >= mv { "u" } else { "vh" }, why);
             }
-            if i != j {
+            // low_rank_approx's own rule divides by no gap inside the kept
+            // block: its check looks for cuts through ties only.
+            if i != j && !zero_block && of != GaugeOf::LowRankApprox {
+                // A tie: the rule's term for the pair is 0/0 and it takes 0,
+                // the limit for a loss of the vectors alone (a projector
+                // onto the whole group, the polar factor). For a loss that
+                // also reads the values (a reconstruction, even one whose
+                // ∂L/∂s is 0 on the pair) the limit is not 0, and coupled
+                // cotangents look the same for both: reported when the
+                // values are read (`Values`). Unequal value cotangents
+                // without coupling are a non-symmetric function of tied
+                // values.
+                let coupling = Scalar::abs(dot(u, i, gu, j))
+                    + Scalar::abs(dot(u, j, gu, i))
+                    + Scalar::abs(dot(a, i, b, j))
+                    + Scalar::abs(dot(a, j, b, i));
+                if coupling > tolerance && read == Values::Read && Scalar::abs(a_u + a_v) <= tolerance {
+                    worst.verdict_first(of.op(), norm)?;
+                    return Err(coupled_tie(of, (i, j), gap.to_f64()));
+                }
+                worst.note(Scalar::abs(gs(i) - gs(j)), "s", SVD_VALUES);
+            } else if i != j && !zero_block {
                 worst.note(Scalar::abs(gs(i) - gs(j)), "s", SVD_VALUES);
             }
         }
@@ -206,80 +337,230 @@ fn check_svd<T: Field>(item: &Item<'_>, of: GaugeOf, stack: &mut MemStack) -> Re
             if a.nrows() > k && norm_v > Re::<T>::zero() {
                 worst.note(residual(a, b, i, c.rb_mut()), "vh", SVD_NULL);
             }
+        } else {
+            // The rectangular terms divide P_U gU_i and P_V gV_i by s_i.
+            let mut error = 0.0;
+            if m > k {
+                error += projection_error(m, gu_i, Re::<T>::zero());
+            }
+            if n > k {
+                error += projection_error(n, gv_i, Re::<T>::zero());
+            }
+            bound.add(error / s(i).to_f64(), (i, i), s(i).to_f64());
         }
     }
     worst.output = of.output(worst.output);
-    worst.verdict(of.op(), norm)
+    worst.verdict(of.op(), norm)?;
+    Ok(bound)
 }
 
 /// The eigh check of one item (module docs).
-fn check_eigh<T: Field>(item: &Item<'_>) -> Result<(), Failure> {
+fn check_eigh<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> Result<Bound, Failure> {
     let (v, gv) = (item.mat::<T>(0), item.mat::<T>(3));
     let n = v.ncols();
     let (w, gw) = (values::<T>(item, 1), values::<T>(item, 2));
     let delta = cutoff((0..n).map(&w), n);
-    let mut norm = Norm::new();
-    norm.add_mat(gv);
-    (0..n).for_each(|i| norm.add(gw(i)));
+    let (mut norm_v, mut norm_w) = (Norm::new(), Norm::new());
+    norm_v.add_mat(gv);
+    (0..n).for_each(|i| norm_w.add(gw(i)));
+    let norm = norm_v.value().hypot(norm_w.value());
+    let tolerance = threshold(norm);
     let mut worst = Worst::new();
+    // ∂L/∂A is of the size of gw and of gV over the spectrum's spread.
+    let spread = (0..n).map(&w).fold(Re::<T>::zero(), |m, x| m.max_real(Scalar::abs(x)));
+    let per_value = if spread > Re::<T>::zero() { norm_v.value() / spread } else { Re::<T>::zero() };
+    let mut bound = Bound::new((norm_w.value() + per_value).to_f64());
+    // SAFETY: every entry is written by `fill_column_norms` before it is read.
+    let (mut norms, _) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
+    let mut norms = norms.as_mat_mut();
+    fill_column_norms(gv, norms.rb_mut());
+    let gv_norm = |i: usize| Scalar::re(norms[(i, 0)]);
     for i in 0..n {
         if T::IS_COMPLEX {
             worst.note(Scalar::abs(ah(v, gv, i, i)), "v", EIGH_PHASE);
         }
+        let gv_i = gv_norm(i);
         for j in i + 1..n {
-            if Scalar::abs(w(i) - w(j)) > delta {
+            let gap = Scalar::abs(w(i) - w(j));
+            if gap > delta {
+                bound.add(projection_error(n, gv_i, gv_norm(j)) / gap.to_f64(), (i, j), gap.to_f64());
                 continue;
             }
-            worst.note(Scalar::abs(ah(v, gv, i, j)), "v", EIGH_TIE);
+            let gauge = Scalar::abs(ah(v, gv, i, j));
+            worst.note(gauge, "v", EIGH_TIE);
+            // As for the SVD: coupled vectors of tied values make a 0/0 term
+            // whose limit is 0 for a loss of the vectors alone (a projector
+            // onto the group) and f′ for a function V f(Λ) Vᴴ that reads
+            // the values: reported when the values are read.
+            let coupling = Scalar::abs(dot(v, i, gv, j)) + Scalar::abs(dot(v, j, gv, i));
+            if coupling > tolerance && read == Values::Read && gauge <= tolerance {
+                worst.verdict_first("eigh", norm)?;
+                return Err(coupled_tie(GaugeOf::Eigh, (i, j), gap.to_f64()));
+            }
             worst.note(Scalar::abs(gw(i) - gw(j)), "w", EIGH_VALUES);
         }
     }
-    worst.verdict("eigh", norm.value())
+    worst.verdict("eigh", norm)?;
+    Ok(bound)
 }
 
-/// Copies real vector input `from` to output `to` (`len` entries).
-fn copy_values<T: Field>(item: &mut Item<'_>, from: usize, to: usize, len: usize) {
-    for i in 0..len {
-        let x = item.get::<Re<T>>(from, i);
-        item.set::<Re<T>>(to, i, x);
+/// The eig check of one item (module docs): tied eigenvalues (complex
+/// distance within the cutoff) whose unit eigenvectors are parallel are
+/// defective; otherwise J_ij = v_iᴴ gv_j and J_ji are the gauge.
+fn check_eig<T: Field>(item: &Item<'_>, stack: &mut MemStack) -> Result<Bound, Failure> {
+    let (v, gv) = (item.mat::<T>(0), item.mat::<T>(3));
+    let n = v.ncols();
+    let w = |i: usize| item.get::<T>(1, i);
+    let gw = |i: usize| item.get::<T>(2, i);
+    let delta = cutoff((0..n).map(|i| Scalar::abs(w(i))), n);
+    let (mut norm_v, mut norm_w) = (Norm::new(), Norm::new());
+    norm_v.add_mat(gv);
+    (0..n).for_each(|i| {
+        norm_w.add(Scalar::re(gw(i)));
+        norm_w.add(Scalar::im(gw(i)));
+    });
+    let norm = norm_v.value().hypot(norm_w.value());
+    let mut worst = Worst::new();
+    let spread = (0..n).fold(Re::<T>::zero(), |m, i| m.max_real(Scalar::abs(w(i))));
+    let per_value = if spread > Re::<T>::zero() { norm_v.value() / spread } else { Re::<T>::zero() };
+    let mut bound = Bound::new((norm_w.value() + per_value).to_f64());
+    // SAFETY: every entry is written by `fill_column_norms` before it is read.
+    let (mut norms, _) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
+    let mut norms = norms.as_mat_mut();
+    fill_column_norms(gv, norms.rb_mut());
+    let gv_norm = |i: usize| Scalar::re(norms[(i, 0)]);
+    // Parallel unit vectors: |v_iᴴ v_j| within √eps of 1.
+    let parallel = Re::<T>::one() - Scalar::sqrt(Re::<T>::EPSILON);
+    for i in 0..n {
+        let gv_i = gv_norm(i);
+        for j in i + 1..n {
+            let gap = Scalar::abs(w(i) - w(j));
+            if gap > delta {
+                bound.add(projection_error(n, gv_i, gv_norm(j)) / gap.to_f64(), (i, j), gap.to_f64());
+                continue;
+            }
+            if Scalar::abs(dot(v, i, v, j)) >= parallel {
+                return Err(Failure::NotDifferentiable { op: "eig", output: "w", why: EIG_DEFECTIVE });
+            }
+            let gauge = Scalar::abs(dot(v, i, gv, j)).max_real(Scalar::abs(dot(v, j, gv, i)));
+            worst.note(gauge, "v", EIG_TIE);
+            worst.note(Scalar::abs(gw(i) - gw(j)), "w", EIG_VALUES);
+        }
     }
+    worst.verdict("eig", norm)?;
+    Ok(bound)
+}
+
+/// Writes the norm of column j of `m` (as `T`, imaginary part zero) to
+/// row j of `norms`.
+fn fill_column_norms<T: Field>(m: MatRef<'_, T>, mut norms: MatMut<'_, T>) {
+    for j in 0..m.ncols() {
+        norms[(j, 0)] = T::from_real(column_norms(m, j));
+    }
+}
+
+/// Copies vector input `from` to output `to` (`len` entries of `E`).
+fn copy_values<E: Element>(item: &mut Item<'_>, from: usize, to: usize, len: usize) {
+    for i in 0..len {
+        let x = item.get::<E>(from, i);
+        item.set::<E>(to, i, x);
+    }
+}
+
+/// An eigen check's pass-through: `gw` (input 2, entries of `E`) and `gv`
+/// (input 3) to outputs 0 and 1, and the bound to output 2.
+fn pass_eigen<T: Field, E: Element>(item: &mut Item<'_>, bound: Bound) {
+    let gv = item.mat::<T>(3);
+    copy_values::<E>(item, 2, 0, gv.ncols());
+    item.out_mat::<T>(1).copy_from(gv);
+    bound.write::<T>(item, 2);
 }
 
 impl<T: Field> Kernel<T> for SvdGaugeCheck {
     fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        temp_mat_scratch::<T>(shapes.input(1).0, 1)
+        temp_mat_scratch::<T>(shapes.input(1).0, 3)
     }
 
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
-        check_svd::<T>(item, self.0, stack)?;
+        let bound = check_svd::<T>(item, self.0, self.1, stack)?;
         let (gu, gvh) = (item.mat::<T>(3), item.mat::<T>(5));
-        copy_values::<T>(item, 4, 1, gu.ncols());
+        copy_values::<Re<T>>(item, 4, 1, gu.ncols());
         item.out_mat::<T>(0).copy_from(gu);
         item.out_mat::<T>(2).copy_from(gvh);
+        bound.write::<T>(item, 3);
         Ok(())
     }
 }
 
 impl<T: Field> Kernel<T> for EighGaugeCheck {
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        temp_mat_scratch::<T>(shapes.input(0).0, 1)
+    }
+
+    fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let bound = check_eigh::<T>(item, self.0, stack)?;
+        pass_eigen::<T, Re<T>>(item, bound);
+        Ok(())
+    }
+}
+
+impl<T: Field> Kernel<T> for EigGaugeCheck {
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        temp_mat_scratch::<T>(shapes.input(0).0, 1)
+    }
+
+    fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let bound = check_eig::<T>(item, stack)?;
+        pass_eigen::<T, T>(item, bound);
+        Ok(())
+    }
+}
+
+impl<T: Field> Kernel<T> for TieCheck {
     fn scratch(&self, _shapes: &Shapes, _par: Par) -> StackReq {
         StackReq::EMPTY
     }
 
     fn run(&self, item: &mut Item<'_>, _par: Par, _stack: &mut MemStack) -> Result<(), Failure> {
-        check_eigh::<T>(item)?;
-        let gv = item.mat::<T>(3);
-        copy_values::<T>(item, 2, 0, gv.ncols());
-        item.out_mat::<T>(1).copy_from(gv);
+        let ga = item.mat::<T>(0);
+        let bound = |i: usize| item.get::<Re<T>>(1, i).to_f64();
+        let mut norm = Norm::new();
+        norm.add_mat(ga);
+        // Relative to the gradient, floored at its natural scale.
+        let estimate = bound(0) / norm.value().to_f64().max(bound(1));
+        let tolerance =
+            if Re::<T>::EPSILON.to_f64() > 1e-10 { TieCheck::TOLERANCE_F32 } else { TieCheck::TOLERANCE };
+        // A zero gradient has no error to speak of (0/0 is NaN: accepted).
+        if estimate > tolerance {
+            return Err(Failure::NearTie {
+                op: self.0.op(),
+                pair: (bound(2) as usize, bound(3) as usize),
+                gap: bound(4),
+                estimate,
+                suggestion: self.0.suggestion(),
+            });
+        }
+        item.out_mat::<T>(0).copy_from(ga);
         Ok(())
     }
 }
 
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        // Each check belongs to its decomposition's family (`op-*`).
-        LinalgOp::SvdGaugeCheck(k) if cfg!(feature = "op-svd") => Some(k),
-        LinalgOp::EighGaugeCheck(k) if cfg!(feature = "op-eigh") => Some(k),
-        _ => None,
+impl<T: Field> Kernel<T> for CompletionCheck {
+    fn scratch(&self, _shapes: &Shapes, _par: Par) -> StackReq {
+        StackReq::EMPTY
+    }
+
+    fn run(&self, item: &mut Item<'_>, _par: Par, _stack: &mut MemStack) -> Result<(), Failure> {
+        let g = item.mat::<T>(0);
+        let zero = (0..g.ncols()).all(|j| (0..g.nrows()).all(|i| g[(i, j)] == T::zero()));
+        if !zero {
+            return Err(Failure::NotDifferentiable {
+                op: "svd_full",
+                output: self.0.output(),
+                why: self.0.why(),
+            });
+        }
+        item.out_mat::<T>(0).copy_from(g);
+        Ok(())
     }
 }

@@ -19,14 +19,14 @@
 //! have real τ; a state with complex τ (e.g. from LAPACK's ?geqrf, whose
 //! reflectors are not Hermitian) is accepted by every kernel.
 //!
-//! # Gauge and the diag(R) ≥ 0 convention
+//! # The reflector convention and diag(R) ≥ 0
 //!
-//! The state keeps the reflectors' own gauge: its R diagonal may be negative
+//! The state keeps faer's reflector convention: its R diagonal may be negative
 //! or complex (faer's β = −phase(x₀)·‖x‖). With phase(x) = x/|x| (and
 //! phase(0) = 1), `householder_qr_r` returns R with row j multiplied by
 //! conj(phase(h[j,j])) and `householder_qr_q` returns Q_h[:, :k] with column
 //! j multiplied by phase(h[j,j]), so that Q R = A with diag(R) real and ≥ 0
-//! (the `qr` convention). `householder_qr_apply` works in the state's gauge:
+//! (the `qr` convention). `householder_qr_apply` works in the state's convention:
 //! it applies the raw product Q_h (m×m), Q_hᴴ or Q_hᵀ, with no phase fix.
 //!
 //! A rank-deficient A gives an echelon R (faer skips columns with a
@@ -58,7 +58,7 @@ use faer::{ColRef, Conj, MatMut, MatRef, Par};
 use lindiff_core::op::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, MatOp,
 };
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::Scalar;
 
 type Re<T> = <T as Scalar>::Real;
 
@@ -467,17 +467,5 @@ impl<T: Field> Kernel<T> for HouseholderQrApply {
         y.copy_from(b);
         apply_reflectors(h, tau.rb().col(0), Product::from(self.0), y, par, stack);
         Ok(())
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::HouseholderQrFactor(k) => Some(k),
-        LinalgOp::HouseholderQrAppend(k) => Some(k),
-        LinalgOp::HouseholderQrQ(k) => Some(k),
-        LinalgOp::HouseholderQrR(k) => Some(k),
-        LinalgOp::HouseholderQrApply(k) => Some(k),
-        _ => None,
     }
 }

@@ -10,7 +10,21 @@
 //! with a non-finite entry is redone by [`factor_unblocked`], a LAPACK-style
 //! right-looking LU that leaves a zero pivot column as zeros (for example a
 //! zero matrix gives `L = I`, `U = 0`). Only the solves report singularity:
-//! an exactly zero pivot `U[k, k]` is [`Failure::Singular`].
+//! an exactly zero pivot `U[k, k]` is [`Failure::Singular`], a matrix
+//! singular to working precision by the op's `SolveOptions` test (by
+//! default the pivot ratio, see `super::singular`) is
+//! [`Failure::NearlySingular`].
+//!
+//! Scale-robust (`super::scaling`): `lu`, `lu_factor`, the determinants
+//! and `lu_factor_solve` factor `a · 2^e` when max|a| lies outside the safe
+//! range and scale U back; the solves scale `b` too and solve with the
+//! scaled factors, x = x' · 2^(e_a − e_b). `lu`, `lu_factor` and the
+//! determinants take the scaling from the non-finite check's pass;
+//! `lu_factor_solve`, which skips that pass when its result is finite,
+//! from its pivots (a pivot out of the safe range sends it to the exact
+//! scan, and to a scaled factorization when `a` needs one), and
+//! `lu_solve_prepared` scales a copy of `lu` when its pivots are out of
+//! range.
 //!
 //! `lu_solve_prepared` validates its `perm` input: a vector that is not a
 //! permutation of `0..n` (an entry out of range or repeated) selects rows
@@ -18,6 +32,9 @@
 
 use super::columns::copy_mat;
 use super::finite::{all_finite, check_finite};
+use super::range::check_range;
+use super::scaling::{max_abs, scale_mat, Range, Scaling};
+use super::singular::{estimate_len, estimate_scratch, factored_norm, one_norm, pivots, singular_test};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{DynArray, MemStack, StackReq};
@@ -33,7 +50,7 @@ use faer::perm::PermRef;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Conj, MatMut, MatRef, Par};
 use lindiff_core::op::{Lu, LuFactor, LuFactorSolve, LuSolvePrepared, MatOp};
-use lindiff_core::{LinalgOp, Scalar};
+use lindiff_core::{RealScalar, Scalar};
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
@@ -58,25 +75,6 @@ pub(super) fn carve_perms(
     (fwd, inv, stack)
 }
 
-/// What the diagonal of the packed factor `lu` holds, in one pass.
-pub(super) struct Pivots {
-    /// Every diagonal entry is finite.
-    pub(super) finite: bool,
-    /// Some diagonal entry is exactly zero.
-    pub(super) zero: bool,
-}
-
-/// Scans the diagonal of the packed factor `lu`.
-pub(super) fn pivots<T: Field>(lu: MatRef<'_, T>) -> Pivots {
-    let mut p = Pivots { finite: true, zero: false };
-    for k in 0..lu.nrows().min(lu.ncols()) {
-        let d = lu[(k, k)];
-        p.finite &= Scalar::is_finite(d);
-        p.zero |= d == T::zero();
-    }
-    p
-}
-
 /// Scratch of [`factor`] for an m×n matrix plus its two perm arrays (m
 /// each, carved first with [`carve_perms`]).
 pub(super) fn factor_scratch<T: Field>(m: usize, n: usize, par: Par) -> StackReq {
@@ -93,20 +91,23 @@ fn factor_only_scratch<T: Field>(m: usize, n: usize, par: Par) -> StackReq {
     lu_in_place_scratch::<usize, T>(m, n, par, Default::default())
 }
 
-/// Factors `a` (m×n) into `lu` (m×n, any contents; overwritten with the packed
-/// factors: strictly lower L, U on and above the diagonal), writes the row
+/// Factors `a · 2^e` (`a` m×n, e the exponent of `scaling`) into `lu` (m×n,
+/// any contents; overwritten with the packed factors: strictly lower L, U
+/// on and above the diagonal — U of the scaled matrix), writes the row
 /// permutation into `fwd` and its inverse into `inv` (length m each), and
-/// returns the number of row transpositions (the parity of `P`). Never fails:
-/// singular input gives zero pivots, never NaN (for finite `a`).
+/// returns the number of row transpositions (the parity of `P`). Never
+/// fails: singular input gives zero pivots, never NaN (for finite `a`).
 pub(super) fn factor<T: Field>(
     a: MatRef<'_, T>,
     mut lu: MatMut<'_, T>,
     fwd: &mut [usize],
     inv: &mut [usize],
+    scaling: Scaling,
     par: Par,
     stack: &mut MemStack,
 ) -> usize {
     copy_mat(a, lu.rb_mut());
+    scaling.apply_mat(lu.rb_mut());
     let (info, _) = lu_in_place(lu.rb_mut(), &mut *fwd, &mut *inv, par, stack, Default::default());
     // faer scales a zero (or subnormal) pivot column by 1/0. In a square
     // factorization every such column feeds a later pivot, so a finite
@@ -117,6 +118,7 @@ pub(super) fn factor<T: Field>(
     }
     // An exactly zero (or subnormal) pivot column: faer scaled it by 1/0.
     lu.copy_from(a);
+    scaling.apply_mat(lu.rb_mut());
     let swaps = factor_unblocked(lu.rb_mut(), fwd);
     for (i, &p) in fwd.iter().enumerate() {
         inv[p] = i;
@@ -187,13 +189,44 @@ pub(super) fn write_l<T: Field>(lu: MatRef<'_, T>, mut l: MatMut<'_, T>) {
     }
 }
 
-/// Writes the k×n upper factor of the packed `lu` (zeros below) into `u`.
-pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>) {
+/// Writes the k×n upper factor of the packed `lu` (zeros below), scaled
+/// back by `scaling`, into `u`.
+pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>, scaling: Scaling) {
     for j in 0..u.ncols() {
         for i in 0..u.nrows() {
-            u[(i, j)] = if i <= j { lu[(i, j)] } else { T::zero() };
+            u[(i, j)] = if i <= j { scaling.undo(lu[(i, j)]) } else { T::zero() };
         }
     }
+}
+
+/// Scales the upper triangle of the packed factor `lu` (U, on and above
+/// the diagonal) back by `scaling`; L is scale-free.
+pub(super) fn undo_upper<T: Field>(mut lu: MatMut<'_, T>, scaling: Scaling) {
+    if scaling.is_none() {
+        return;
+    }
+    for j in 0..lu.ncols() {
+        for i in 0..lu.nrows().min(j + 1) {
+            lu[(i, j)] = scaling.undo(lu[(i, j)]);
+        }
+    }
+}
+
+/// The scaling that brings the upper triangle of the packed `lu` (U) into
+/// the safe range (`None` for a NaN or ∞ there).
+pub(super) fn upper_range<T: Field>(lu: MatRef<'_, T>) -> Option<Scaling> {
+    let mut max = <Re<T> as Scalar>::zero();
+    for j in 0..lu.ncols() {
+        let k = lu.nrows().min(j + 1);
+        max = max.max_real(max_abs(lu.col(j).subrows(0, k).iter().copied())?);
+    }
+    Some(Scaling::of_max(max, Range::Linear))
+}
+
+/// `x = b · 2^e` (same shape; `x` any contents).
+pub(super) fn copy_scaled<T: Field>(b: MatRef<'_, T>, mut x: MatMut<'_, T>, scaling: Scaling) {
+    copy_mat(b, x.rb_mut());
+    scaling.apply_mat(x);
 }
 
 /// Writes a permutation into the i64 vector output `out`.
@@ -245,15 +278,15 @@ impl<T: Field> Kernel<T> for Lu {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
+        let scaling = check_range(a, "a", Range::Linear)?;
         // SAFETY: `factor` overwrites the whole temporary before reading it.
         let (mut lu, stack) = unsafe { temp_mat_uninit::<T, _, _>(a.nrows(), a.ncols(), stack) };
         let mut lu = lu.as_mat_mut();
         let (mut fwd, mut inv, stack) = carve_perms(stack, a.nrows());
-        factor(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack);
+        factor(a, lu.rb_mut(), &mut fwd, &mut inv, scaling, par, stack);
         write_perm(item, 0, &fwd);
         write_l(lu.rb(), item.out_mat::<T>(1));
-        write_u(lu.rb(), item.out_mat::<T>(2));
+        write_u(lu.rb(), item.out_mat::<T>(2), scaling);
         Ok(())
     }
 }
@@ -266,11 +299,36 @@ impl<T: Field> Kernel<T> for LuFactor {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
+        let scaling = check_range(a, "a", Range::Linear)?;
         let (mut fwd, mut inv, stack) = carve_perms(stack, a.nrows());
-        factor(a, item.out_mat::<T>(0), &mut fwd, &mut inv, par, stack);
+        let mut lu = item.out_mat::<T>(0);
+        factor(a, lu.rb_mut(), &mut fwd, &mut inv, scaling, par, stack);
+        undo_upper(lu, scaling);
         write_perm(item, 1, &fwd);
         Ok(())
+    }
+}
+
+/// Scratch of faer's solves of one right-hand side, plain and adjoint (the
+/// condition estimate's).
+fn vector_solves_scratch<T: Field>(n: usize, par: Par) -> StackReq {
+    solve_in_place_scratch::<usize, T>(n, 1, par).or(solve_transpose_in_place_scratch::<usize, T>(n, 1, par))
+}
+
+/// The condition estimate's solve with partial-pivot factors.
+fn vector_solve<'a, T: Field>(
+    lu: MatRef<'a, T>,
+    perm: PermRef<'a, usize>,
+    par: Par,
+) -> impl FnMut(bool, &mut [T], &mut MemStack) + 'a {
+    move |adjoint, v, stack| {
+        let n = v.len();
+        let x = MatMut::from_column_major_slice_mut(v, n, 1);
+        if adjoint {
+            solve_transpose_in_place_with_conj(lu, lu, perm, Conj::Yes, x, par, stack);
+        } else {
+            solve_in_place_with_conj(lu, lu, perm, Conj::No, x, par, stack);
+        }
     }
 }
 
@@ -280,41 +338,64 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
         let (_, r) = shapes.input(1);
         StackReq::all_of(&[
             perms_scratch(n),
-            factor_only_scratch::<T>(n, n, par).or(solve_in_place_scratch::<usize, T>(n, r, par)),
+            StackReq::any_of(&[
+                factor_only_scratch::<T>(n, n, par),
+                solve_in_place_scratch::<usize, T>(n, r, par),
+                estimate_scratch::<T>(n).and(vector_solves_scratch::<T>(n, par)),
+            ]),
         ])
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
         let n = a.nrows();
+        let check = self.0.check;
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
         {
             // Factor straight into the `lu` output, then solve into `x`.
             let (mut x, mut lu) = item.out_pair::<T, T>(0, 1);
-            factor(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack);
-            // The inputs are scanned for NaN/∞ only when a result shows one
-            // (the scans would cost as much as the small solves): a
-            // non-finite entry of `a` always reaches the diagonal of `U` (it
-            // is chosen as a pivot, or its row turns non-finite through the
-            // trailing updates and every row is a pivot row once), and one of
-            // `b` reaches `x`. A finite `a` gives finite factors (see
-            // `factor`), so `x` can only overflow.
-            let pivots = pivots(lu.rb());
-            if !pivots.finite {
-                check_finite(a, "a")?;
+            factor(a, lu.rb_mut(), &mut fwd, &mut inv, Scaling::NONE, par, stack);
+            // The inputs are scanned for NaN/∞ (and for their scale) only
+            // when a result calls for it (the scans would cost as much as
+            // the small solves): a non-finite entry of `a` always reaches
+            // the diagonal of `U` (it is chosen as a pivot, or its row turns
+            // non-finite through the trailing updates and every row is a
+            // pivot row once), one of `b` reaches `x`, and an `a` outside
+            // the safe range has a pivot outside it (the first pivot is a
+            // largest entry of its column, and |u_kk| ≥ σ_min/(n·‖L⁻¹‖)).
+            let mut piv = pivots(lu.rb());
+            let mut scaling = Scaling::NONE;
+            if !piv.in_range() {
+                scaling = check_range(a, "a", Range::Linear)?;
+                if !scaling.is_none() {
+                    factor(a, lu.rb_mut(), &mut fwd, &mut inv, scaling, par, stack);
+                    piv = pivots(lu.rb());
+                }
             }
-            if pivots.zero {
+            if piv.zero {
                 check_finite(b, "b")?;
-                return Err(Failure::Singular("a"));
             }
-            copy_mat(b, x.rb_mut());
             // SAFETY: `factor` wrote `fwd` as a permutation of 0..n and `inv`
             // as its inverse (faer's, or `factor_unblocked`'s swaps).
             let perm = unsafe { PermRef::new_unchecked(&fwd, &inv, n) };
+            let anorm = |_: &mut [T], _: &mut [T]| one_norm(a, scaling);
+            singular_test(&piv, n, check, anorm, vector_solve(lu.rb(), perm, par), "a", stack)?;
+            // `b` is scaled along with a scaled `a`, and after a result
+            // that is not finite (an overflow in the solve, or NaN/∞ in b).
+            let mut b_scaling =
+                if scaling.is_none() { Scaling::NONE } else { check_range(b, "b", Range::Linear)? };
+            copy_scaled(b, x.rb_mut(), b_scaling);
             solve_in_place_with_conj(lu.rb(), lu.rb(), perm, Conj::No, x.rb_mut(), par, stack);
-            if !all_finite(x.rb()) {
-                check_finite(b, "b")?;
+            if !all_finite(x.rb()) && b_scaling.is_none() {
+                b_scaling = check_range(b, "b", Range::Linear)?;
+                if !b_scaling.is_none() {
+                    copy_scaled(b, x.rb_mut(), b_scaling);
+                    solve_in_place_with_conj(lu.rb(), lu.rb(), perm, Conj::No, x.rb_mut(), par, stack);
+                }
             }
+            // a' x' = b' with a' = a·2^ea, b' = b·2^eb: x = x'·2^(ea − eb).
+            scale_mat(x, scaling.exponent() - b_scaling.exponent());
+            undo_upper(lu, scaling);
         }
         write_perm(item, 2, &fwd);
         Ok(())
@@ -327,8 +408,13 @@ impl<T: Field> Kernel<T> for LuSolvePrepared {
         let (_, r) = shapes.input(2);
         StackReq::all_of(&[
             perms_scratch(n),
-            solve_in_place_scratch::<usize, T>(n, r, par)
-                .or(solve_transpose_in_place_scratch::<usize, T>(n, r, par)),
+            temp_mat_scratch::<T>(n, n), // `lu` with U scaled into range
+            StackReq::new::<T>(n),       // the condition estimate's permutation vector
+            StackReq::any_of(&[
+                solve_in_place_scratch::<usize, T>(n, r, par),
+                solve_transpose_in_place_scratch::<usize, T>(n, r, par),
+                estimate_scratch::<T>(n).and(vector_solves_scratch::<T>(n, par)),
+            ]),
         ])
     }
 
@@ -338,29 +424,48 @@ impl<T: Field> Kernel<T> for LuSolvePrepared {
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
         read_perm(item, 1, "perm", &mut fwd, &mut inv)?;
         check_finite(lu, "lu")?;
-        check_finite(b, "b")?;
-        if pivots(lu).zero {
-            return Err(Failure::Singular("lu"));
-        }
+        let b_range = check_range(b, "b", Range::Linear)?;
         let perm = PermRef::new_checked(&fwd, &inv, n);
-        let mut x = item.out_mat::<T>(0);
-        x.copy_from(b);
-        match solve_mode(self.0) {
-            (false, conj) => solve_in_place_with_conj(lu, lu, perm, conj, x, par, stack),
-            (true, conj) => solve_transpose_in_place_with_conj(lu, lu, perm, conj, x, par, stack),
+        // A copy of `lu` with U scaled into the safe range when its pivots
+        // lie outside it (factors of a matrix far from O(1)).
+        // SAFETY: the copy is written in full (`copy_mat`) before it is
+        // read, and only when it is used.
+        let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
+        let mut copy = copy.as_mat_mut();
+        let mut piv = pivots(lu);
+        let mut scaling = Scaling::NONE;
+        if !piv.in_range() {
+            // `lu` is finite (checked above), so `upper_range` is `Some`.
+            scaling = upper_range(lu).unwrap_or(Scaling::NONE);
         }
+        let factors = if scaling.is_none() {
+            lu
+        } else {
+            copy_mat(lu, copy.rb_mut());
+            for j in 0..n {
+                for i in 0..=j {
+                    copy[(i, j)] = scaling.apply(copy[(i, j)]);
+                }
+            }
+            piv = pivots(copy.rb());
+            copy.rb()
+        };
+        // ‖a‖₁ for the condition estimate from the factors, a = Pᵀ L U.
+        let (mut tmp, stack) = stack.make_with(estimate_len(self.1.check, n), |_| T::zero());
+        let anorm = |v: &mut [T], xi: &mut [T]| factored_norm(factors, &fwd, None, (v, xi), &mut tmp);
+        singular_test(&piv, n, self.1.check, anorm, vector_solve(factors, perm, par), "lu", stack)?;
+        // b is scaled when it lies outside the safe range.
+        let b_scaling = b_range;
+        let mut x = item.out_mat::<T>(0);
+        copy_scaled(b, x.rb_mut(), b_scaling);
+        match solve_mode(self.0) {
+            (false, conj) => solve_in_place_with_conj(factors, factors, perm, conj, x.rb_mut(), par, stack),
+            (true, conj) => {
+                solve_transpose_in_place_with_conj(factors, factors, perm, conj, x.rb_mut(), par, stack)
+            }
+        }
+        scale_mat(x, scaling.exponent() - b_scaling.exponent());
         Ok(())
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::Lu(k) => Some(k),
-        LinalgOp::LuFactor(k) => Some(k),
-        LinalgOp::LuFactorSolve(k) => Some(k),
-        LinalgOp::LuSolvePrepared(k) => Some(k),
-        _ => None,
     }
 }
 

@@ -1,11 +1,42 @@
-//! The per-matrix kernels of every `LinalgOp`, and the dispatch from an op
-//! and dtype to its kernel. Each family module has a `find` that maps its ops
-//! to kernels; adding an op's CPU kernel touches only its family's file.
+//! The per-matrix kernels of every `LinalgOp` (and of the internal gauge
+//! checks), and the dispatch from an op and dtype to its kernel: each
+//! payload type is its own kernel, and `find` names every op.
 //!
 //! The `op-*` features choose which families `find` reaches: a family that
 //! is off stays compiled and type-checked (others share its helpers) but is
 //! unreachable, so the linker drops its kernels — firmware pays flash only
 //! for the ops it runs.
+
+/// `Kernel` for a pair of ops that share one computation, `$both` (values
+/// and vectors) and `$values` (values only), through the family module's
+/// `scratch::<T>(n, vectors, par)` and `compute::<T>(item, vectors, par,
+/// stack)` on the square input 0.
+macro_rules! values_and_vectors {
+    ($both:ty, $values:ty) => {
+        impl<T: Field> Kernel<T> for $both {
+            fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+                let (n, _) = shapes.input(0);
+                // The values-only path runs when the vectors are switched off.
+                scratch::<T>(n, true, par).or(scratch::<T>(n, false, par))
+            }
+
+            fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+                compute::<T>(item, true, par, stack)
+            }
+        }
+
+        impl<T: Field> Kernel<T> for $values {
+            fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+                let (n, _) = shapes.input(0);
+                scratch::<T>(n, false, par)
+            }
+
+            fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+                compute::<T>(item, false, par, stack)
+            }
+        }
+    };
+}
 
 #[macro_use]
 mod avx2;
@@ -21,54 +52,136 @@ mod full_piv_lu;
 pub(crate) mod gauge;
 mod gauge_check;
 pub(crate) mod householder;
+mod kept;
 mod lu;
 mod qr;
+pub(crate) mod range;
 mod recombine;
+pub(crate) mod scaling;
+pub(crate) mod singular;
 mod svd;
 mod svd_jacobi;
-mod triangular_solve;
+pub(crate) mod triangular_solve;
 
 use crate::batch::Kernel;
+use crate::batch_run::{run_kernel, workspace_kernel};
 use crate::field::{with_field, Field};
-use crate::kernel_api::{run_kernel, workspace_kernel};
+use lindiff_core::op::internal::InternalOp;
 use lindiff_core::{
     Error, Exec, Host, HostBuffer, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq,
 };
 
-/// The kernel of `op` for dtype `T`, if the CPU provider has one.
-fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    None.or_else(|| if cfg!(feature = "op-svd") { svd::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-qr") { qr::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-qr") { householder::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-eigh") { eigh::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-eig") { eig::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-cholesky") { cholesky::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-lu") { lu::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-full-piv-lu") { full_piv_lu::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-triangular-solve") { triangular_solve::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-det") { det::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-det") { adjugate::find(op) } else { None })
-        .or_else(|| if cfg!(feature = "op-recombine") { recombine::find(op) } else { None })
-        .or_else(|| gauge_check::find(op))
+/// `Some(kernel)` when lindiff-cpu's feature `$family` is on.
+macro_rules! built {
+    ($family:literal, $kernel:expr) => {
+        if cfg!(feature = $family) {
+            Some($kernel)
+        } else {
+            None
+        }
+    };
 }
 
-fn kernel<T: Field>(op: &LinalgOp) -> Result<&dyn Kernel<T>> {
-    find::<T>(op).ok_or(Error::Unsupported {
+/// The kernel of `op` for dtype `T`, if this build has it. Every op is
+/// named (no wildcard): a new op does not compile until it has an arm.
+fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
+    match op {
+        LinalgOp::Svd(k) => built!("op-svd", k),
+        LinalgOp::SvdVals(k) => built!("op-svd", k),
+        LinalgOp::SvdFull(k) => built!("op-svd", k),
+        LinalgOp::SvdTruncated(k) => built!("op-svd", k),
+        LinalgOp::Qr(k) => built!("op-qr", k),
+        LinalgOp::RankRevealingQr(k) => built!("op-qr", k),
+        LinalgOp::HouseholderQrFactor(k) => built!("op-qr", k),
+        LinalgOp::HouseholderQrAppend(k) => built!("op-qr", k),
+        LinalgOp::HouseholderQrQ(k) => built!("op-qr", k),
+        LinalgOp::HouseholderQrR(k) => built!("op-qr", k),
+        LinalgOp::HouseholderQrApply(k) => built!("op-qr", k),
+        LinalgOp::Eigh(k) => built!("op-eigh", k),
+        LinalgOp::EighVals(k) => built!("op-eigh", k),
+        LinalgOp::Eig(k) => built!("op-eig", k),
+        LinalgOp::EigVals(k) => built!("op-eig", k),
+        LinalgOp::Cholesky(k) => built!("op-cholesky", k),
+        LinalgOp::Lu(k) => built!("op-lu", k),
+        LinalgOp::LuFactor(k) => built!("op-lu", k),
+        LinalgOp::LuFactorSolve(k) => built!("op-lu", k),
+        LinalgOp::LuSolvePrepared(k) => built!("op-lu", k),
+        LinalgOp::FullPivLu(k) => built!("op-full-piv-lu", k),
+        LinalgOp::FullPivLuFactor(k) => built!("op-full-piv-lu", k),
+        LinalgOp::FullPivLuSolve(k) => built!("op-full-piv-lu", k),
+        LinalgOp::FullPivLuSolvePrepared(k) => built!("op-full-piv-lu", k),
+        LinalgOp::TriangularSolve(k) => built!("op-triangular-solve", k),
+        LinalgOp::Det(k) => built!("op-det", k),
+        LinalgOp::Slogdet(k) => built!("op-det", k),
+        LinalgOp::Adjugate(k) => built!("op-det", k),
+        LinalgOp::LowRankApprox(k) => built!("op-recombine", k),
+        LinalgOp::Polar(k) => built!("op-recombine", k),
+        LinalgOp::Pinv(k) => built!("op-recombine", k),
+        LinalgOp::Lstsq(k) => built!("op-recombine", k),
+        LinalgOp::MatrixRank(k) => built!("op-recombine", k),
+    }
+}
+
+/// The kernel of an internal op (each check belongs to its decomposition's
+/// family).
+fn find_internal<T: Field>(op: &InternalOp) -> Option<&dyn Kernel<T>> {
+    match op {
+        InternalOp::SvdGaugeCheck(k) => built!("op-svd", k),
+        InternalOp::EighGaugeCheck(k) => built!("op-eigh", k),
+        InternalOp::EigGaugeCheck(k) => built!("op-eig", k),
+        InternalOp::CompletionCheck(k) => built!("op-svd", k),
+        // Checks the input cotangent of any spectral op.
+        InternalOp::TieCheck(k) => Some(k),
+    }
+}
+
+fn kernel<'a, T: Field>(op: &KernelOp<'a>) -> Result<&'a dyn Kernel<T>> {
+    let found = match op {
+        KernelOp::Linalg(l) => find::<T>(l),
+        KernelOp::Internal(i) => find_internal::<T>(i),
+    };
+    found.ok_or(Error::Unsupported {
         op: op.name(),
         provider: "cpu",
         why: "no CPU kernel for this op in this build (lindiff-cpu's `op-*` features)",
     })
 }
 
-/// The dtype kernels dispatch on (input 0's); every linalg op has inputs.
-fn first_dtype(op: &LinalgOp, dtype: Option<lindiff_core::DType>) -> Result<lindiff_core::DType> {
+/// An op that runs on a per-matrix kernel: a linear-algebra op or an
+/// internal one.
+#[derive(Clone, Copy)]
+pub(crate) enum KernelOp<'a> {
+    /// A linear-algebra op.
+    Linalg(&'a LinalgOp),
+    /// An internal op (a gauge check).
+    Internal(&'a InternalOp),
+}
+
+impl KernelOp<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            KernelOp::Linalg(l) => l.name(),
+            KernelOp::Internal(i) => i.name(),
+        }
+    }
+
+    fn input_count(&self) -> usize {
+        match self {
+            KernelOp::Linalg(l) => l.input_count(),
+            KernelOp::Internal(i) => i.input_names().len(),
+        }
+    }
+}
+
+/// The dtype kernels dispatch on (input 0's); every kernel op has inputs.
+fn first_dtype(op: &KernelOp<'_>, dtype: Option<lindiff_core::DType>) -> Result<lindiff_core::DType> {
     dtype.ok_or(Error::Arity { op: op.name(), expected: op.input_count(), got: 0 })
 }
 
 /// The workspace `run` needs.
-pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Result<WorkspaceReq> {
-    let dtype = first_dtype(op, inputs.first().map(|d| d.meta.dtype))?;
-    with_field!(op.name(), dtype, T => Ok(workspace_kernel::<T>(kernel::<T>(op)?, inputs, exec)))
+pub(crate) fn workspace(op: KernelOp<'_>, inputs: &[&TensorDesc], exec: Exec) -> Result<WorkspaceReq> {
+    let dtype = first_dtype(&op, inputs.first().map(|d| d.meta.dtype))?;
+    with_field!(op.name(), dtype, T => Ok(workspace_kernel::<T>(kernel::<T>(&op)?, inputs, exec)))
 }
 
 /// Runs `op` over the batch and marks its outputs written.
@@ -77,21 +190,21 @@ pub(crate) fn workspace(op: &LinalgOp, inputs: &[&TensorDesc], exec: Exec) -> Re
 /// The arguments must have passed `lindiff_core::call`'s checks (see
 /// [`Provider::run_into`](lindiff_core::Provider::run_into)).
 pub(crate) unsafe fn run(
-    op: &LinalgOp,
+    op: KernelOp<'_>,
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],
     workspace: &mut HostBuffer<'_>,
     exec: Exec,
 ) -> Result<()> {
-    let dtype = first_dtype(op, inputs.first().map(|i| i.desc.meta.dtype))?;
+    let dtype = first_dtype(&op, inputs.first().map(|i| i.desc.meta.dtype))?;
     with_field!(op.name(), dtype, T => {
-        let kernel = kernel::<T>(op)?;
+        let kernel = kernel::<T>(&op)?;
         // SAFETY: `call`'s checks are this function's contract; every
         // kernel of this crate writes each element of its item's present
         // outputs on `Ok` and reads none before writing it (the `Kernel`
         // contract, read from each kernel; tests/tests/prefill.rs finds the
         // outputs of the ops it covers independent of the memory's previous
         // contents, 0x00 or 0xFF).
-        unsafe { run_kernel::<T>(op, kernel, inputs, outputs, workspace, exec) }
+        unsafe { run_kernel::<T>(op.name(), kernel, inputs, outputs, workspace, exec) }
     })
 }

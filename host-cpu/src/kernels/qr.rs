@@ -16,9 +16,10 @@
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 
 use super::columns::{copy_col, packed_mut, zero_col};
-use super::finite::{check_finite, copy_finite};
 use super::householder::phase;
-use crate::batch::{Failure, Item, Kernel, Shapes};
+use super::range::copy_range;
+use super::scaling::{Range, Scaling};
+use crate::batch::{square_fits, Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::householder::{
@@ -31,7 +32,7 @@ use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{unzip, zip, ColRef, Conj, MatMut, MatRef, Par};
 use lindiff_core::op::{Qr, QrMode, RankRevealingQr};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
+use lindiff_core::{RealScalar, Scalar};
 
 /// faer's block size for an m×n QR (at least 1).
 fn block_size<T: Field>(m: usize, n: usize) -> usize {
@@ -142,6 +143,7 @@ impl<T: Field> Kernel<T> for Qr {
         let k = m.min(n);
         let qcols = match self.0.mode {
             QrMode::Reduced => k,
+            QrMode::Complete if !square_fits(m) => return StackReq::OVERFLOW,
             QrMode::Complete => m,
         };
         let bs = block_size::<T>(m, n);
@@ -174,8 +176,11 @@ impl<T: Field> Kernel<T> for Qr {
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
         let (mut phases, stack) = stack.make_with(k, |_| T::one());
         let mut coeff = coeff.as_mat_mut();
-        let mut factor = |mut qr: MatMut<'_, T>| -> Result<(), Failure> {
-            copy_finite(a, qr.rb_mut(), "a")?;
+        let mut factor = |mut qr: MatMut<'_, T>| -> Result<Scaling, Failure> {
+            // A scaled into the safe range (only out of it): R comes out
+            // scaled alike, Q does not.
+            let scaling = copy_range(a, qr.rb_mut(), "a", Range::Squares)?;
+            scaling.apply_mat(qr.rb_mut());
             if k > 0 {
                 no_pivoting::factor::qr_in_place(
                     qr.rb_mut(),
@@ -187,16 +192,19 @@ impl<T: Field> Kernel<T> for Qr {
             }
             row_phases(qr.rb(), &mut phases);
             form_q(qr.rb(), coeff.rb(), &phases, q.rb_mut(), par, &mut *stack);
-            Ok(())
+            Ok(scaling)
         };
-        if in_r {
-            factor(r.rb_mut())?;
-            fix_r(r, &phases);
+        let scaling = if in_r {
+            let scaling = factor(r.rb_mut())?;
+            fix_r(r.rb_mut(), &phases);
+            scaling
         } else {
             let mut tmp = tmp.as_mat_mut();
-            factor(tmp.rb_mut())?;
-            form_r(tmp.rb(), &phases, r);
-        }
+            let scaling = factor(tmp.rb_mut())?;
+            form_r(tmp.rb(), &phases, r.rb_mut());
+            scaling
+        };
+        scaling.undo_mat(r);
         Ok(())
     }
 }
@@ -221,10 +229,14 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
         let (m, n) = (a.nrows(), a.ncols());
         let k = m.min(n);
         let bs = block_size::<T>(m, n);
+        // SAFETY: as in `Qr::run`: `qr` is written (by `copy_range`) before
+        // it is read, and faer writes the part of `coeff` it later reads.
+        let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
+        let mut qr = qr.as_mat_mut();
+        let scaling = copy_range(a, qr.rb_mut(), "a", Range::Squares)?;
         let all_zero = (0..n).all(|j| (0..m).all(|i| a[(i, j)] == T::zero()));
         if k == 0 || all_zero {
             // faer divides by the largest column norm: an all-zero matrix
@@ -241,15 +253,13 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
             item.set::<i64>(3, 0, 0);
             return Ok(());
         }
-        // SAFETY: as in `Qr::run`: `qr` is written before it is read, and
-        // faer writes the part of `coeff` it later reads.
-        let (mut qr, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
+        // SAFETY: faer writes the part of `coeff` it later reads.
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
         let (mut phases, stack) = stack.make_with(k, |_| T::one());
-        let (mut qr, mut coeff) = (qr.as_mat_mut(), coeff.as_mat_mut());
+        let mut coeff = coeff.as_mat_mut();
         let (mut fwd, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
         let (mut inv, stack) = stack.make_aligned_with::<usize>(n, 64, |j| j);
-        qr.copy_from(a);
+        scaling.apply_mat(qr.rb_mut());
         col_pivoting::factor::qr_in_place::<usize, T>(
             qr.rb_mut(),
             coeff.rb_mut(),
@@ -261,28 +271,26 @@ impl<T: Field> Kernel<T> for RankRevealingQr {
         );
         row_phases(qr.rb(), &mut phases);
         form_q(qr.rb(), coeff.rb(), &phases, item.out_mat::<T>(0), par, stack);
-        form_r(qr.rb(), &phases, item.out_mat::<T>(1));
+        let mut r = item.out_mat::<T>(1);
+        form_r(qr.rb(), &phases, r.rb_mut());
+        scaling.undo_mat(r);
         // faer: A[:, fwd[j]] = (Q R)[:, j], which is our `a[:, perm] = q r`.
         for (j, &p) in fwd.iter().enumerate() {
             item.set::<i64>(2, j, p as i64);
         }
         // |R[i,i]| is non-increasing (greedy pivoting), so the rank is the
-        // prefix above the threshold.
+        // prefix above the threshold max(atol, rtol·|R[0,0]|): the relative
+        // test on the scaled R (scale-free), the absolute one on |R[i,i]|
+        // scaled back.
         let eps = <T as Scalar>::Real::EPSILON.to_f64();
         let rtol = self.0.rtol.unwrap_or(m.max(n) as f64 * eps);
         let r00 = Scalar::abs(qr[(0, 0)]).to_f64();
-        let threshold = self.0.atol.max(rtol * r00);
-        let rank = (0..k).take_while(|&i| Scalar::abs(qr[(i, i)]).to_f64() > threshold).count();
+        let kept = |i: usize| {
+            let rii = Scalar::abs(qr[(i, i)]);
+            rii.to_f64() > rtol * r00 && scaling.undo(rii).to_f64() > self.0.atol
+        };
+        let rank = (0..k).take_while(|&i| kept(i)).count();
         item.set::<i64>(3, 0, rank as i64);
         Ok(())
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::Qr(k) => Some(k),
-        LinalgOp::RankRevealingQr(k) => Some(k),
-        _ => None,
     }
 }

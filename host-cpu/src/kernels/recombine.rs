@@ -8,8 +8,17 @@
 //! the kept columns into the output with faer's `matmul` (`Accum::Replace`,
 //! which never reads the uninitialised output). The kept count is decided
 //! per item from the data: s_i > threshold over the descending values.
+//!
+//! Scale-robust: the SVD is of `a · 2^e` when `a` lies outside the safe
+//! range (`super::scaling`), so the products are formed from its values
+//! and scaled once at the end (a_p by 2^−e, pinv by 2^e; `lstsq` scales
+//! `b` too when it lies outside the range, x = x'·2^(e_a − e_b)); the
+//! thresholds compare s_i scaled back (absolute) or relative to s₀.
 
-use super::finite::check_finite;
+use super::columns::copy_mat;
+use super::kept::{kept_by_pinv, kept_by_truncation, set_rank};
+use super::range::check_range;
+use super::scaling::{scale_mat, Range};
 use super::svd::{compute, scratch as svd_scratch, Shape};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -17,50 +26,14 @@ use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::matmul::matmul;
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
-use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::reborrow::{IntoConst, Reborrow, ReborrowMut};
 use faer::traits::Conjugate;
 use faer::{Accum, MatMut, MatRef, Par};
-use lindiff_core::op::{LowRankApprox, Lstsq, Pinv, PinvOptions, Polar, SvdOptions, Truncation};
-use lindiff_core::{LinalgOp, RealScalar, Scalar};
+use lindiff_core::op::{LowRankApprox, Lstsq, MatrixRank, Pinv, Polar, SvdOptions};
+use lindiff_core::Scalar;
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
-
-/// Singular value `i` (stored as `T` with zero imaginary part) as `f64`.
-fn value<T: Field>(s: MatRef<'_, T>, i: usize) -> f64 {
-    RealScalar::to_f64(Scalar::re(s[(i, 0)]))
-}
-
-/// The largest singular value, 0 for an empty matrix.
-fn largest<T: Field>(s: MatRef<'_, T>) -> f64 {
-    if s.nrows() == 0 {
-        0.0
-    } else {
-        value(s, 0)
-    }
-}
-
-/// Number of leading (descending) singular values strictly above `threshold`.
-fn count_above<T: Field>(s: MatRef<'_, T>, threshold: f64) -> usize {
-    (0..s.nrows()).take_while(|&i| value(s, i) > threshold).count()
-}
-
-/// How many triplets `truncation` keeps for the values `s` (also used by
-/// the `svd_truncated` kernel).
-pub(super) fn kept_by_truncation<T: Field>(truncation: &Truncation, s: MatRef<'_, T>) -> usize {
-    match *truncation {
-        Truncation::Count(p) => p.min(s.nrows()),
-        Truncation::Tolerance { atol, rtol } => count_above(s, atol.max(rtol * largest(s))),
-    }
-}
-
-/// Numerical rank under the pinv/lstsq thresholds: s_i > max(atol, rtol·s₀),
-/// rtol defaulting to max(m, n)·ε of the dtype.
-fn kept_by_pinv<T: Field>(opts: &PinvOptions, m: usize, n: usize, s: MatRef<'_, T>) -> usize {
-    let eps = RealScalar::to_f64(<Re<T> as RealScalar>::EPSILON);
-    let rtol = opts.rtol.unwrap_or(m.max(n) as f64 * eps);
-    count_above(s, opts.atol.max(rtol * largest(s)))
-}
 
 /// Multiplies column j of `x` by s_j (or divides it by s_j when `invert`),
 /// for j < `count`.
@@ -88,13 +61,6 @@ where
     }
 }
 
-/// Writes the i64 scalar output `i` (also used by `svd_truncated`).
-pub(super) fn set_rank(item: &mut Item<'_>, i: usize, rank: usize) {
-    if item.has_output(i) {
-        item.set::<i64>(i, 0, rank as i64);
-    }
-}
-
 /// Scratch of a thin SVD of input 0.
 fn thin_scratch<T: Field>(shapes: &Shapes, par: Par) -> StackReq {
     let (m, n) = shapes.input(0);
@@ -108,16 +74,17 @@ impl<T: Field> Kernel<T> for LowRankApprox {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
-        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v, scaling| {
             let (mut u, v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
-            let p = kept_by_truncation(&self.0, s);
-            // a_p = (U_p diag(s_p)) V_pᴴ.
+            let p = kept_by_truncation(&self.0, s, scaling);
+            // a_p = (U_p diag(s_p)) V_pᴴ, of the scaled matrix: scaled back.
             scale_cols(u.rb_mut(), s, p, false);
             if item.has_output(0) {
                 let lhs = u.rb().get(.., ..p);
                 let rhs = v.rb().get(.., ..p).adjoint();
-                product(item.out_mat::<T>(0), lhs, rhs, par);
+                let mut out = item.out_mat::<T>(0);
+                product(out.rb_mut(), lhs, rhs, par);
+                scaling.undo_mat(out);
             }
             set_rank(item, 1, p);
         })
@@ -131,8 +98,7 @@ impl<T: Field> Kernel<T> for Polar {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
-        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, _s, v| {
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, _s, v, _scaling| {
             let (u, v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
             // w = U Vᴴ.
             product(item.out_mat::<T>(0), u.rb(), v.rb().adjoint(), par);
@@ -147,16 +113,17 @@ impl<T: Field> Kernel<T> for Pinv {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        check_finite(a, "a")?;
         let (m, n) = (a.nrows(), a.ncols());
-        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v, scaling| {
             let (u, mut v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
-            let r = kept_by_pinv(&self.0, m, n, s);
-            // pinv = (V_r diag(1/s_r)) U_rᴴ.
+            let r = kept_by_pinv(&self.0, m, n, s, scaling);
+            // pinv = (V_r diag(1/s_r)) U_rᴴ; of a·2^e it is pinv(a)·2^−e.
             scale_cols(v.rb_mut(), s, r, true);
             let lhs = v.rb().get(.., ..r);
             let rhs = u.rb().get(.., ..r).adjoint();
-            product(item.out_mat::<T>(0), lhs, rhs, par);
+            let mut out = item.out_mat::<T>(0);
+            product(out.rb_mut(), lhs, rhs, par);
+            scale_mat(out, scaling.exponent());
         })
     }
 }
@@ -165,42 +132,65 @@ impl<T: Field> Kernel<T> for Lstsq {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         let (m, n) = shapes.input(0);
         let (_, nrhs) = shapes.input(1);
-        StackReq::all_of(&[temp_mat_scratch::<T>(m.min(n), nrhs), thin_scratch::<T>(shapes, par)])
+        StackReq::all_of(&[
+            temp_mat_scratch::<T>(m.min(n), nrhs),
+            temp_mat_scratch::<T>(m, nrhs), // b scaled into the safe range
+            thin_scratch::<T>(shapes, par),
+        ])
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
         let b = item.mat::<T>(1);
-        check_finite(a, "a")?;
-        check_finite(b, "b")?;
         let (m, n) = (a.nrows(), a.ncols());
+        // `a` is measured (and NaN/∞ found) by the SVD, then `b`.
+        let a_range = check_range(a, "a", Range::Squares)?;
+        let b_scaling = check_range(b, "b", Range::Linear)?;
         // SAFETY: `t` (k×nrhs) is only read in rows 0..r after those rows
-        // are written by the `Accum::Replace` product below.
+        // are written by the `Accum::Replace` product below; the copy of `b`
+        // is written in full before it is read, and only when it is used.
         let (mut t, stack) = unsafe { temp_mat_uninit::<T, _, _>(m.min(n), b.ncols(), stack) };
         let mut t = t.as_mat_mut();
-        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
+        let (mut copy, stack) =
+            unsafe { temp_mat_uninit::<T, _, _>(m, if b_scaling.is_none() { 0 } else { b.ncols() }, stack) };
+        let b = if b_scaling.is_none() {
+            b
+        } else {
+            let mut copy = copy.as_mat_mut();
+            copy_mat(b, copy.rb_mut());
+            b_scaling.apply_mat(copy.rb_mut());
+            copy.into_const()
+        };
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v, scaling| {
+            debug_assert_eq!(scaling, a_range);
             let (u, v) = (u.expect("thin SVD has U"), v.expect("thin SVD has V"));
-            let r = kept_by_pinv(&self.0, m, n, s);
+            let r = kept_by_pinv(&self.0, m, n, s, scaling);
             // x = V_r diag(1/s_r) (U_rᴴ b): minimum-norm for rank-deficient
-            // and wide systems.
+            // and wide systems; of a·2^ea and b·2^eb it is x·2^(eb − ea).
             let mut t = t.rb_mut().get_mut(..r, ..);
             product(t.rb_mut(), u.rb().get(.., ..r).adjoint(), b, par);
             scale_cols(t.rb_mut().transpose_mut(), s, r, true);
             if item.has_output(0) {
-                product(item.out_mat::<T>(0), v.rb().get(.., ..r), t.rb(), par);
+                let mut x = item.out_mat::<T>(0);
+                product(x.rb_mut(), v.rb().get(.., ..r), t.rb(), par);
+                scale_mat(x, scaling.exponent() - b_scaling.exponent());
             }
             set_rank(item, 1, r);
         })
     }
 }
 
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::LowRankApprox(k) => Some(k),
-        LinalgOp::Polar(k) => Some(k),
-        LinalgOp::Pinv(k) => Some(k),
-        LinalgOp::Lstsq(k) => Some(k),
-        _ => None,
+impl<T: Field> Kernel<T> for MatrixRank {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        let (m, n) = shapes.input(0);
+        svd_scratch::<T>(&SvdOptions::default(), Shape::Values, m, n, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        let (m, n) = (a.nrows(), a.ncols());
+        compute(a, &SvdOptions::default(), Shape::Values, par, stack, |_, s, _, scaling| {
+            set_rank(item, 0, kept_by_pinv(&self.0, m, n, s, scaling));
+        })
     }
 }

@@ -4,13 +4,23 @@
 //! Jacobi SVD of [`super::svd_jacobi`] instead for small matrices (up to
 //! 8×8 with `SvdDriver::Auto`, in `std` builds), when `SvdDriver::Jacobi`
 //! asks for it, and always with the `svd-jacobi` feature.
+//!
+//! Scale-robust (`super::scaling`): a matrix whose largest entry lies
+//! outside the safe range is factored as `a · 2^e` (faer's SVD on a scaled
+//! copy in the workspace, the Jacobi SVD on its own working copy), and the
+//! singular values are scaled back; U and V are those of the scaled
+//! matrix, which are A's. The kernels built on [`compute`] (the recombine
+//! family, the adjugate) get the scaled values and the [`Scaling`], and
+//! scale their own results.
 
 use super::columns::copy_mat;
 use super::finite::all_finite;
 use super::gauge::{canonicalize_pairs, canonicalize_pairs_adjoint, canonicalize_pairs_into_adjoint};
-use super::recombine::{kept_by_truncation, set_rank};
+use super::kept::{kept_by_truncation, set_rank};
+use super::range::check_range;
+use super::scaling::{Range, Scaling};
 use super::svd_jacobi;
-use crate::batch::{Failure, Item, Kernel, Shapes};
+use crate::batch::{square_fits, Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use crate::svd_guard;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -132,8 +142,12 @@ fn thin_shape(opts: &SvdOptions, m: usize, n: usize) -> Shape {
     }
 }
 
-/// Scratch of [`compute`].
+/// Scratch of [`compute`] (`StackReq::OVERFLOW` for a full U or V too large
+/// to count).
 pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize, par: Par) -> StackReq {
+    if shape == Shape::Full && !(square_fits(m) && square_fits(n)) {
+        return StackReq::OVERFLOW;
+    }
     let k = m.min(n);
     let (ucols, vcols) = shape.cols(m, n);
     let (fu, fv) = shape.faer();
@@ -148,7 +162,11 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     } else {
         StackReq::EMPTY
     };
+    // The copy of `a` scaled into the safe range (faer's SVD reads its
+    // input in place; the Jacobi SVD scales its own working copy).
+    let scaled = if jacobi(opts, m, n) { 0 } else { n };
     StackReq::all_of(&[
+        temp_mat_scratch::<T>(m, scaled),                                    // a · 2^e
         temp_mat_scratch::<T>(k, 1),                                         // s, as T
         temp_mat_scratch::<T>(m, ucols),                                     // U
         temp_mat_scratch::<T>(n, vcols).or(temp_mat_scratch::<T>(vcols, n)), // V, either layout
@@ -157,15 +175,17 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     ])
 }
 
-/// Computes the SVD of `a` into temporaries (guarded, canonical phases) and
-/// hands U, s (as `T`), V — not Vᴴ — to `write`.
+/// Computes the SVD of `a · 2^e` into temporaries (guarded, canonical
+/// phases; e of the [`Scaling`] that brings `a` into the safe range, 0
+/// inside it) and hands U, s (as `T`, of the scaled matrix: `a`'s are
+/// `scaling.undo(s)`), V — not Vᴴ — and the scaling to `write`.
 pub(super) fn compute<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
     shape: Shape,
     par: Par,
     stack: &mut MemStack,
-    write: impl FnOnce(Option<MatMut<'_, T>>, MatRef<'_, T>, Option<MatMut<'_, T>>),
+    write: impl FnOnce(Option<MatMut<'_, T>>, MatRef<'_, T>, Option<MatMut<'_, T>>, Scaling),
 ) -> Result<(), Failure> {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
@@ -182,12 +202,12 @@ pub(super) fn compute<T: Field>(
     let mut v = if row_major { v.transpose_mut() } else { v };
     let with_vectors = shape != Shape::Values;
     let with_v = with_vectors && shape != Shape::ThinLeft;
-    factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
+    let scaling = factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
     if with_vectors {
         canonicalize_pairs(u.rb_mut(), v.rb_mut(), k);
-        write(Some(u), s.rb(), with_v.then_some(v));
+        write(Some(u), s.rb(), with_v.then_some(v), scaling);
     } else {
-        write(None, s.rb(), None);
+        write(None, s.rb(), None, scaling);
     }
     Ok(())
 }
@@ -235,24 +255,29 @@ fn compute_into<T: Field>(
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, if v_in_place { 0 } else { vcols }, stack) };
     let (mut phases, stack) = unsafe { temp_mat_uninit::<T, _, _>(vcols, 1, stack) };
     let (mut s, mut v, mut phases) = (s.as_mat_mut(), v.as_mat_mut(), phases.as_mat_mut());
-    {
+    let scaling = {
         let (mut u, mut vh) = item.out_pair::<T, T>(ui, vi);
         if v_in_place {
-            factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), vh.rb_mut().transpose_mut()))?;
+            let vt = vh.rb_mut().transpose_mut();
+            let scaling = factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), vt))?;
             canonicalize_pairs_adjoint(u, vh, k, phases.rb_mut().col_mut(0));
+            scaling
         } else {
-            factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
+            let scaling = factor(a, opts, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
             canonicalize_pairs_into_adjoint(u, v.rb(), vh, k, phases.rb_mut().col_mut(0));
+            scaling
         }
-    }
-    store_values(item, si, s.rb());
+    };
+    store_values(item, si, s.rb(), scaling);
     Ok(())
 }
 
-/// The SVD of `a` into `s`, `u`, `v` (shaped for `shape`; any strides for
-/// faer, column-major columns for Jacobi): lindiff's Jacobi SVD where
-/// [`jacobi`] says so, faer's guarded SVD otherwise. Phases are not yet
-/// canonical.
+/// The SVD of `a · 2^e` into `s`, `u`, `v` (shaped for `shape`; any strides
+/// for faer, column-major columns for Jacobi), with the [`Scaling`] (e) that
+/// brings `a` into the safe range: lindiff's Jacobi SVD where [`jacobi`]
+/// says so, faer's guarded SVD (on a scaled copy when e ≠ 0) otherwise.
+/// Phases are not yet canonical. NaN/∞ in `a` is `NonFinite("a")`, found by
+/// the scan that measures `a`.
 fn factor<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
@@ -260,12 +285,25 @@ fn factor<T: Field>(
     par: Par,
     stack: &mut MemStack,
     (s, u, v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
-) -> Result<(), Failure> {
-    if jacobi(opts, a.nrows(), a.ncols()) {
-        svd_jacobi::svd(a, s.col_mut(0), u, v, stack)
+) -> Result<Scaling, Failure> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let scaling = check_range(a, "a", Range::Squares)?;
+    let jacobi = jacobi(opts, m, n);
+    // SAFETY: the copy is written in full before it is read (and only when
+    // it is used); `scratch` counts it on faer's path.
+    let (mut copy, stack) =
+        unsafe { temp_mat_uninit::<T, _, _>(m, if jacobi || scaling.is_none() { 0 } else { n }, stack) };
+    if jacobi {
+        svd_jacobi::svd(a, scaling, s.col_mut(0), u, v, stack)?;
+    } else if scaling.is_none() {
+        faer_svd(a, opts, shape, par, stack, (s, u, v))?;
     } else {
-        faer_svd(a, opts, shape, par, stack, (s, u, v))
+        let mut copy = copy.as_mat_mut();
+        copy_mat(a, copy.rb_mut());
+        scaling.apply_mat(copy.rb_mut());
+        faer_svd(copy.rb(), opts, shape, par, stack, (s, u, v))?;
     }
+    Ok(scaling)
 }
 
 /// `true` when [`compute_into`] applies: outputs 0, 1 and 2 (U, s, Vᴴ) are
@@ -322,16 +360,17 @@ fn faer_svd<T: Field>(
     Ok(())
 }
 
-/// Writes U into output `ui`, the real s into `si` and Vᴴ into `vi`, for
-/// whichever of them are present.
+/// Writes U into output `ui`, the real s (scaled back) into `si` and Vᴴ
+/// into `vi`, for whichever of them are present.
 fn store<T: Field>(
     item: &mut Item<'_>,
     (ui, si, vi): (usize, usize, usize),
     u: Option<MatMut<'_, T>>,
     s: MatRef<'_, T>,
     v: Option<MatMut<'_, T>>,
+    scaling: Scaling,
 ) {
-    store_values(item, si, s);
+    store_values(item, si, s, scaling);
     if let Some(u) = u.filter(|_| item.has_output(ui)) {
         copy_mat(u.rb(), item.out_mat::<T>(ui));
     }
@@ -340,11 +379,12 @@ fn store<T: Field>(
     }
 }
 
-/// Writes the real parts of the column `s` into the real vector output `out`.
-pub(super) fn store_values<T: Field>(item: &mut Item<'_>, out: usize, s: MatRef<'_, T>) {
+/// Writes the real parts of the column `s`, scaled back by `scaling`, into
+/// the real vector output `out`.
+pub(super) fn store_values<T: Field>(item: &mut Item<'_>, out: usize, s: MatRef<'_, T>, scaling: Scaling) {
     let mut dst = item.out_mat::<<T as Scalar>::Real>(out);
     for i in 0..s.nrows() {
-        dst[(i, 0)] = Scalar::re(s[(i, 0)]);
+        dst[(i, 0)] = scaling.undo(Scalar::re(s[(i, 0)]));
     }
 }
 
@@ -362,7 +402,7 @@ impl<T: Field> Kernel<T> for Svd {
         if shape == Shape::Thin && into_outputs(item) {
             return compute_into::<T>(item, &self.0, shape, par, stack, (0, 1, 2));
         }
-        compute(a, &self.0, shape, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
+        compute(a, &self.0, shape, par, stack, |u, s, v, scaling| store(item, (0, 1, 2), u, s, v, scaling))
     }
 }
 
@@ -377,7 +417,9 @@ impl<T: Field> Kernel<T> for SvdFull {
             return compute_into::<T>(item, &self.0, Shape::Full, par, stack, (0, 1, 2));
         }
         let a = item.mat::<T>(0);
-        compute(a, &self.0, Shape::Full, par, stack, |u, s, v| store(item, (0, 1, 2), u, s, v))
+        compute(a, &self.0, Shape::Full, par, stack, |u, s, v, scaling| {
+            store(item, (0, 1, 2), u, s, v, scaling)
+        })
     }
 }
 
@@ -389,7 +431,7 @@ impl<T: Field> Kernel<T> for SvdVals {
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        compute(a, &self.0, Shape::Values, par, stack, |_, s, _| store_values(item, 0, s))
+        compute(a, &self.0, Shape::Values, par, stack, |_, s, _, scaling| store_values(item, 0, s, scaling))
     }
 }
 
@@ -405,9 +447,9 @@ impl<T: Field> Kernel<T> for SvdTruncated {
     /// (+)0; `rank` = p.
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v| {
-            let p = kept_by_truncation(&self.0, s);
-            store(item, (0, 1, 2), u, s, v);
+        compute(a, &SvdOptions::default(), Shape::Thin, par, stack, |u, s, v, scaling| {
+            let p = kept_by_truncation(&self.0, s, scaling);
+            store(item, (0, 1, 2), u, s, v, scaling);
             let zero = <T as Scalar>::zero();
             if item.has_output(0) {
                 item.out_mat::<T>(0).get_mut(.., p..).fill(zero);
@@ -420,17 +462,5 @@ impl<T: Field> Kernel<T> for SvdTruncated {
             }
             set_rank(item, 3, p);
         })
-    }
-}
-
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &lindiff_core::LinalgOp) -> Option<&dyn Kernel<T>> {
-    use lindiff_core::LinalgOp;
-    match op {
-        LinalgOp::Svd(k) => Some(k),
-        LinalgOp::SvdVals(k) => Some(k),
-        LinalgOp::SvdFull(k) => Some(k),
-        LinalgOp::SvdTruncated(k) => Some(k),
-        _ => None,
     }
 }

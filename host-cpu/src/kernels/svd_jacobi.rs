@@ -22,7 +22,7 @@
 //! (always linked) divide and conquer. Everything lives in the caller's
 //! workspace ([`scratch`]); nothing allocates.
 
-use super::finite::all_finite;
+use super::scaling::Scaling;
 use crate::batch::Failure;
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -48,20 +48,19 @@ pub(super) fn scratch<T: Field>(m: usize, n: usize, ucols: usize, vcols: usize) 
     temp_mat_scratch::<T>(mm, if left_cols == 0 { nn } else { 0 })
 }
 
-/// The SVD of `a` (m×n, k = min(m, n)): the singular values, descending, into
-/// `s` (k entries, real values stored as `T`), U into `u` and V (not Vᴴ) into
-/// `v` — each with 0 columns (not computed), k (thin) or m / n (full)
-/// columns. Phases are left as they come (the caller canonicalises).
+/// The SVD of `a · 2^e` (m×n, k = min(m, n), e the exponent of `scaling`;
+/// `a` finite): the singular values, descending, into `s` (k entries, real
+/// values stored as `T`), U into `u` and V (not Vᴴ) into `v` — each with 0
+/// columns (not computed), k (thin) or m / n (full) columns. Phases are
+/// left as they come (the caller canonicalises).
 pub(super) fn svd<T: Field>(
     a: MatRef<'_, T>,
+    scaling: Scaling,
     mut s: ColMut<'_, T>,
     u: MatMut<'_, T>,
     v: MatMut<'_, T>,
     stack: &mut MemStack,
 ) -> Result<(), Failure> {
-    if !all_finite(a) {
-        return Err(Failure::NonFinite("a"));
-    }
     let (m, n) = (a.nrows(), a.ncols());
     let tall = m >= n;
     // The tall problem W = A or Aᴴ: its left factor ("left") holds W and
@@ -78,6 +77,7 @@ pub(super) fn svd<T: Field>(
     } else {
         left.rb_mut().get_mut(.., ..nn).copy_from(a.adjoint());
     }
+    scaling.apply_mat(left.rb_mut().get_mut(.., ..nn));
     let max = scale_to_unit(left.rb_mut().get_mut(.., ..nn));
     let with_right = right.ncols() > 0;
     if with_right {
@@ -347,7 +347,8 @@ mod tests {
     /// U, s, V.
     type Factors<T> = (Mat<T>, Vec<f64>, Mat<T>);
 
-    /// Runs [`svd`] with both factors full or thin.
+    /// Runs [`svd`] with both factors full or thin, as `svd::factor`
+    /// does: on `a` scaled into the safe range, with the values scaled back.
     fn run<T: Field>(a: MatRef<'_, T>, full: bool) -> Result<Factors<T>, Failure> {
         let (m, n) = (a.nrows(), a.ncols());
         let k = m.min(n);
@@ -356,8 +357,9 @@ mod tests {
         let mut v = Mat::<T>::zeros(n, vc);
         let mut s = Mat::<T>::zeros(k, 1);
         let mut mem = MemBuffer::new(scratch::<T>(m, n, uc, vc));
-        svd(a, s.col_mut(0), u.as_mut(), v.as_mut(), MemStack::new(&mut mem))?;
-        Ok((u, (0..k).map(|i| Scalar::re(s[(i, 0)]).to_f64()).collect(), v))
+        let scaling = crate::kernels::range::check_range(a, "a", crate::kernels::scaling::Range::Squares)?;
+        svd(a, scaling, s.col_mut(0), u.as_mut(), v.as_mut(), MemStack::new(&mut mem))?;
+        Ok((u, (0..k).map(|i| scaling.undo(Scalar::re(s[(i, 0)])).to_f64()).collect(), v))
     }
 
     /// ‖QᴴQ − I‖_max.

@@ -1,8 +1,14 @@
 //! The triangular-solve kernel: `op(a) x = b` (left) or `x op(a) = b`
 //! (right) with faer's in-place triangular solves on a copy of `b` written
 //! into `x`. Only the named triangle of `a` is read (and not its diagonal
-//! when unit). No scratch; no singularity check (a zero on a non-unit
-//! diagonal gives infinities, as the op documents).
+//! when unit). No singularity check (a zero on a non-unit diagonal gives
+//! infinities, as the op documents).
+//!
+//! Scale-robust (`super::scaling`, the elimination's range): a non-unit
+//! triangle whose largest entry lies outside the range is solved as
+//! `a · 2^e` (a copy in the workspace, the only scratch), `b` outside it
+//! as `b · 2^f`, and x = x'·2^(e − f) (a unit triangle is not scaled: its
+//! implicit diagonal is 1).
 //!
 //! Every case becomes one left solve `M y = c` with `M` a (possibly
 //! transposed, possibly conjugated) view of `a`:
@@ -10,7 +16,9 @@
 //! transposed view of `x`; `aᵀ` flips which triangle `M` has, and `aᴴ` is
 //! `aᵀ` with `Conj::Yes`.
 
-use super::finite::check_finite;
+use super::columns::copy_mat;
+use super::range::check_range;
+use super::scaling::{max_abs, scale_mat, Range, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -18,9 +26,11 @@ use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place_with_conj, solve_unit_lower_triangular_in_place_with_conj,
     solve_unit_upper_triangular_in_place_with_conj, solve_upper_triangular_in_place_with_conj,
 };
+use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
+use faer::mat::AsMatMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Conj, Par};
 use lindiff_core::op::{Diagonal, MatOp, Side, Triangle, TriangularSolve, TriangularSolveOptions};
-use lindiff_core::LinalgOp;
 
 /// Whether the left-solve matrix `M` is `a` transposed, and whether it is
 /// conjugated, for the given side and op.
@@ -38,23 +48,38 @@ fn left_form(opts: &TriangularSolveOptions) -> (bool, Conj) {
 }
 
 impl<T: Field> Kernel<T> for TriangularSolve {
-    fn scratch(&self, _shapes: &Shapes, _par: Par) -> StackReq {
-        StackReq::EMPTY
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        let (n, _) = shapes.input(0);
+        temp_mat_scratch::<T>(n, n) // `a` scaled into range
     }
 
-    fn run(&self, item: &mut Item<'_>, par: Par, _stack: &mut MemStack) -> Result<(), Failure> {
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let opts = self.0;
         let (a, b) = (item.mat::<T>(0), item.mat::<T>(1));
-        check_triangle_finite(a, &opts)?;
-        check_finite(b, "b")?;
+        let a_scaling = triangle_scaling(a, &opts)?;
+        let b_scaling = check_range(b, "b", Range::Linear)?;
+        let n = a.nrows();
+        // SAFETY: the copy is written in full before it is read, and only
+        // when it is used.
+        let (mut copy, _) =
+            unsafe { temp_mat_uninit::<T, _, _>(n, if a_scaling.is_none() { 0 } else { n }, stack) };
+        let mut copy = copy.as_mat_mut();
+        let a = if a_scaling.is_none() {
+            a
+        } else {
+            copy_mat(a, copy.rb_mut());
+            a_scaling.apply_mat(copy.rb_mut());
+            copy.rb()
+        };
         let mut x = item.out_mat::<T>(0);
         x.copy_from(b);
+        b_scaling.apply_mat(x.rb_mut());
         let (transposed, conj) = left_form(&opts);
         let m = if transposed { a.transpose() } else { a };
         let lower = (opts.triangle == Triangle::Lower) != transposed;
         let rhs = match opts.side {
-            Side::Left => x,
-            Side::Right => x.transpose_mut(),
+            Side::Left => x.rb_mut(),
+            Side::Right => x.rb_mut().transpose_mut(),
         };
         match (lower, opts.diagonal) {
             (true, Diagonal::NonUnit) => solve_lower_triangular_in_place_with_conj(m, conj, rhs, par),
@@ -62,36 +87,30 @@ impl<T: Field> Kernel<T> for TriangularSolve {
             (false, Diagonal::NonUnit) => solve_upper_triangular_in_place_with_conj(m, conj, rhs, par),
             (false, Diagonal::Unit) => solve_unit_upper_triangular_in_place_with_conj(m, conj, rhs, par),
         }
+        // op(a') x' = b' with a' = a·2^e, b' = b·2^f: x = x'·2^(e − f).
+        scale_mat(x, a_scaling.exponent() - b_scaling.exponent());
         Ok(())
     }
 }
 
-/// The kernel of `op` if it belongs to this family.
-pub(super) fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
-    match op {
-        LinalgOp::TriangularSolve(k) => Some(k),
-        _ => None,
-    }
-}
-
 /// `Err(NonFinite("a"))` when the part of `a` the solve reads (its triangle,
-/// without the diagonal when unit) has a NaN or infinity.
-fn check_triangle_finite<T: Field>(
+/// without the diagonal when unit) has a NaN or infinity; otherwise the
+/// scaling of that part into the elimination's safe range (none for a unit
+/// triangle, whose implicit diagonal cannot scale), from the same pass.
+pub fn triangle_scaling<T: Field>(
     a: faer::MatRef<'_, T>,
     opts: &TriangularSolveOptions,
-) -> Result<(), Failure> {
+) -> Result<Scaling, Failure> {
     let n = a.nrows();
     let unit = opts.diagonal == Diagonal::Unit;
+    let mut max = <<T as lindiff_core::Scalar>::Real as lindiff_core::Scalar>::zero();
     for j in 0..n {
         let (lo, hi) = match opts.triangle {
             Triangle::Lower => (if unit { j + 1 } else { j }, n),
             Triangle::Upper => (0, if unit { j } else { j + 1 }),
         };
-        for i in lo..hi {
-            if !lindiff_core::Scalar::is_finite(a[(i, j)]) {
-                return Err(Failure::NonFinite("a"));
-            }
-        }
+        let part = max_abs(a.col(j).subrows(lo, hi - lo).iter().copied()).ok_or(Failure::NonFinite("a"))?;
+        max = if part > max { part } else { max };
     }
-    Ok(())
+    Ok(if unit { Scaling::NONE } else { Scaling::of_max(max, Range::Linear) })
 }

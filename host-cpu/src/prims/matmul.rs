@@ -3,7 +3,7 @@
 //! and writing each product straight into its slot of the output.
 //!
 //! Without `std`, faer's GEMM allocates on every product with m·n·k above
-//! 16³ (gemm's no-std packing buffers; docs/dev/faer-0.24-scratch-apis.md
+//! 16³ (gemm's no-std packing buffers; docs/faer-scratch-apis.md
 //! §13), so those products run through [`plain_product`] instead: a
 //! heap-free loop, as fast as no-std gemm's scalar kernels at the sizes a
 //! heap-free program uses. With `std`, every product goes to faer.

@@ -17,6 +17,7 @@
 mod constant;
 mod diag;
 mod elementwise;
+mod extreme;
 mod layout;
 mod mask;
 mod matmul;
@@ -112,10 +113,6 @@ fn dispatch<T: Field + Complexify>(
         PrimOp::PairInv(p) => spectral::pair_inv::<T>(p, inputs, out),
         PrimOp::PivotPhase(_) => spectral::pivot_phase::<T>(inputs, out),
         PrimOp::RankMask(m) => mask::rank_mask::<T>(m, inputs, out),
-        other => Err(Error::Unsupported {
-            op: other.name(),
-            provider: "cpu",
-            why: "no CPU kernel for this primitive",
-        }),
+        PrimOp::ExtremeMask(m) => extreme::extreme_mask::<T>(m, inputs, out),
     }
 }

@@ -400,7 +400,7 @@ template <class T> __device__ void nonfinite_flags_impl(int* flags, const T* x, 
 // at x with NaN or infinity in the part a routine reads: part 1 the lower
 // triangle, 2 the upper one, the diagonal left out when unit. herm = 1
 // first zeroes the imaginary part of the diagonal in place (a Hermitian
-// matrix's convention, DESIGN.md), which a real dtype ignores.
+// matrix's convention, docs/ad-rules.md#conventions), which a real dtype ignores.
 template <class T> __device__ void nonfinite_tri_impl(int* flags, T* x, i64 n, int part, int unit, int herm, i64 batch) {
     GRID_LOOP(b, batch) {
         T* a = x + b * n * n;
@@ -477,136 +477,6 @@ template <class T> __device__ void eig_finish_impl(cx<typename real_of<T>::type>
     }
 }
 
-// ---- reverse-mode gauge checks (host-cpu's kernels/gauge_check.rs) ----------
-// One thread per batch item walks the item as host-cpu does and writes
-// code[b]: 0 when the cotangents pass, else 1 + 4*why + output, the largest
-// violation's reason and blamed output (decoded in ops/gauge.rs).
-// SVD outputs: 0 u, 1 s, 2 vh; reasons: 0 tie, 1 phase, 2 null, 3 kink,
-// 4 values. eigh outputs: 0 v, 1 w; reasons: 0 tie, 1 phase, 2 values.
-__device__ inline float eps_of(float) { return 1.1920929e-07f; }
-__device__ inline double eps_of(double) { return 2.220446049250313e-16; }
-template <class T> struct MatV {
-    const T* p; i64 rows, cols, rs, cs;
-    __device__ T at(i64 r, i64 c) const { return p[r * rs + c * cs]; }
-};
-template <class T> __device__ MatV<T> matv(const T* p, i64 rows, i64 cols, i64 rs, i64 cs) { MatV<T> m; m.p = p; m.rows = rows; m.cols = cols; m.rs = rs; m.cs = cs; return m; }
-// A Frobenius norm kept as scale * sqrt(ssq) (no overflow or underflow).
-template <class R> struct NormAcc {
-    R scale, ssq;
-    __device__ void add(R x) {
-        R a = abs_of(x);
-        if (a == R(0)) return;
-        if (a > scale) { R r = scale / a; ssq = R(1) + ssq * r * r; scale = a; }
-        else { R r = a / scale; ssq += r * r; }
-    }
-    __device__ R value() const { return scale * sqrt_of(ssq); }
-};
-template <class R> __device__ NormAcc<R> norm_acc() { NormAcc<R> n; n.scale = R(0); n.ssq = R(0); return n; }
-template <class T> __device__ T gdot(MatV<T> a, i64 i, MatV<T> b, i64 j) {
-    T sum = zero<T>();
-    for (i64 r = 0; r < a.rows; ++r) sum = sum + conj_of(a.at(r, i)) * b.at(r, j);
-    return sum;
-}
-// ah(A^H B)_ij = (A^H B)_ij - conj((A^H B)_ji), halved.
-template <class T> __device__ T gah(MatV<T> a, MatV<T> b, i64 i, i64 j) {
-    typedef typename real_of<T>::type R;
-    return scale_by(gdot(a, i, b, j) - conj_of(gdot(a, j, b, i)), R(0.5));
-}
-// ||(I - A A^H) b_i||, the coefficients A^H b_i kept in c.
-template <class T> __device__ typename real_of<T>::type gresidual(MatV<T> a, MatV<T> b, i64 i, T* c) {
-    typedef typename real_of<T>::type R;
-    for (i64 j = 0; j < a.cols; ++j) c[j] = gdot(a, j, b, i);
-    NormAcc<R> norm = norm_acc<R>();
-    for (i64 r = 0; r < a.rows; ++r) {
-        T x = b.at(r, i);
-        for (i64 j = 0; j < a.cols; ++j) x = x - a.at(r, j) * c[j];
-        norm.add(re(x));
-        norm.add(im(x));
-    }
-    return norm.value();
-}
-// delta = 10 k eps max|x_i| (the factor formed in double, as host-cpu does).
-template <class R> __device__ R gcutoff(const R* x, i64 k) {
-    R largest = 0;
-    for (i64 i = 0; i < k; ++i) { R a = abs_of(x[i]); largest = a > largest ? a : largest; }
-    return largest * (R)(10.0 * (double)k * (double)eps_of(R(0)));
-}
-template <class R> struct Worst {
-    R size; int code;
-    __device__ void note(R s, int output, int why) { if (s > size) { size = s; code = 1 + 4 * why + output; } }
-    // 0 when the largest violation is within eps^(3/4) * norm.
-    __device__ int verdict(R norm) const {
-        R tolerance = exp_of(log_of(eps_of(R(0))) * R(0.75)) * norm;
-        return size > tolerance ? code : 0;
-    }
-};
-template <class T> __device__ void svd_gauge_impl(int* code, const T* u_, const typename real_of<T>::type* s_, const T* vh_, const T* gu_, const typename real_of<T>::type* gs_, const T* gvh_, T* c_, i64 m, i64 n, i64 k, i64 batch) {
-    typedef typename real_of<T>::type R;
-    const bool complex_t = sizeof(T) != sizeof(R);
-    GRID_LOOP(b, batch) {
-        MatV<T> u = matv(u_ + b * m * k, m, k, 1, m), gu = matv(gu_ + b * m * k, m, k, 1, m);
-        // The right factor as columns: A = (V^H)^T, B = (gV^H)^T.
-        MatV<T> a = matv(vh_ + b * k * n, n, k, k, 1), g = matv(gvh_ + b * k * n, n, k, k, 1);
-        const R* s = s_ + b * k;
-        const R* gs = gs_ + b * k;
-        T* c = c_ + b * k;
-        R delta = gcutoff(s, k);
-        NormAcc<R> nu = norm_acc<R>(), ns = norm_acc<R>(), nv = norm_acc<R>();
-        for (i64 e = 0; e < m * k; ++e) { nu.add(re(gu_[b * m * k + e])); nu.add(im(gu_[b * m * k + e])); }
-        for (i64 e = 0; e < k * n; ++e) { nv.add(re(gvh_[b * k * n + e])); nv.add(im(gvh_[b * k * n + e])); }
-        for (i64 i = 0; i < k; ++i) ns.add(gs[i]);
-        R norm_u = nu.value(), norm_v = nv.value();
-        R norm = hypot_of(hypot_of(norm_u, ns.value()), norm_v);
-        Worst<R> worst; worst.size = R(0); worst.code = 0;
-        for (i64 i = 0; i < k; ++i) {
-            bool null_i = s[i] <= delta;
-            for (i64 j = i; j < k; ++j) {
-                bool tied = abs_of(s[i] - s[j]) <= delta, zero_block = null_i && s[j] <= delta;
-                if (!(zero_block || (tied && (i != j || complex_t)))) continue;
-                T a_u = gah(u, gu, i, j);
-                T a_v = conj_of(gah(a, g, i, j));
-                R mu = abs_of(a_u), mv = abs_of(a_v);
-                if (zero_block) {
-                    worst.note(mu, 0, 2);
-                    worst.note(mv, 2, 2);
-                } else {
-                    worst.note(abs_of(a_u + a_v), mu >= mv ? 0 : 2, i == j ? 1 : 0);
-                }
-                if (i != j) worst.note(abs_of(gs[i] - gs[j]), 1, 4);
-            }
-            if (null_i) {
-                worst.note(abs_of(gs[i]), 1, 3);
-                if (m > k && norm_u > R(0)) worst.note(gresidual(u, gu, i, c), 0, 2);
-                if (n > k && norm_v > R(0)) worst.note(gresidual(a, g, i, c), 2, 2);
-            }
-        }
-        code[b] = worst.verdict(norm);
-    }
-}
-template <class T> __device__ void eigh_gauge_impl(int* code, const T* v_, const typename real_of<T>::type* w_, const typename real_of<T>::type* gw_, const T* gv_, i64 n, i64 batch) {
-    typedef typename real_of<T>::type R;
-    const bool complex_t = sizeof(T) != sizeof(R);
-    GRID_LOOP(b, batch) {
-        MatV<T> v = matv(v_ + b * n * n, n, n, 1, n), gv = matv(gv_ + b * n * n, n, n, 1, n);
-        const R* w = w_ + b * n;
-        const R* gw = gw_ + b * n;
-        R delta = gcutoff(w, n);
-        NormAcc<R> norm = norm_acc<R>();
-        for (i64 e = 0; e < n * n; ++e) { norm.add(re(gv_[b * n * n + e])); norm.add(im(gv_[b * n * n + e])); }
-        for (i64 i = 0; i < n; ++i) norm.add(gw[i]);
-        Worst<R> worst; worst.size = R(0); worst.code = 0;
-        for (i64 i = 0; i < n; ++i) {
-            if (complex_t) worst.note(abs_of(gah(v, gv, i, i)), 0, 1);
-            for (i64 j = i + 1; j < n; ++j) {
-                if (abs_of(w[i] - w[j]) > delta) continue;
-                worst.note(abs_of(gah(v, gv, i, j)), 0, 0);
-                worst.note(abs_of(gw[i] - gw[j]), 1, 2);
-            }
-        }
-        code[b] = worst.verdict(norm.value());
-    }
-}
-
 // ---- SVD recombinations (host-cpu's kernels/recombine.rs) -----------------
 // kept_rank: rank[b] for the descending values s (k per item, real type R):
 // mode 0 keeps min(count, k); mode 1 keeps the leading s_i > max(atol,
@@ -662,8 +532,6 @@ extern "C" __global__ void permute_rows_##SUF(int mode, T* y, const T* x, const 
 extern "C" __global__ void lu_det_##SUF(int mode, T* d, R* logabs, const T* lu, const i64* ipiv, i64 n, i64 batch) { lu_det_impl<T>(mode, d, logabs, lu, ipiv, n, batch); } \
 extern "C" __global__ void nonfinite_flags_##SUF(int* flags, const T* x, i64 per_item, i64 batch) { nonfinite_flags_impl<T>(flags, x, per_item, batch); } \
 extern "C" __global__ void nonfinite_tri_##SUF(int* flags, T* x, i64 n, int part, int unit, int herm, i64 batch) { nonfinite_tri_impl<T>(flags, x, n, part, unit, herm, batch); } \
-extern "C" __global__ void svd_gauge_##SUF(int* code, const T* u, const R* s, const T* vh, const T* gu, const R* gs, const T* gvh, T* c, i64 m, i64 n, i64 k, i64 batch) { svd_gauge_impl<T>(code, u, s, vh, gu, gs, gvh, c, m, n, k, batch); } \
-extern "C" __global__ void eigh_gauge_##SUF(int* code, const T* v, const R* w, const R* gw, const T* gv, i64 n, i64 batch) { eigh_gauge_impl<T>(code, v, w, gw, gv, n, batch); } \
 extern "C" __global__ void kept_rank_##SUF(i64* rank, const R* s, i64 k, i64 batch, int mode, i64 count, double atol, double rtol) { kept_rank_impl<R>(rank, s, k, batch, mode, count, atol, rtol); } \
 extern "C" __global__ void spectral_scale_##SUF(int axis, int mode, T* x, i64 rows, i64 cols, const R* s, i64 k, const i64* rank, i64 batch) { spectral_scale_impl<T>(axis, mode, x, rows, cols, s, k, rank, batch); } \
 extern "C" __global__ void eig_finish_##SUF(cx<R>* wo, cx<R>* vo, const T* w, const T* vr, i64 n, i64 batch) { eig_finish_impl<T>(wo, vo, w, vr, n, batch); }

@@ -5,9 +5,21 @@
 
 use crate::context::Gpu;
 use crate::error::{driver, unsupported};
-use crate::memory::{pad_to, Device};
-use crate::nvrtc::{launch, View, Walk};
+use crate::launch::launch;
+use crate::memory::{pad_to, Device, DeviceBuffer};
+use crate::nvrtc::{View, Walk};
 use lindiff_core::{DType, Error, Input, Output, Result, TensorDesc, TensorMeta};
+
+/// One device call's arguments as each op family's `run` takes them: the
+/// inputs, the outputs (the present ones are written) and the workspace.
+pub(crate) struct Call<'c, 'i, 'o, 'm: 'o, 'w> {
+    /// The op's inputs (device views, any strides).
+    pub(crate) inputs: &'c [Input<'i, Device>],
+    /// The op's outputs; `None` where the caller does not want one.
+    pub(crate) outputs: &'c mut [Option<Output<'o, 'm, Device>>],
+    /// The workspace the family's `workspace` asked for.
+    pub(crate) ws: &'c mut DeviceBuffer<'w>,
+}
 
 /// The kernel-name suffix of a float dtype.
 pub(crate) fn suffix(op: &'static str, dtype: DType) -> Result<&'static str> {
@@ -44,7 +56,7 @@ pub(crate) fn output_meta<'a>(
 
 /// The aligned start of the workspace buffer (regions of a
 /// [`Layout`](crate::carve::Layout) are offsets from it).
-pub(crate) fn workspace_base(ws: &crate::DeviceBuffer<'_>) -> u64 {
+pub(crate) fn workspace_base(ws: &DeviceBuffer<'_>) -> u64 {
     ws.device_ptr() + pad_to(ws.device_ptr(), crate::carve::REGION_ALIGN) as u64
 }
 
@@ -253,7 +265,7 @@ pub(crate) enum Part {
 /// As [`first_nonfinite`] for the contiguous batch of n×n matrices at `x`,
 /// reading only the triangle `part` (without the diagonal when `unit`).
 /// `hermitian` first zeroes the imaginary part of each diagonal entry in
-/// place (DESIGN.md: a Hermitian input's diagonal is read as real), so `x`
+/// place (a Hermitian input's diagonal is read as real, as on the host), so `x`
 /// must then be workspace or output memory, never an input.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn first_nonfinite_tri(

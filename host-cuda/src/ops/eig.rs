@@ -15,6 +15,7 @@
 //! device before the call); `info ≠ 0` or a non-finite result →
 //! `NonConvergence`, lowest batch index.
 
+use super::common::Call;
 use super::common::{
     check_info, empty_outputs_written, first_nonfinite, gather, host_scratch, jobz, matrix_dims,
     non_convergence, output_ptr, workspace_base,
@@ -22,12 +23,10 @@ use super::common::{
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::solver_status;
-use crate::memory::Device;
-use crate::nvrtc::launch;
+use crate::launch::launch;
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use cudarc::cusolver::sys as solver;
-use lindiff_core::{Error, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, LinalgOp, Result, TensorDesc, WorkspaceReq};
 
 /// Regions of one call (offsets from the workspace start).
 struct Plan {
@@ -101,13 +100,8 @@ pub(crate) fn workspace<T: CudaScalar>(
     plan::<T>(gpu, op, inputs[0], true)?.0.req()
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &LinalgOp,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &LinalgOp, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let name = op.name();
     let wants_v = outputs.get(1).is_some_and(|o| o.is_some());
     let (_, p) = plan::<T>(gpu, op, inputs[0].desc, wants_v)?;

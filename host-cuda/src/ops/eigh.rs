@@ -3,6 +3,7 @@
 //! per matrix otherwise. Both read the lower triangle and return ascending
 //! eigenvalues; the eigenvectors get the canonical phase on the device.
 
+use super::common::Call;
 use super::common::{
     check_info, first_nonfinite_tri, gather, host_scratch, int, jobz, map_view, matrix_dims, non_convergence,
     output_ptr, workspace_base, Part,
@@ -10,12 +11,11 @@ use super::common::{
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::solver_status;
-use crate::memory::Device;
-use crate::nvrtc::{launch, View, Walk};
+use crate::launch::launch;
+use crate::nvrtc::{View, Walk};
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use cudarc::cusolver::sys as solver;
-use lindiff_core::{Error, Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, LinalgOp, Result, TensorDesc, WorkspaceReq};
 
 /// The largest n `?syevjBatched` takes.
 pub const BATCHED_MAX: usize = 32;
@@ -97,13 +97,8 @@ pub(crate) fn workspace<T: CudaScalar>(
     plan::<T>(gpu, op, inputs[0])?.0.req()
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &LinalgOp,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &LinalgOp, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let name = op.name();
     let (_, p) = plan::<T>(gpu, op, inputs[0].desc)?;
     let base = workspace_base(ws);

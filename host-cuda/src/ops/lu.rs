@@ -4,6 +4,7 @@
 //! device (`ipiv_to_perm`); `info` becomes the op's typed error for the
 //! lowest failing batch item.
 
+use super::common::Call;
 use super::common::{
     check_info, first_nonfinite, first_nonfinite_tri, gather, host_scratch, input_ptr, matrix_dims,
     output_ptr, reject_negative, workspace_base, Part,
@@ -11,15 +12,14 @@ use super::common::{
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::{blas_status, solver_status};
-use crate::memory::Device;
-use crate::nvrtc::{launch, View, Walk};
+use crate::launch::launch;
+use crate::nvrtc::{View, Walk};
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use core::ffi::c_void;
 use cudarc::cublas::sys as blas;
 use cudarc::cusolver::sys as solver;
 use lindiff_core::op::LuSolvePrepared;
-use lindiff_core::{Error, Input, LinalgOp, MatOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, LinalgOp, MatOp, Result, TensorDesc, WorkspaceReq};
 
 /// Device and host bytes of `Xgetrf` for an m×n matrix.
 fn getrf_size<T: CudaScalar>(gpu: &Gpu, m: usize, n: usize) -> Result<(usize, usize)> {
@@ -180,13 +180,8 @@ fn perm_from_ipiv(gpu: &Gpu, perm: u64, ipiv: u64, m: usize, k: usize, batch: us
     launch!(gpu, "ipiv_to_perm", batch, [perm, ipiv, m as i64, k as i64, batch as i64])
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &LinalgOp,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &LinalgOp, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let descs: heapless::Vec<&TensorDesc, 6> = inputs.iter().map(|i| i.desc).collect();
     let (_, r) = plan::<T>(gpu, op, &descs)?;
     let base = workspace_base(ws);
@@ -278,6 +273,7 @@ pub(crate) fn run<T: CudaScalar>(
                 op: name,
                 arg: "a",
                 batch_index: b,
+                rcond: 0.0,
             })?;
             let Some(x) = output_ptr(outputs, 0) else { return Ok(()) };
             gather(gpu, x, &inputs[1], ty)?;
@@ -305,7 +301,7 @@ pub(crate) fn run<T: CudaScalar>(
             }
             reject_negative(gpu, name, at(r.info), batch, at(r.fail))
         }
-        LinalgOp::LuSolvePrepared(LuSolvePrepared(mat_op)) => {
+        LinalgOp::LuSolvePrepared(LuSolvePrepared(mat_op, _)) => {
             let Some(x) = output_ptr(outputs, 0) else { return Ok(()) };
             let (lu, perm, rhs) = (at(r.work), at(r.perm), at(r.rhs));
             gather(gpu, lu, &inputs[0], ty)?;

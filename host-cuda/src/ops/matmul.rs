@@ -3,16 +3,15 @@
 //! N/T/C flags for the transpose/adjoint options. A non-contiguous operand
 //! is first gathered into the workspace.
 
+use super::common::Call;
 use super::common::{gather, input_ptr, int, matrix_dims, output_ptr, workspace_base, zero};
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::blas_status;
-use crate::memory::Device;
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use cudarc::cublas::sys as blas;
 use lindiff_core::prim::Matmul;
-use lindiff_core::{Input, MatOp, Output, Result, TensorDesc};
+use lindiff_core::{MatOp, Result, TensorDesc};
 
 const NAME: &str = "matmul";
 
@@ -40,13 +39,8 @@ fn flag(op: MatOp) -> blas::cublasOperation_t {
     }
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &Matmul,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &Matmul, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let descs = [inputs[0].desc, inputs[1].desc];
     let (_, at) = layout::<T>(&descs);
     let base = workspace_base(ws);

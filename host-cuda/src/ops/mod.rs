@@ -4,7 +4,6 @@
 mod common;
 mod eig;
 mod eigh;
-mod gauge;
 mod lu;
 mod matmul;
 mod prims;
@@ -18,6 +17,8 @@ use crate::error::unsupported;
 use crate::memory::Device;
 use crate::scalar::CudaScalar;
 use crate::DeviceBuffer;
+use common::Call;
+use lindiff_core::op::{Qr, TriangularSolve};
 use lindiff_core::prim::PrimOp;
 use lindiff_core::{DType, Input, LinalgOp, Op, Output, Result, TensorDesc, WorkspaceReq};
 use num_complex::{Complex32, Complex64};
@@ -37,6 +38,9 @@ pub enum Runs {
 pub fn runs(op: &Op) -> Runs {
     match op {
         Op::Prim(PrimOp::Matmul(_)) => Runs::Library("cublasGemmStridedBatchedEx"),
+        Op::Prim(PrimOp::ExtremeMask(_)) => {
+            Runs::Unsupported("the extreme mask (the max/min derivative) is not written for the device")
+        }
         Op::Prim(_) => Runs::Kernel("map/zip/reduce/fill/eye/pair_inv/pivot_phase/rank_mask"),
         Op::Linalg(l) => match l {
             LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => Runs::Library(
@@ -63,7 +67,7 @@ pub fn runs(op: &Op) -> Runs {
             | LinalgOp::HouseholderQrQ(_)
             | LinalgOp::HouseholderQrR(_)
             | LinalgOp::HouseholderQrApply(_) => Runs::Unsupported(
-                "compact Householder ops are in faer's reflector gauge; not ported to the device",
+                "compact Householder ops are in faer's reflector convention; not ported to the device",
             ),
             LinalgOp::SvdTruncated(_)
             | LinalgOp::LowRankApprox(_)
@@ -73,12 +77,12 @@ pub fn runs(op: &Op) -> Runs {
                 Runs::Library("thin SVD + kept_rank/spectral_scale kernels + cublas gemm")
             }
             LinalgOp::Adjugate(_) => Runs::Unsupported("the adjugate is not written for the device yet"),
-            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => {
-                Runs::Kernel("svd_gauge / eigh_gauge (one thread per batch item)")
-            }
-            _ => Runs::Unsupported("op not known to the CUDA provider"),
+            LinalgOp::MatrixRank(_) => Runs::Unsupported("matrix_rank is not written for the device yet"),
         },
-        _ => Runs::Unsupported("op not known to the CUDA provider"),
+        Op::Internal(_) => Runs::Unsupported(
+            "reverse mode's checks (gauge, tie bound, completion) are not written for the device: \
+             gradients through svd, eigh and eig are refused here",
+        ),
     }
 }
 
@@ -104,27 +108,75 @@ macro_rules! by_dtype {
     };
 }
 
+/// The module that runs a linear-algebra op here (`None`: [`runs`] says it
+/// is unsupported), shared by the workspace query and the run.
+enum Family<'a> {
+    Svd,
+    Qr(&'a Qr),
+    Eigh,
+    Eig,
+    Recombine,
+    Triangular(&'a TriangularSolve),
+    Lu,
+}
+
+fn family(l: &LinalgOp) -> Option<Family<'_>> {
+    Some(match l {
+        LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => Family::Svd,
+        LinalgOp::Qr(q) => Family::Qr(q),
+        LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => Family::Eigh,
+        LinalgOp::Eig(_) | LinalgOp::EigVals(_) => Family::Eig,
+        LinalgOp::SvdTruncated(_)
+        | LinalgOp::LowRankApprox(_)
+        | LinalgOp::Polar(_)
+        | LinalgOp::Pinv(_)
+        | LinalgOp::Lstsq(_) => Family::Recombine,
+        LinalgOp::TriangularSolve(t) => Family::Triangular(t),
+        LinalgOp::Cholesky(_)
+        | LinalgOp::Lu(_)
+        | LinalgOp::LuFactor(_)
+        | LinalgOp::LuFactorSolve(_)
+        | LinalgOp::LuSolvePrepared(_)
+        | LinalgOp::Det(_)
+        | LinalgOp::Slogdet(_) => Family::Lu,
+        LinalgOp::RankRevealingQr(_)
+        | LinalgOp::HouseholderQrFactor(_)
+        | LinalgOp::HouseholderQrAppend(_)
+        | LinalgOp::HouseholderQrQ(_)
+        | LinalgOp::HouseholderQrR(_)
+        | LinalgOp::HouseholderQrApply(_)
+        | LinalgOp::FullPivLu(_)
+        | LinalgOp::FullPivLuFactor(_)
+        | LinalgOp::FullPivLuSolve(_)
+        | LinalgOp::FullPivLuSolvePrepared(_)
+        | LinalgOp::Adjugate(_)
+        | LinalgOp::MatrixRank(_) => return None,
+    })
+}
+
 fn workspace_typed<T: CudaScalar>(gpu: &Gpu, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
     match op {
         Op::Prim(PrimOp::Matmul(_)) => matmul::workspace::<T>(inputs),
         Op::Prim(_) => Ok(WorkspaceReq::EMPTY),
-        Op::Linalg(l) => match l {
-            LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
-                svd::workspace::<T>(gpu, l, inputs)
-            }
-            LinalgOp::Qr(q) => qr::workspace::<T>(gpu, q, inputs),
-            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::workspace::<T>(gpu, l, inputs),
-            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::workspace::<T>(gpu, l, inputs),
-            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => gauge::workspace::<T>(l, inputs),
-            LinalgOp::SvdTruncated(_)
-            | LinalgOp::LowRankApprox(_)
-            | LinalgOp::Polar(_)
-            | LinalgOp::Pinv(_)
-            | LinalgOp::Lstsq(_) => recombine::workspace::<T>(gpu, l, inputs),
-            LinalgOp::TriangularSolve(_) => triangular::workspace::<T>(inputs),
-            _ => lu::workspace::<T>(gpu, l, inputs),
+        Op::Internal(_) => Err(unsupported(op.name(), not_here(op))),
+        Op::Linalg(l) => match family(l) {
+            Some(Family::Svd) => svd::workspace::<T>(gpu, l, inputs),
+            Some(Family::Qr(q)) => qr::workspace::<T>(gpu, q, inputs),
+            Some(Family::Eigh) => eigh::workspace::<T>(gpu, l, inputs),
+            Some(Family::Eig) => eig::workspace::<T>(gpu, l, inputs),
+            Some(Family::Recombine) => recombine::workspace::<T>(gpu, l, inputs),
+            Some(Family::Triangular(_)) => triangular::workspace::<T>(inputs),
+            Some(Family::Lu) => lu::workspace::<T>(gpu, l, inputs),
+            None => Err(unsupported(op.name(), not_here(op))),
         },
-        _ => Err(unsupported(op.name(), "op not known to the CUDA provider")),
+    }
+}
+
+/// The reason [`runs`] gives for an op that does not run here.
+fn not_here(op: &Op) -> &'static str {
+    match runs(op) {
+        Runs::Unsupported(why) => why,
+        Runs::Library(_) | Runs::Kernel(_) => "op not known to the CUDA provider",
     }
 }
 
@@ -140,34 +192,21 @@ pub(crate) fn workspace(gpu: &Gpu, op: &Op, inputs: &[&TensorDesc]) -> Result<Wo
     by_dtype!(op, dtype, workspace_typed::<T>(gpu, op, inputs))
 }
 
-fn run_typed<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &Op,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+fn run_typed<T: CudaScalar>(gpu: &Gpu, op: &Op, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
     match op {
-        Op::Prim(PrimOp::Matmul(m)) => matmul::run::<T>(gpu, m, inputs, outputs, ws),
-        Op::Linalg(l) => match l {
-            LinalgOp::Svd(_) | LinalgOp::SvdVals(_) | LinalgOp::SvdFull(_) => {
-                svd::run::<T>(gpu, l, inputs, outputs, ws)
-            }
-            LinalgOp::Qr(q) => qr::run::<T>(gpu, q, inputs, outputs, ws),
-            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) => eigh::run::<T>(gpu, l, inputs, outputs, ws),
-            LinalgOp::Eig(_) | LinalgOp::EigVals(_) => eig::run::<T>(gpu, l, inputs, outputs, ws),
-            LinalgOp::SvdGaugeCheck(_) | LinalgOp::EighGaugeCheck(_) => {
-                gauge::run::<T>(gpu, l, inputs, outputs, ws)
-            }
-            LinalgOp::SvdTruncated(_)
-            | LinalgOp::LowRankApprox(_)
-            | LinalgOp::Polar(_)
-            | LinalgOp::Pinv(_)
-            | LinalgOp::Lstsq(_) => recombine::run::<T>(gpu, l, inputs, outputs, ws),
-            LinalgOp::TriangularSolve(t) => triangular::run::<T>(gpu, t, inputs, outputs, ws),
-            _ => lu::run::<T>(gpu, l, inputs, outputs, ws),
+        Op::Prim(PrimOp::Matmul(m)) => matmul::run::<T>(gpu, m, call),
+        Op::Prim(p) => prims::run(gpu, p, call.inputs, call.outputs),
+        Op::Internal(_) => Err(unsupported(op.name(), not_here(op))),
+        Op::Linalg(l) => match family(l) {
+            Some(Family::Svd) => svd::run::<T>(gpu, l, call),
+            Some(Family::Qr(q)) => qr::run::<T>(gpu, q, call),
+            Some(Family::Eigh) => eigh::run::<T>(gpu, l, call),
+            Some(Family::Eig) => eig::run::<T>(gpu, l, call),
+            Some(Family::Recombine) => recombine::run::<T>(gpu, l, call),
+            Some(Family::Triangular(t)) => triangular::run::<T>(gpu, t, call),
+            Some(Family::Lu) => lu::run::<T>(gpu, l, call),
+            None => Err(unsupported(op.name(), not_here(op))),
         },
-        _ => Err(unsupported(op.name(), "op not known to the CUDA provider")),
     }
 }
 
@@ -189,5 +228,5 @@ pub(crate) fn run(
     }
     let descs: heapless::Vec<&TensorDesc, { lindiff_core::op::MAX_INPUTS }> =
         inputs.iter().map(|i| i.desc).collect();
-    by_dtype!(op, dtype_of(op, &descs), run_typed::<T>(gpu, op, inputs, outputs, ws))
+    by_dtype!(op, dtype_of(op, &descs), run_typed::<T>(gpu, op, Call { inputs, outputs, ws }))
 }

@@ -5,8 +5,9 @@
 use super::common::{input_ptr, map, map_view, output_meta, output_ptr, suffix};
 use crate::context::Gpu;
 use crate::error::unsupported;
+use crate::launch::launch;
 use crate::memory::Device;
-use crate::nvrtc::{launch, View, Walk};
+use crate::nvrtc::{View, Walk};
 use lindiff_core::op::Triangle;
 use lindiff_core::prim::{BinaryOp, Pair, PrimOp, ReduceOp, Regularize, UnaryOp};
 use lindiff_core::{Input, MatOp, Output, Result, MAX_RANK};
@@ -194,6 +195,10 @@ pub(crate) fn run(
             let (s0, m) = (d.strides[0] as i64, dims[0] as i64);
             launch!(gpu, kernel, cols.count, [y, input_ptr(&inputs[0]), cols, vc, s0, m])
         }
-        _ => Err(unsupported(name, "no CUDA kernel for this primitive")),
+        // Matmul runs on cuBLAS (`matmul.rs`); the extreme mask of the
+        // max/min rules is not written for the device.
+        PrimOp::Matmul(_) | PrimOp::ExtremeMask(_) => {
+            Err(unsupported(name, "no CUDA kernel for this primitive"))
+        }
     }
 }

@@ -2,19 +2,18 @@
 //! upper triangle, Q formed by `?orgqr`/`?ungqr` from the reflectors, then
 //! `qr_sign` makes diag(R) real and ≥ 0 on the device (Q compensates).
 
+use super::common::Call;
 use super::common::{
     check_info, first_nonfinite, gather, host_scratch, int, map_view, matrix_dims, output_ptr, workspace_base,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::solver_status;
-use crate::memory::Device;
-use crate::nvrtc::launch;
+use crate::launch::launch;
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use cudarc::cusolver::sys as solver;
 use lindiff_core::op::{Qr, QrMode};
-use lindiff_core::{Error, Input, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, Result, TensorDesc, WorkspaceReq};
 
 const NAME: &str = "qr";
 
@@ -108,13 +107,8 @@ pub(crate) fn workspace<T: CudaScalar>(gpu: &Gpu, op: &Qr, inputs: &[&TensorDesc
     plan::<T>(gpu, op, inputs[0])?.0.req()
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &Qr,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &Qr, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let (_, p) = plan::<T>(gpu, op, inputs[0].desc)?;
     let base = workspace_base(ws);
     let at = |o: usize| base + o as u64;

@@ -20,6 +20,7 @@
 //! `NonFinite`, checked on the device first (not for `svd_truncated`,
 //! which host-cpu does not check either).
 
+use super::common::Call;
 use super::common::{
     empty_outputs_written, first_nonfinite, gather, matrix_dims, output_ptr, workspace_base,
 };
@@ -27,12 +28,11 @@ use super::matmul::{gemm, Gemm};
 use super::svd;
 use crate::carve::Layout;
 use crate::context::Gpu;
-use crate::memory::Device;
-use crate::nvrtc::{launch, View, Walk};
+use crate::launch::launch;
+use crate::nvrtc::{View, Walk};
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use lindiff_core::op::{PinvOptions, Truncation};
-use lindiff_core::{DType, Error, Input, LinalgOp, MatOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{DType, Error, LinalgOp, MatOp, Result, TensorDesc, WorkspaceReq};
 
 struct Plan {
     m: usize,
@@ -107,13 +107,8 @@ fn copy(gpu: &Gpu, dst: Option<u64>, src: u64, dtype: DType, count: usize) -> Re
     super::common::map_view(gpu, 0, dst, src, dtype, dtype, walk, view, 0.0, [0; 4])
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &LinalgOp,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &LinalgOp, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let name = op.name();
     let descs: heapless::Vec<&TensorDesc, 2> = inputs.iter().take(2).map(|i| i.desc).collect();
     let (_, p) = plan::<T>(gpu, op, &descs)?;
@@ -161,6 +156,18 @@ pub(crate) fn run<T: CudaScalar>(
             [axis, mode, x, rows as i64, cols as i64, s, k as i64, rank, batch as i64]
         )
     };
+    // c = U·Vᴴ over the batch (U m×k, Vᴴ k×n, both item-contiguous).
+    let u_times_vh = |c: u64| Gemm {
+        ta: MatOp::Identity,
+        tb: MatOp::Identity,
+        m,
+        n,
+        k,
+        a: (u, m, m * k),
+        b: (vh, k, k * n),
+        c,
+        batch,
+    };
     let (col, row) = (0i32, 1i32);
     let (times, over, mask) = (0i32, 1i32, 2i32);
     match op {
@@ -176,36 +183,12 @@ pub(crate) fn run<T: CudaScalar>(
         LinalgOp::LowRankApprox(_) => {
             scale(T::SUFFIX, col, times, u, m, k)?;
             if let Some(c) = output_ptr(outputs, 0) {
-                let g = Gemm {
-                    ta: MatOp::Identity,
-                    tb: MatOp::Identity,
-                    m,
-                    n,
-                    k,
-                    a: (u, m, m * k),
-                    b: (vh, k, k * n),
-                    c,
-                    batch,
-                };
-                gemm::<T>(gpu, name, &g)?;
+                gemm::<T>(gpu, name, &u_times_vh(c))?;
             }
             copy(gpu, output_ptr(outputs, 1), rank, DType::I64, batch)
         }
         LinalgOp::Polar(_) => match output_ptr(outputs, 0) {
-            Some(c) => {
-                let g = Gemm {
-                    ta: MatOp::Identity,
-                    tb: MatOp::Identity,
-                    m,
-                    n,
-                    k,
-                    a: (u, m, m * k),
-                    b: (vh, k, k * n),
-                    c,
-                    batch,
-                };
-                gemm::<T>(gpu, name, &g)
-            }
+            Some(c) => gemm::<T>(gpu, name, &u_times_vh(c)),
             None => Ok(()),
         },
         LinalgOp::Pinv(_) => {

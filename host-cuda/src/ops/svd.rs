@@ -4,9 +4,9 @@
 //! * both dims ≤ 32 ([`BATCHED_MAX`]), every driver but `QrIteration` and
 //!   `Polar`: one `?gesvdjBatched` call for the whole batch;
 //! * larger, `Auto` and `DivideAndConquer` (cuSOLVER has no
-//!   divide-and-conquer SVD): `cusolverDnXgesvd` per matrix — the reference's
-//!   gesvdj-whenever-≤ 1024 rule measured 2.9–5× slower than gesvd
-//!   (SPEC.md §7), so `Auto` uses Jacobi only where it is batched;
+//!   divide-and-conquer SVD): `cusolverDnXgesvd` per matrix — a
+//!   gesvdj-whenever-≤ 1024 rule measured 2.9–5× slower than gesvd,
+//!   so `Auto` uses Jacobi only where it is batched;
 //! * `Jacobi`: `?gesvdj` per matrix; `QrIteration`: `cusolverDnXgesvd`;
 //!   `Polar`: `cusolverDnXgesvdp` (the explicit overrides).
 //!
@@ -15,6 +15,7 @@
 //! device (`canonical_pairs`: host-cpu's phase rule) and Vᴴ written from V.
 //! Singular values come out descending from every routine.
 
+use super::common::Call;
 use super::common::{
     check_info, first_nonfinite, host_scratch, int, jobz, map, map_view, matrix_dims, non_convergence,
     output_ptr, workspace_base,
@@ -22,14 +23,14 @@ use super::common::{
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::solver_status;
+use crate::launch::launch;
 use crate::memory::Device;
-use crate::nvrtc::{launch, View, Walk};
+use crate::nvrtc::{View, Walk};
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use core::ffi::c_void;
 use cudarc::cusolver::sys as solver;
 use lindiff_core::op::{SvdDriver, SvdOptions, SvdVectors};
-use lindiff_core::{Input, LinalgOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Input, LinalgOp, Result, TensorDesc, WorkspaceReq};
 
 /// The largest dims `?gesvdjBatched` takes.
 pub const BATCHED_MAX: usize = 32;
@@ -252,13 +253,8 @@ pub(crate) fn workspace<T: CudaScalar>(
     plan::<T>(gpu, &sh)?.0.req()
 }
 
-pub(crate) fn run<T: CudaScalar>(
-    gpu: &Gpu,
-    op: &LinalgOp,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
-) -> Result<()> {
+pub(crate) fn run<T: CudaScalar>(gpu: &Gpu, op: &LinalgOp, call: Call<'_, '_, '_, '_, '_>) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let dst = match op {
         LinalgOp::SvdVals(_) => [None, output_ptr(outputs, 0), None],
         _ => [output_ptr(outputs, 0), output_ptr(outputs, 1), output_ptr(outputs, 2)],

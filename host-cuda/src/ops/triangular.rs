@@ -2,18 +2,17 @@
 //! starts as a contiguous copy of `b` and is solved in place; `a` is
 //! gathered into the workspace when not contiguous.
 
+use super::common::Call;
 use super::common::{
     first_nonfinite_tri, gather, input_ptr, int, matrix_dims, output_ptr, workspace_base, Part,
 };
 use crate::carve::Layout;
 use crate::context::Gpu;
 use crate::error::blas_status;
-use crate::memory::Device;
 use crate::scalar::CudaScalar;
-use crate::DeviceBuffer;
 use cudarc::cublas::sys as blas;
 use lindiff_core::op::{Diagonal, Side, Triangle, TriangularSolve};
-use lindiff_core::{Error, Input, MatOp, Output, Result, TensorDesc, WorkspaceReq};
+use lindiff_core::{Error, MatOp, Result, TensorDesc, WorkspaceReq};
 
 const NAME: &str = "triangular_solve";
 
@@ -34,10 +33,9 @@ pub(crate) fn workspace<T: CudaScalar>(inputs: &[&TensorDesc]) -> Result<Workspa
 pub(crate) fn run<T: CudaScalar>(
     gpu: &Gpu,
     op: &TriangularSolve,
-    inputs: &[Input<'_, Device>],
-    outputs: &mut [Option<Output<'_, '_, Device>>],
-    ws: &mut DeviceBuffer<'_>,
+    call: Call<'_, '_, '_, '_, '_>,
 ) -> Result<()> {
+    let Call { inputs, outputs, ws } = call;
     let o = op.0;
     let (_, a_at, flags, fail) = layout::<T>(inputs[0].desc);
     let base = workspace_base(ws);

@@ -1,0 +1,345 @@
+//! lindiff-cpu vs numpy, scipy and JAX on the same inputs, sample by sample.
+//!
+//! `cargo xtask bench --peers` runs this with `LINDIFF_PEERS_PYTHON` set to
+//! a Python that has numpy, scipy and JAX (without it the bench says so
+//! and exits). It starts `xtask/peers/peers.py` once, as a persistent
+//! subprocess driven over stdin/stdout, writes each case's input to a
+//! temporary file (raw little-endian f64, from the seeded generator of the
+//! overhead benches) for the script to read bit for bit, and then
+//! alternates: a round of lindiff calls here, a round of the peer's calls
+//! there, and so on. A round's time is its fastest call; a row's ratio is
+//! the median of the rounds' ratios lindiff / peer. Everything runs on one
+//! thread: lindiff-cpu serial (the batch on one lane), the peers under
+//! OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MKL_NUM_THREADS=1 and
+//! XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
+//! intra_op_parallelism_threads=1". JAX is timed after a warm-up call
+//! (compilation excluded), each call until `block_until_ready`.
+//!
+//! Each case's results are cross-checked against lindiff's (singular
+//! values, Cholesky factors, loss values and gradients): the largest
+//! difference relative to the largest entry is printed as a `check:` line,
+//! marked DISAGREE above the case's tolerance. With `LINDIFF_PEERS_KEEP`
+//! set, the inputs and both sides' check vectors stay in the temporary
+//! directory (its path is printed) for a closer look.
+
+use faer::Mat;
+use lindiff_core::{BatchPolicy, Exec};
+use lindiff_cpu::prelude::*;
+use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[allow(dead_code)]
+#[path = "harness/mod.rs"]
+mod harness;
+use harness::{matrix, median, min_time, quick};
+
+/// The script, driven over stdin/stdout.
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Peer {
+    fn start(python: &str) -> Peer {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../xtask/peers/peers.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .env("OMP_NUM_THREADS", "1")
+            .env("OPENBLAS_NUM_THREADS", "1")
+            .env("MKL_NUM_THREADS", "1")
+            .env("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+            .env("JAX_PLATFORMS", "cpu")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{python} {script}: {e}"));
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Peer { child, stdin, stdout }
+    }
+
+    /// Sends one JSON line, returns the reply line (panics on an error reply).
+    fn ask(&mut self, msg: &str) -> String {
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "peers.py exited on {msg}");
+        assert!(!line.contains("\"error\""), "peers.py on {msg}: {line}");
+        line
+    }
+}
+
+/// The number after `"key": ` in a one-line JSON reply.
+fn number(reply: &str, key: &str) -> f64 {
+    let at =
+        reply.find(&format!("\"{key}\": ")).unwrap_or_else(|| panic!("{key} in {reply}")) + key.len() + 4;
+    let end = reply[at..].find([',', '}']).map_or(reply.len(), |e| at + e);
+    reply[at..end].trim().parse().unwrap_or_else(|_| panic!("{key} in {reply}"))
+}
+
+/// The quoted strings of the `"libs": [...]` list of a reply.
+fn libs(reply: &str) -> Vec<String> {
+    let start = reply.find('[').unwrap();
+    let end = reply.find(']').unwrap();
+    reply[start + 1..end]
+        .split(',')
+        .map(|s| s.trim().trim_matches('"').to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn write_f64(path: &PathBuf, data: &[f64]) {
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn read_f64(path: &PathBuf) -> Vec<f64> {
+    std::fs::read(path).unwrap().chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// One case: its name, its kind (peers.py's dispatch), n (the batch's
+/// count for the batch), the input's dims and data, and the tolerance of
+/// the cross-check.
+struct Case {
+    name: String,
+    kind: &'static str,
+    n: usize,
+    dims: Vec<usize>,
+    data: Vec<f64>,
+    tol: f64,
+}
+
+/// A table row for one peer.
+struct Row {
+    case: String,
+    n: usize,
+    ours: f64,
+    theirs: f64,
+    ratio: f64,
+}
+
+fn spd(n: usize) -> Vec<f64> {
+    let data = matrix(n, n, 7);
+    let a = Mat::from_fn(n, n, |i, j| data[i + j * n]);
+    let s = &a * a.transpose() + Mat::<f64>::identity(n, n) * (n as f64);
+    (0..n * n).map(|k| s[(k % n, k / n)]).collect()
+}
+
+fn symmetric(n: usize) -> Vec<f64> {
+    let data = matrix(n, n, 7);
+    (0..n * n).map(|k| data[k] + data[(k % n) * n + k / n]).collect()
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let square =
+        |name: &str, kind, n, data, tol| Case { name: name.into(), kind, n, dims: vec![n, n], data, tol };
+    out.push(Case {
+        name: "10 000 SVDs of 8×8 (values + vectors)".into(),
+        kind: "svd_batch",
+        n: 10_000,
+        dims: vec![8, 8, 10_000],
+        data: matrix(64, 10_000, 3),
+        tol: 1e-10,
+    });
+    for n in [32, 128] {
+        out.push(square("cholesky", "cholesky", n, spd(n), 1e-10));
+    }
+    for n in [128, 256, 512] {
+        out.push(square("svd (values + vectors)", "svd", n, matrix(n, n, 7), 1e-10));
+    }
+    for n in [128, 256] {
+        out.push(square("svd loss value+grad", "svd_loss", n, matrix(n, n, 7), 1e-8));
+    }
+    out.push(square("eigh loss value+grad", "eigh_loss", 256, symmetric(256), 1e-8));
+    out
+}
+
+/// lindiff's call for a case, and the vector its cross-check compares.
+fn lindiff_call(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
+    let n = case.n;
+    match case.kind {
+        "svd_batch" => {
+            let mut la = Direct::new(Cpu::with_exec(Exec::with_threads(1).policy(BatchPolicy::Auto)));
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let check = la.svd(&t).unwrap().s.to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(la.svd(&t).unwrap()))), check)
+        }
+        "cholesky" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let check = la.cholesky(&t).unwrap().to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(la.cholesky(&t).unwrap()))), check)
+        }
+        "svd" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let check = la.svd(&t).unwrap().s.to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(la.svd(&t).unwrap()))), check)
+        }
+        "svd_loss" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let out = la.value_and_grad([&t], |[a]| a.svd_vals().sum()).unwrap();
+            let mut check = vec![out.value];
+            check.extend(out.grads[0].to_vec::<f64>().unwrap());
+            let call = move || drop(black_box(la.value_and_grad([&t], |[a]| a.svd_vals().sum()).unwrap()));
+            (Box::new(call), check)
+        }
+        "eigh_loss" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let weights: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+            let w = la.tensor(&[n], &weights).unwrap();
+            let out = la.value_and_grad([&t], |[a]| a.eigh().w.dot(&a.constant(&w))).unwrap();
+            let mut check = vec![out.value];
+            check.extend(out.grads[0].to_vec::<f64>().unwrap());
+            let call = move || {
+                drop(black_box(la.value_and_grad([&t], |[a]| a.eigh().w.dot(&a.constant(&w))).unwrap()))
+            };
+            (Box::new(call), check)
+        }
+        other => panic!("unknown case kind {other}"),
+    }
+}
+
+/// The largest difference between two check vectors relative to the
+/// largest entry of lindiff's; for a loss, the worse of the value's
+/// relative difference and the gradient's. eigh reads the lower triangle
+/// of A, so lindiff's gradient lives there, while JAX's eigh symmetrises
+/// its input and so its gradient; both give the same derivative along
+/// every symmetric direction, which is what comparing the symmetric parts
+/// (G + Gᵀ)/2 checks.
+fn difference(case: &Case, ours: &[f64], theirs: &[f64]) -> f64 {
+    if ours.len() != theirs.len() {
+        return f64::INFINITY;
+    }
+    let rel = |a: &[f64], b: &[f64]| {
+        let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    };
+    if !case.kind.ends_with("_loss") {
+        return rel(ours, theirs);
+    }
+    let n = case.n;
+    let sym = |g: &[f64]| -> Vec<f64> { (0..n * n).map(|k| 0.5 * (g[k] + g[(k % n) * n + k / n])).collect() };
+    let (ga, gb) = if case.kind == "eigh_loss" {
+        (sym(&ours[1..]), sym(&theirs[1..]))
+    } else {
+        (ours[1..].to_vec(), theirs[1..].to_vec())
+    };
+    rel(&ours[..1], &theirs[..1]).max(rel(&ga, &gb))
+}
+
+fn main() {
+    let Ok(python) = std::env::var("LINDIFF_PEERS_PYTHON") else {
+        eprintln!("peers: LINDIFF_PEERS_PYTHON is not set; skipped (cargo xtask bench --peers sets it)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("lindiff-peers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut peer = Peer::start(&python);
+    let only = std::env::var("LINDIFF_PEERS_ONLY").ok();
+    // Per row: at least ROUNDS rounds, then on until the row's time is spent.
+    let (rounds, row_time) =
+        if quick() { (5, Duration::from_millis(1500)) } else { (9, Duration::from_secs(6)) };
+    let mut tables: Vec<(String, Vec<Row>)> = Vec::new();
+    let mut checks = Vec::new();
+    for (k, case) in cases().into_iter().enumerate() {
+        let id = format!("{} {}", case.name, case.n);
+        if only.as_deref().is_some_and(|o| !case.kind.starts_with(o)) {
+            continue;
+        }
+        eprintln!("peers: {id}");
+        let input = dir.join(format!("input{k}.f64"));
+        write_f64(&input, &case.data);
+        let dims: Vec<String> = case.dims.iter().map(|d| d.to_string()).collect();
+        let reply = peer.ask(&format!(
+            r#"{{"cmd": "load", "kind": "{}", "case": "{id}", "path": "{}", "dims": [{}]}}"#,
+            case.kind,
+            input.display(),
+            dims.join(", ")
+        ));
+        let (mut ours, check) = lindiff_call(&case);
+        // Calls per round: a round's calls last ~2 ms or more.
+        let one = min_time(3, &mut ours);
+        let reps = ((2e-3 / one).ceil() as usize).clamp(1, 1000);
+        for lib in libs(&reply) {
+            let path = dir.join(format!("check{k}-{lib}.f64"));
+            peer.ask(&format!(
+                r#"{{"cmd": "check", "case": "{id}", "lib": "{lib}", "path": "{}"}}"#,
+                path.display()
+            ));
+            let theirs = read_f64(&path);
+            if std::env::var_os("LINDIFF_PEERS_KEEP").is_some() {
+                write_f64(&dir.join(format!("check{k}-lindiff.f64")), &check);
+            }
+            let diff = difference(&case, &check, &theirs);
+            let verdict = if diff <= case.tol { "agree" } else { "DISAGREE" };
+            checks.push(format!(
+                "check: {id}, {lib}: max |lindiff − {lib}| / max |lindiff| = {diff:.1e} (tolerance {:.0e}{}): {verdict}",
+                case.tol,
+                if case.kind == "eigh_loss" { "; symmetric parts of the gradients" } else { "" }
+            ));
+            let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
+            let start = Instant::now();
+            while a.len() < rounds || start.elapsed() < row_time {
+                let x = min_time(reps, &mut ours);
+                let reply = peer
+                    .ask(&format!(r#"{{"cmd": "time", "case": "{id}", "lib": "{lib}", "reps": {reps}}}"#));
+                let y = number(&reply, "seconds");
+                a.push(x);
+                b.push(y);
+                r.push(x / y);
+            }
+            let row = Row {
+                case: case.name.clone(),
+                n: case.n,
+                ours: median(&mut a),
+                theirs: median(&mut b),
+                ratio: median(&mut r),
+            };
+            match tables.iter_mut().find(|(l, _)| *l == lib) {
+                Some((_, rows)) => rows.push(row),
+                None => tables.push((lib, vec![row])),
+            }
+        }
+    }
+    let medians = peer.ask(r#"{"cmd": "done"}"#);
+    let _ = peer.child.wait();
+    if std::env::var_os("LINDIFF_PEERS_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        eprintln!("peers: inputs and check vectors kept in {}", dir.display());
+    }
+    let order = |lib: &str| ["numpy", "scipy", "jax"].iter().position(|l| *l == lib);
+    tables.sort_by_key(|(lib, _)| order(lib));
+    for (lib, rows) in tables {
+        harness::table(
+            &format!("lindiff-cpu vs {lib} (f64, one thread, µs; ratio = lindiff / {lib}; sample by sample)"),
+            "lindiff",
+            &lib,
+        );
+        for r in rows {
+            println!(
+                "{:<36} {:>6} {:>12.3} {:>12.3} {:>8.3}",
+                r.case,
+                r.n,
+                r.ours * 1e6,
+                r.theirs * 1e6,
+                r.ratio
+            );
+        }
+    }
+    println!("\n## cross-checks (lindiff-cpu vs each peer, same inputs)");
+    for c in checks {
+        println!("{c}");
+    }
+    eprintln!("peers.py medians (s): {}", medians.trim());
+}

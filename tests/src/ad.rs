@@ -4,7 +4,7 @@
 //! ([`Loss::eval`]), and hands it to [`check`] with inputs in f64 or c64.
 //! `check` evaluates the loss on every face lindiff has and compares:
 //! * forward mode ([`Dual`]) against central finite differences along
-//!   random directions (AD-RULES.md: step 1e-6·‖A‖, tolerance
+//!   random directions (`docs/ad-rules.md#how-the-rules-are-tested`: step 1e-6·‖A‖, tolerance
 //!   1e-8·max(|dL|, |L|); the closer of steps h and 4h, see
 //!   `closest_difference`);
 //! * the gradient by the eager face ([`Eager`] over [`Direct`]) and by the
@@ -23,7 +23,7 @@ use crate::dense::{Dense, Re, Rng};
 use lindiff_core::ad::{grad, jvp, Dual, DualTensor, Eager, Tangent};
 use lindiff_core::face::direct::{Direct, Pool, Tensor};
 use lindiff_core::face::Face;
-use lindiff_core::ir::Builder;
+use lindiff_core::ir::{Builder, Program};
 use lindiff_core::{
     Element, Host, HostData, Input as OpInput, Memory, Provider, RealScalar, Result, Scalar, TensorDesc,
     TensorMeta,
@@ -237,26 +237,12 @@ pub fn traced_grad<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
     Ok(outs.into_iter().skip(1).collect())
 }
 
-/// Instruction capacity of the programs the harness traces: a QR gradient
-/// records a few hundred instructions (each rule's primal work, its linear
-/// ops and their transposes).
-pub const TEST_INSTRS: usize = 4096;
-/// Value capacity of the harness's programs.
-pub const TEST_VALUES: usize = 12288;
-/// The programs the harness traces. Programs are fixed-capacity values on
-/// the stack; test threads get a large stack (`RUST_MIN_STACK` in
-/// `.cargo/config.toml`).
-pub type TestProgram = lindiff_core::ir::Program<TEST_INSTRS, TEST_VALUES>;
-
 /// The loss traced into a program (one parameter per input).
 ///
 /// # Errors
 /// The loss's shape errors.
-pub fn trace<T: Scalar + Element, L: Loss>(
-    loss: &L,
-    xs: &[Input<T>],
-) -> Result<(TestProgram, Vec<TensorDesc>)> {
-    let mut b: Builder<TEST_INSTRS, TEST_VALUES> = Builder::new();
+pub fn trace<T: Scalar + Element, L: Loss>(loss: &L, xs: &[Input<T>]) -> Result<(Program, Vec<TensorDesc>)> {
+    let mut b: Builder = Builder::new();
     let mut params = Vec::new();
     let mut descs = Vec::new();
     for x in xs {
@@ -276,7 +262,7 @@ pub fn trace<T: Scalar + Element, L: Loss>(
 /// The interpreter's.
 pub fn run_program<T: Scalar + Element, P: Provider<Memory = Host>>(
     provider: &P,
-    program: &TestProgram,
+    program: &Program,
     descs: &[TensorDesc],
     xs: &[Input<T>],
 ) -> Result<Vec<Vec<T>>> {
@@ -322,7 +308,8 @@ pub fn traced_jvp<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
     Ok(outs[1][0].re().to_f64())
 }
 
-/// The AD tolerance for dtype `T`: 1e-8 in f64 (AD-RULES.md) and 2e-2 in
+/// The AD tolerance for dtype `T`: 1e-8 in f64
+/// (`docs/ad-rules.md#how-the-rules-are-tested`) and 2e-2 in
 /// f32, where a 1e-6 step is below the rounding of the loss itself and the
 /// f32 checks use a larger step (see [`step`]).
 pub fn tolerance<T: Scalar>() -> f64 {
@@ -367,6 +354,32 @@ where
     }
 }
 
+/// The forward-mode derivative of the loss (value `l`) along `ds` against
+/// the [`closest_difference`]: returns (jvp, relative error).
+///
+/// # Panics
+/// When the derivative fails or the error exceeds [`tolerance`].
+fn forward_vs_fd<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
+    provider: &P,
+    loss: &L,
+    xs: &[Input<T>],
+    ds: &[Input<T>],
+    l: f64,
+) -> (f64, f64)
+where
+    Re<T>: Element,
+{
+    let name = loss.name();
+    let jvp = forward(provider.clone(), loss, xs, ds).unwrap_or_else(|e| panic!("{name}: jvp: {e}"));
+    let fd = closest_difference(provider, loss, xs, ds, jvp);
+    let err = (jvp - fd).abs() / jvp.abs().max(l.abs()).max(f64::MIN_POSITIVE);
+    assert!(
+        err <= tolerance::<T>(),
+        "{name}: forward-mode derivative {jvp:e} vs finite differences {fd:e} (relative error {err:e}, L = {l:e})"
+    );
+    (jvp, err)
+}
+
 /// Checks every derivative of `loss` at `xs` (see the module docs) and
 /// returns what it measured.
 ///
@@ -404,15 +417,7 @@ where
     let mut worst = 0.0f64;
     for _ in 0..3 {
         let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
-        let jvp =
-            forward(provider.clone(), loss, xs, &ds).unwrap_or_else(|e| panic!("{}: jvp: {e}", loss.name()));
-        let fd = closest_difference(provider, loss, xs, &ds, jvp);
-        let err = (jvp - fd).abs() / jvp.abs().max(l.abs()).max(f64::MIN_POSITIVE);
-        assert!(
-            err <= tolerance::<T>(),
-            "{}: forward mode {jvp:e} vs finite differences {fd:e} ({err:e})",
-            loss.name()
-        );
+        let (_, err) = forward_vs_fd(provider, loss, xs, &ds, l);
         worst = worst.max(err);
     }
     worst
@@ -455,24 +460,13 @@ where
     let mut report = Report::default();
     let eager = eager_grad(provider.clone(), loss, xs).unwrap_or_else(|e| panic!("{name}: eager grad: {e}"));
     let traced = traced_grad(provider, loss, xs).unwrap_or_else(|e| panic!("{name}: traced grad: {e}"));
-    for (i, (e, t)) in eager.iter().zip(&traced).enumerate() {
-        let bits = |v: &[T]| {
-            v.iter().map(|x| (x.re().to_f64().to_bits(), x.im().to_f64().to_bits())).collect::<Vec<_>>()
-        };
-        assert_eq!(bits(e), bits(t), "{name}: eager and traced gradients of input {i} differ");
-    }
+    assert_same_gradients(&name, xs, &eager, &traced);
     let finite = |x: &T| x.re().to_f64().is_finite() && x.im().to_f64().is_finite();
     assert!(eager.iter().flatten().all(finite), "{name}: non-finite gradient {eager:?}");
     let g_norm = eager.iter().flatten().map(|x| x.abs2().to_f64()).sum::<f64>().sqrt();
     for _ in 0..3 {
         let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
-        let jvp = forward(provider.clone(), loss, xs, &ds).unwrap_or_else(|e| panic!("{name}: jvp: {e}"));
-        let fd = closest_difference(provider, loss, xs, &ds, jvp);
-        let err = (jvp - fd).abs() / jvp.abs().max(l.abs()).max(f64::MIN_POSITIVE);
-        assert!(
-            err <= tolerance::<T>(),
-            "{name}: forward-mode derivative {jvp:e} vs finite differences {fd:e} (relative error {err:e}, L = {l:e})"
-        );
+        let (jvp, err) = forward_vs_fd(provider, loss, xs, &ds, l);
         report.forward_vs_fd = report.forward_vs_fd.max(err);
         // Dot-product test: ⟨g, t⟩ against the JVP, both ways of computing it.
         let gt: f64 = eager.iter().zip(&ds).map(|(g, d)| inner(g, &d.data)).sum();
@@ -496,6 +490,80 @@ where
         report.grad_vs_fd = entrywise(provider, loss, xs, &eager, l);
     }
     report
+}
+
+/// The (re, im) bits of a scalar, for comparisons that must be exact.
+pub fn bits<T: Scalar>(x: &T) -> (u64, u64) {
+    (x.re().to_f64().to_bits(), x.im().to_f64().to_bits())
+}
+
+/// Asserts one gradient per input, each of the input's size, and the
+/// traced gradients equal to the eager ones bit for bit.
+///
+/// # Panics
+/// On a count, a size or a bit that differs, naming the loss `name`.
+pub fn assert_same_gradients<T: Scalar>(name: &str, xs: &[Input<T>], eager: &[Vec<T>], traced: &[Vec<T>]) {
+    assert_eq!((eager.len(), traced.len()), (xs.len(), xs.len()), "{name}: one gradient per input");
+    for (k, ((e, t), x)) in eager.iter().zip(traced).zip(xs).enumerate() {
+        assert_eq!(
+            (e.len(), t.len()),
+            (x.data.len(), x.data.len()),
+            "{name}: gradient {k} has the wrong size"
+        );
+        let (eb, tb): (Vec<_>, Vec<_>) = (e.iter().map(bits).collect(), t.iter().map(bits).collect());
+        assert_eq!(eb, tb, "{name}: eager and traced gradients of input {k} differ");
+    }
+}
+
+/// The direction that moves entry `i` of input `k` by `unit` (1, or i for
+/// the imaginary part) and nothing else: one step of an entrywise finite
+/// difference.
+pub fn unit_direction<T: Scalar>(xs: &[Input<T>], k: usize, i: usize, unit: T) -> Vec<Input<T>> {
+    xs.iter()
+        .enumerate()
+        .map(|(j, y)| {
+            let mut data = vec![T::zero(); y.data.len()];
+            if j == k {
+                data[i] = unit;
+            }
+            Input { dims: y.dims.clone(), data }
+        })
+        .collect()
+}
+
+/// Entrywise central differences of the loss against its gradient `g`:
+/// each real (and, for complex `T`, imaginary) part of every entry, input
+/// k with the step [`step`]·‖x_k‖ (1 for a zero input). Returns
+/// (max |g − g_fd|, ‖g‖∞) over all inputs, for the caller's criterion.
+///
+/// # Panics
+/// On a non-finite gradient entry.
+pub fn entrywise_errors<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
+    provider: &P,
+    loss: &L,
+    xs: &[Input<T>],
+    g: &[Vec<T>],
+) -> (f64, f64)
+where
+    Re<T>: Element,
+{
+    let name = loss.name();
+    let i_unit = T::from_parts(Re::<T>::zero(), Re::<T>::one());
+    let units: &[T] = if T::IS_COMPLEX { &[T::one(), i_unit] } else { &[T::one()] };
+    let (mut err, mut g_inf) = (0.0f64, 0.0f64);
+    for (k, (x, gk)) in xs.iter().zip(g).enumerate() {
+        let h = step::<T>() * if x.norm() > 0.0 { x.norm() } else { 1.0 };
+        for (i, &gi) in gk.iter().enumerate() {
+            for (part, &unit) in units.iter().enumerate() {
+                let fd = finite_difference(provider, loss, xs, &unit_direction(xs, k, i, unit), h);
+                let gv = if part == 0 { gi.re() } else { gi.im() }.to_f64();
+                assert!(gv.is_finite(), "{name}: gradient entry ({k}, {i}) = {gv}");
+                err = err.max((gv - fd).abs());
+                g_inf = g_inf.max(gi.abs().to_f64());
+            }
+        }
+    }
+    (err, g_inf)
 }
 
 /// The entrywise finite-difference gradient check; returns the error.
@@ -534,17 +602,7 @@ where
                 if part == 1 && !complex {
                     continue;
                 }
-                let ds: Vec<Input<T>> = xs
-                    .iter()
-                    .enumerate()
-                    .map(|(k, y)| {
-                        let mut d = Input { dims: y.dims.clone(), data: vec![T::zero(); y.data.len()] };
-                        if k == i {
-                            d.data[e] = unit;
-                        }
-                        d
-                    })
-                    .collect();
+                let ds = unit_direction(xs, i, e, unit);
                 parts[part] = finite_difference(provider, loss, xs, &ds, h);
             }
             gi_max = gi_max.max(gi.abs().to_f64());

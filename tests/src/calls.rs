@@ -13,10 +13,10 @@
 //! Counts are process-wide, so run with `--test-threads=1`. Each line also
 //! says how many of the calls were the finite-difference reference
 //! (`reference.rs`), which the `cuda` arm runs on host-cpu: the rest is what
-//! the device gets. Measured on 2026-12-01 before that change: about 5.0
+//! the device gets. Measured before the finite differences moved to the host: about 5.0
 //! million calls in `cuda_conformance`, 704 in `prims`, 410 in `ad_program`
-//! (README "CUDA" has the per-suite figures with the reference on the
-//! host). These are host-cpu's counts; on `cuda` an `Unsupported` op ends a
+//! (the finite-difference reference, which runs on the host, was most of
+//! them). These are host-cpu's counts; on `cuda` an `Unsupported` op ends a
 //! suite earlier. The device check therefore also limits each suite's
 //! device time (`LINDIFF_CUDA_SUITE_SECONDS`, see `cuda.rs`).
 

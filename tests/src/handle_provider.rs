@@ -259,7 +259,7 @@ impl Provider for HandleProvider {
                 }
                 LinalgOp::LuFactorSolve(_) => {
                     if singular {
-                        return Err(Error::Singular { op: op.name(), arg: "a", batch_index: b });
+                        return Err(Error::Singular { op: op.name(), arg: "a", batch_index: b, rcond: 0.0 });
                     }
                     let b_desc = inputs[1].desc;
                     let rhs = gather(b_desc, &b_data, b);

@@ -12,11 +12,13 @@ pub mod counting;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod dense;
+pub mod fuzz;
 pub mod handle_provider;
 pub mod host;
 pub mod losses;
 pub mod reference;
 pub mod spectral;
+pub mod svd_check;
 
 #[cfg(feature = "cuda")]
 pub use cuda::CudaStaged;

@@ -3,8 +3,8 @@
 
 use lindiff_core::face::Face;
 use lindiff_core::op::Triangle;
-use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, TriMask, UnaryOp};
-use lindiff_core::{DType, Linalg, MatOp, Op, Result, Shape, TensorMeta};
+use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
+use lindiff_core::{DType, LinalgOp, MatOp, Op, Ops, Result, Shape, TensorMeta};
 
 /// Re Σ over every element of `x` (a real scalar).
 pub fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
@@ -74,4 +74,50 @@ pub fn probe<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
     let quad = total(f, &wsq)?;
     let quad = f.scale(&quad, 0.5)?;
     f.binary(BinaryOp::Add, &lin, &quad)
+}
+
+/// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
+/// like `like`.
+pub fn ramp<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
+    let shape = f.meta(like).shape;
+    let ones = f.fill(TensorMeta::new(dtype, shape), 1.0)?;
+    let l = lower(f, &ones)?;
+    f.reduce(ReduceOp::Sum, &l, 1)
+}
+
+/// A fixed non-symmetric weight matrix shaped like `like` (square), with
+/// c = [`ramp`]: W_ij = c_i − 2c_j + c_i c_j / n, plus i·c_j for complex
+/// `dtype`.
+pub fn ramp_weights<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
+    let n = f.meta(like).shape.dims()[0];
+    let c = ramp(f, like, dtype)?;
+    let core = heapless::Vec::from_slice(&[n]).expect("one dim");
+    let by_col = f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[&c])?;
+    let by_row = f.adjoint(&by_col, MatOp::Transpose)?;
+    let prod = f.binary(BinaryOp::Mul, &by_row, &by_col)?;
+    let prod = f.scale(&prod, 1.0 / n as f64)?;
+    let twice = f.scale(&by_col, 2.0)?;
+    let w = f.binary(BinaryOp::Sub, &by_row, &twice)?;
+    let w = f.binary(BinaryOp::Add, &w, &prod)?;
+    if dtype.is_complex() {
+        let imag = f.unary(UnaryOp::MulI, &by_col)?;
+        f.binary(BinaryOp::Add, &w, &imag)
+    } else {
+        Ok(w)
+    }
+}
+
+/// Σ |x + 1|² over every element (a real scalar).
+pub fn sq1<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
+    let meta = f.meta(x);
+    let rank = meta.shape.dims().len();
+    let ones = f.fill(meta, 1.0)?;
+    let shifted = f.binary(BinaryOp::Add, x, &ones)?;
+    let sq = f.unary(UnaryOp::Abs2, &shifted)?;
+    f.reduce(ReduceOp::Sum, &sq, rank)
+}
+
+/// The present outputs of a linalg op.
+pub fn outputs<F: Face + ?Sized>(f: &mut F, op: LinalgOp, xs: &[&F::Tensor]) -> Result<Vec<F::Tensor>> {
+    Ok(f.apply(Op::Linalg(op), xs)?.into_iter().flatten().collect())
 }

@@ -8,7 +8,7 @@ use crate::losses::{pairing, total};
 use lindiff_core::face::{Face, Norm};
 use lindiff_core::op::Truncation;
 use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Element, Error, Host, Linalg, MatOp, Provider, Result, Scalar};
+use lindiff_core::{Element, Error, Host, Linalg, MatOp, Ops, Provider, Result, Scalar};
 
 /// The sum of the first `p` entries of a vector `x` (no batch).
 pub fn first<F: Face + ?Sized>(f: &mut F, x: &F::Tensor, p: usize) -> Result<F::Tensor> {

@@ -3,7 +3,7 @@
 
 use lindiff_core::face::Face;
 use lindiff_core::prim::ReduceOp;
-use lindiff_core::{Element, Linalg, Result, Scalar};
+use lindiff_core::{Element, Ops, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Re, Rng};
 use lindiff_tests::TestProvider;

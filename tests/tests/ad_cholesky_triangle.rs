@@ -1,7 +1,8 @@
 //! Cholesky reads only the lower triangle of its input (and, for complex
 //! input, only the real part of the diagonal): a test that perturbs a
-//! single entry agrees with the rule (AD-RULES.md, "eigh … Cholesky is the
-//! same"). On an input whose strict upper triangle is garbage (and whose
+//! single entry agrees with the rule (`docs/ad-rules.md#conventions`:
+//! eigh and Cholesky read the lower triangle). On an input whose strict
+//! upper triangle is garbage (and whose
 //! diagonal has a random imaginary part for c64):
 //! * along each strictly-upper E_ij (and i·E_ij, and i·E_ii) the
 //!   forward-mode tangent and the central finite difference are both
@@ -16,7 +17,7 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::MatOp;
 
-use lindiff_core::{Element, Host, Linalg, Provider, RealScalar, Result, Scalar};
+use lindiff_core::{Element, Host, Ops, Provider, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{
     check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
 };

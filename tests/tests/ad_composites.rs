@@ -1,4 +1,4 @@
-//! Composites get their derivatives from their parts (SPEC.md §5): `inv`,
+//! Composites get their derivatives from their parts: `inv`,
 //! `norm`, `cond`, `matrix_power`, `multi_dot`, `vecdot`, `tensorsolve`,
 //! `tensorinv` and a batched `solve` are checked in f64 and c64 through the
 //! harness's `check` (forward mode against finite differences) and here
@@ -9,41 +9,29 @@
 //! The composites that reduce with max or min (the 1-, ∞- and 2-norms and
 //! their negative versions, `Vector(±∞)`, `cond` in those norms) have no
 //! derivative: `Reduce Max/Min` has no rule, so every face reports
-//! `UnsupportedDerivative` naming `max` or `min` — never a gradient. `pinv`
+//! `UnsupportedDerivative` naming `max` or `min` (or, for `cond` in the
+//! 2-norms, the `nonzero_mask` that makes a zero matrix's 0/0 +∞) — never a
+//! gradient. The Frobenius and vector 2-norms are the singular value of
+//! the entries as one column, differentiated by the SVD's rule. `pinv`
 //! and `lstsq` have their own rules (`tests/ad_pinv.rs` covers rank
 //! deficiency and ties); here they run full rank, tall and wide.
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::{Face, Norm};
 use lindiff_core::prim::{BinaryOp, UnaryOp};
-use lindiff_core::{Element, Error, Host, Linalg, Provider, RealScalar, Result, Scalar};
+use lindiff_core::{Element, Error, Host, Linalg, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{
-    check, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value, Input, Loss,
+    assert_same_gradients, check, eager_grad, entrywise_errors, forward, tolerance, traced_grad, value,
+    Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
-use lindiff_tests::losses::{pattern, total};
+use lindiff_tests::losses::{probe, total};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
 type C64 = Complex<f64>;
 
 // ------------------------------------------------------------ losses ----
-
-/// Re Σ W∘X + ½ Σ W_r∘|X|² with the fixed [`pattern`]s (complex W for
-/// complex X, W_r real) over a rank ≥ 2 tensor (dims past the second are
-/// batch): linear and quadratic in every entry.
-fn probe<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let dtype = f.meta(x).dtype;
-    let w = pattern(f, x, dtype)?;
-    let wx = f.binary(BinaryOp::Mul, &w, x)?;
-    let lin = total(f, &wx)?;
-    let wr = pattern(f, x, dtype.real())?;
-    let sq = f.unary(UnaryOp::Abs2, x)?;
-    let wsq = f.binary(BinaryOp::Mul, &wr, &sq)?;
-    let quad = total(f, &wsq)?;
-    let quad = f.scale(&quad, 0.5)?;
-    f.binary(BinaryOp::Add, &lin, &quad)
-}
 
 /// Which composite a loss differentiates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -141,11 +129,6 @@ impl Loss for CompLoss {
 
 // ----------------------------------------------------------- checking ----
 
-/// The (re, im) bits of a scalar.
-fn bits<T: Scalar>(x: &T) -> (u64, u64) {
-    (x.re().to_f64().to_bits(), x.im().to_f64().to_bits())
-}
-
 /// `check`, then the reverse mode: eager and traced gradients bit-identical
 /// and ‖g − g_fd‖∞ ≤ tolerance·max(‖g‖∞, |L|/‖A‖) entry by entry (central
 /// differences, step `step()·‖x_k‖` for input k). Returns (forward-mode
@@ -162,45 +145,10 @@ where
     let report = check(p, loss, xs);
     let eager = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{name}: eager gradient: {e}"));
     let traced = traced_grad(p, loss, xs).unwrap_or_else(|e| panic!("{name}: traced gradient: {e}"));
-    assert_eq!((eager.len(), traced.len()), (xs.len(), xs.len()), "{name}: one gradient per input");
-    for (k, (e, t)) in eager.iter().zip(&traced).enumerate() {
-        assert_eq!(e.len(), xs[k].data.len(), "{name}: gradient {k} has the wrong size");
-        // `run_program` returns a result's whole pool block, which may be
-        // longer than the tensor: compare the tensor's elements.
-        assert!(t.len() >= e.len(), "{name}: traced gradient {k} too short");
-        let eb: Vec<_> = e.iter().map(bits).collect();
-        let tb: Vec<_> = t[..e.len()].iter().map(bits).collect();
-        assert_eq!(eb, tb, "{name}: eager and traced gradients of input {k} differ");
-    }
+    assert_same_gradients(&name, xs, &eager, &traced);
     let l = value(&mut Direct::new(p.clone()), loss, xs);
     let norm = xs.iter().map(|x| x.norm().powi(2)).sum::<f64>().sqrt();
-    let i_unit = T::from_parts(Re::<T>::from_f64(0.0), Re::<T>::from_f64(1.0));
-    let parts: &[T] = if T::IS_COMPLEX { &[T::one(), i_unit] } else { &[T::one()] };
-    let (mut err, mut g_inf) = (0.0f64, 0.0f64);
-    for (k, x) in xs.iter().enumerate() {
-        let h = step::<T>() * if x.norm() > 0.0 { x.norm() } else { 1.0 };
-        for i in 0..x.data.len() {
-            for (part, &unit) in parts.iter().enumerate() {
-                let ds: Vec<Input<T>> = xs
-                    .iter()
-                    .enumerate()
-                    .map(|(j, y)| {
-                        let mut data = vec![T::zero(); y.data.len()];
-                        if j == k {
-                            data[i] = unit;
-                        }
-                        Input { dims: y.dims.clone(), data }
-                    })
-                    .collect();
-                let fd = finite_difference(p, loss, xs, &ds, h);
-                let gi = eager[k][i];
-                let g = if part == 0 { gi.re() } else { gi.im() }.to_f64();
-                assert!(g.is_finite(), "{name}: gradient entry ({k}, {i}) = {g}");
-                err = err.max((g - fd).abs());
-                g_inf = g_inf.max(gi.abs().to_f64());
-            }
-        }
-    }
+    let (err, g_inf) = entrywise_errors(p, loss, xs, &eager);
     let scale = g_inf.max(l.abs() / norm);
     assert!(
         err <= tolerance::<T>() * scale,
@@ -226,21 +174,17 @@ where
     g
 }
 
-/// Every face reports `UnsupportedDerivative` for `what` at `xs`, naming
-/// one of `ops` (and `output`).
-fn unsupported<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(
+/// Every face reports `NotDifferentiable` for `what` at `xs`, naming the
+/// reduction `op` (a tied extreme).
+fn not_differentiable<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(
     p: &P,
     what: Comp,
     xs: &[Input<T>],
-    ops: &[&str],
-    output: &str,
+    op: &str,
 ) where
     Re<T>: Element,
 {
     let loss = CompLoss(what);
-    // The forward value exists.
-    let l = value(&mut Direct::new(p.clone()), &loss, xs);
-    assert!(l.is_finite(), "{what:?}: value {l}");
     let mut rng = Rng::new(3);
     let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
     let results = [
@@ -250,17 +194,12 @@ fn unsupported<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(
     ];
     for (face, r) in results {
         match r {
-            Err(Error::UnsupportedDerivative { op, output: out }) if ops.contains(&op) && out == output => {}
-            other => panic!(
-                "{what:?} ({face}): expected UnsupportedDerivative for {ops:?}.{output}, got {other:?}"
-            ),
+            Err(Error::NotDifferentiable { op: got, .. }) if got == op => {}
+            other => panic!("{what:?} ({face}): expected NotDifferentiable for {op}, got {other:?}"),
         }
     }
 }
 
-// ------------------------------------------------------------ inputs ----
-
-/// An m×n matrix with distinct singular values in [0.8, 2.5].
 fn conditioned<T: Scalar>(m: usize, n: usize, rng: &mut Rng) -> Dense<T> {
     let k = m.min(n);
     let s: Vec<f64> = (0..k).map(|i| 2.5 - 1.7 * i as f64 / k.max(2) as f64 - 0.05 * rng.uniform()).collect();
@@ -325,16 +264,26 @@ where
         run(p, Comp::Norm(Norm::Vector(pn)), std::slice::from_ref(&v));
         run(p, Comp::Norm(Norm::Vector(pn)), std::slice::from_ref(&vb));
     }
-    // Max/min reductions: no rule.
+    // Max/min reductions: d max = dx at the argmax (distinct values here).
     let a = matrix::<T>(4, 3, &mut rng);
-    for kind in [Norm::Two, Norm::One, Norm::Inf] {
-        unsupported(p, Comp::Norm(kind), std::slice::from_ref(&a), &["max"], "y");
+    let kinds = [Norm::Two, Norm::One, Norm::Inf, Norm::NegTwo, Norm::NegOne, Norm::NegInf];
+    for kind in kinds {
+        run(p, Comp::Norm(kind), std::slice::from_ref(&a));
     }
-    for kind in [Norm::NegTwo, Norm::NegOne, Norm::NegInf] {
-        unsupported(p, Comp::Norm(kind), std::slice::from_ref(&a), &["min"], "y");
+    run(p, Comp::Norm(Norm::Two), std::slice::from_ref(&b));
+    for pn in [f64::INFINITY, f64::NEG_INFINITY] {
+        run(p, Comp::Norm(Norm::Vector(pn)), std::slice::from_ref(&v));
+        run(p, Comp::Norm(Norm::Vector(pn)), std::slice::from_ref(&vb));
     }
-    unsupported(p, Comp::Norm(Norm::Vector(f64::INFINITY)), std::slice::from_ref(&v), &["max"], "y");
-    unsupported(p, Comp::Norm(Norm::Vector(f64::NEG_INFINITY)), std::slice::from_ref(&v), &["min"], "y");
+    // At a tied extreme there is no derivative: every face says so.
+    let tied = |s: [f64; 3]| {
+        let d = Dense::<T>::from_fn(3, 3, |i, j| if i == j { T::from_f64(s[i]) } else { T::zero() });
+        Input::matrix(&d)
+    };
+    not_differentiable(p, Comp::Norm(Norm::Two), &[tied([2.0, 2.0, 1.0])], "max");
+    not_differentiable(p, Comp::Norm(Norm::NegTwo), &[tied([2.0, 1.0, 1.0])], "min");
+    not_differentiable(p, Comp::Norm(Norm::One), &[tied([3.0, 3.0, 1.0])], "max");
+    not_differentiable(p, Comp::Cond(Norm::Two), &[tied([3.0, 3.0, 1.0])], "max");
 }
 
 fn cond_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)
@@ -346,16 +295,11 @@ where
     run(p, Comp::Cond(Norm::Fro), std::slice::from_ref(&a));
     run(p, Comp::Cond(Norm::Nuc), std::slice::from_ref(&a));
     run(p, Comp::Cond(Norm::Fro), &[batch::<T>(3, 3, 2, &mut rng)]);
-    // s_max / s_min: both reductions lack a rule; the error names one.
-    unsupported(p, Comp::Cond(Norm::Two), std::slice::from_ref(&a), &["max", "min"], "y");
-    unsupported(p, Comp::Cond(Norm::NegTwo), std::slice::from_ref(&a), &["max", "min"], "y");
-    unsupported(p, Comp::Cond(Norm::Two), &[matrix::<T>(5, 3, &mut rng)], &["max", "min"], "y");
-    for kind in [Norm::One, Norm::Inf] {
-        unsupported(p, Comp::Cond(kind), std::slice::from_ref(&a), &["max"], "y");
+    // s_max / s_min, and the 1/∞ norms of a and a⁻¹.
+    for kind in [Norm::Two, Norm::NegTwo, Norm::One, Norm::Inf, Norm::NegOne, Norm::NegInf] {
+        run(p, Comp::Cond(kind), std::slice::from_ref(&a));
     }
-    for kind in [Norm::NegOne, Norm::NegInf] {
-        unsupported(p, Comp::Cond(kind), std::slice::from_ref(&a), &["min"], "y");
-    }
+    run(p, Comp::Cond(Norm::Two), &[matrix::<T>(5, 3, &mut rng)]);
 }
 
 fn power_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)

@@ -2,8 +2,8 @@
 //!
 //! * The adjugate op against cofactors computed here by Laplace expansion
 //!   (random, singular of corank 1 and 2, 1×1, 0×0; f64 and c64).
-//! * `det`: forward mode against finite differences (the seed's det check,
-//!   SPEC.md §5) on random, batched and corank-1 matrices; at the singular
+//! * `det`: forward mode against finite differences (the seed's det check)
+//!   on random, batched and corank-1 matrices; at the singular
 //!   [[1,2,3],[2,4,6],[1,0,1]] the forward tangent along every E_ij equals
 //!   the cofactor gradient [[4,4,−4],[−2,−2,2],[0,0,0]] to 1e-13 (real and
 //!   imaginary directions for c64); at corank 2 it is zero.
@@ -15,7 +15,7 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
-use lindiff_core::{Element, Error, Host, Linalg, Provider, Result, Scalar};
+use lindiff_core::{Element, Error, Host, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, forward, Input, Loss};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::TestProvider;
@@ -277,7 +277,7 @@ where
     assert!(!t.is_finite(), "slogdet tangent at a singular matrix: {t:e}");
 }
 
-/// The seed's det check (SPEC.md §5, the reference reached 4.5e-10): det
+/// The seed's det check (the seed implementation reached 4.5e-10): det
 /// of a uniform [−0.5, 0.5) matrix.
 fn seed_det<P: Provider<Memory = Host> + Clone>(p: &P) {
     let mut rng = Rng::new(9);

@@ -16,46 +16,14 @@
 //! * a batch of three matrices.
 
 use lindiff_core::face::Face;
-use lindiff_core::op::{MatOp, Triangle};
-use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
-use lindiff_core::{DType, Element, Host, Linalg, Op, Provider, Result, Scalar, TensorMeta};
+use lindiff_core::op::MatOp;
+use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
+use lindiff_core::{Element, Host, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
-use lindiff_tests::losses::total;
+use lindiff_tests::losses::{ramp, ramp_weights, total};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
-
-/// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
-/// like `like`.
-fn ramp<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let shape = f.meta(like).shape;
-    let ones = f.fill(TensorMeta::new(dtype, shape), 1.0)?;
-    let mask = TriMask { triangle: Triangle::Lower, diagonal: 1.0 };
-    let lower = f.single(Op::Prim(PrimOp::TriMask(mask)), &[&ones])?;
-    f.reduce(ReduceOp::Sum, &lower, 1)
-}
-
-/// A fixed non-symmetric weight matrix shaped like `like` (square), with
-/// c = [`ramp`]: W_ij = c_i − 2c_j + c_i c_j / n, plus i·c_j for complex
-/// `dtype`.
-fn weights<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let n = f.meta(like).shape.dims()[0];
-    let c = ramp(f, like, dtype)?;
-    let core = heapless::Vec::from_slice(&[n]).expect("one dim");
-    let by_col = f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[&c])?;
-    let by_row = f.adjoint(&by_col, MatOp::Transpose)?;
-    let prod = f.binary(BinaryOp::Mul, &by_row, &by_col)?;
-    let prod = f.scale(&prod, 1.0 / n as f64)?;
-    let twice = f.scale(&by_col, 2.0)?;
-    let w = f.binary(BinaryOp::Sub, &by_row, &twice)?;
-    let w = f.binary(BinaryOp::Add, &w, &prod)?;
-    if dtype.is_complex() {
-        let imag = f.unary(UnaryOp::MulI, &by_col)?;
-        f.binary(BinaryOp::Add, &w, &imag)
-    } else {
-        Ok(w)
-    }
-}
 
 /// What an eig loss computes.
 #[derive(Clone, Copy, Debug)]
@@ -137,7 +105,7 @@ impl Loss for EigLoss {
                 let vd = f.scale_cols(&e.v, &d)?;
                 let rec = f.matmul_with(&vd, MatOp::Identity, &u, MatOp::Transpose)?;
                 let dtype = f.meta(&rec).dtype;
-                let w = weights(f, &rec, dtype)?;
+                let w = ramp_weights(f, &rec, dtype)?;
                 let wr = f.binary(BinaryOp::Mul, &w, &rec)?;
                 total(f, &wr)
             }
@@ -145,14 +113,14 @@ impl Loss for EigLoss {
                 let v = f.eig(a)?.v;
                 let m = f.unary(UnaryOp::Abs2, &v)?;
                 let real = f.meta(&m).dtype;
-                let w = weights(f, &m, real)?;
+                let w = ramp_weights(f, &m, real)?;
                 let wm = f.binary(BinaryOp::Mul, &w, &m)?;
                 total(f, &wm)
             }
             What::Vectors => {
                 let v = f.eig(a)?.v;
                 let dtype = f.meta(&v).dtype;
-                let w = weights(f, &v, dtype)?;
+                let w = ramp_weights(f, &v, dtype)?;
                 let wv = f.binary(BinaryOp::Mul, &w, &v)?;
                 total(f, &wv)
             }

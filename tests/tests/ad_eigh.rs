@@ -4,7 +4,7 @@
 //!   recomputes V);
 //! * Re Σ W∘(V_g V_gᴴ), the projector onto an eigenvector group with a gap
 //!   around it (also with the Lorentzian `derivative_eps` option);
-//! * the seed's check (SPEC.md §5): A = X + Xᴴ differentiated in X, loss of
+//! * the seed's check: A = X + Xᴴ differentiated in X, loss of
 //!   the eigenvalues plus the projector v₃v₃ᴴ;
 //! * exact ties: Σ w_i² and the projector onto a whole tied group;
 //! * Re Σ W∘V, a function of the canonical-phase V itself (checks that the
@@ -17,49 +17,17 @@
 //! * a batch of three matrices.
 
 use lindiff_core::face::Face;
-use lindiff_core::op::{EighOptions, MatOp, Triangle};
-use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, TriMask, UnaryOp};
-use lindiff_core::{DType, Element, Error, Host, Linalg, Op, Provider, Result, Scalar, TensorMeta};
+use lindiff_core::op::{EighOptions, MatOp};
+use lindiff_core::prim::{BinaryOp, UnaryOp};
+use lindiff_core::{Element, Error, Host, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{
     check_forward, check_with, eager_grad, finite_difference, forward, step, tolerance, traced_grad, value,
     CheckOptions, Input, Loss, Report,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
-use lindiff_tests::losses::total;
+use lindiff_tests::losses::{ramp, ramp_weights, total};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
-
-/// `c_j = n − j` (`[n, batch…]`, dtype `dtype`), for square matrices shaped
-/// like `like`.
-fn ramp<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let shape = f.meta(like).shape;
-    let ones = f.fill(TensorMeta::new(dtype, shape), 1.0)?;
-    let mask = TriMask { triangle: Triangle::Lower, diagonal: 1.0 };
-    let lower = f.single(Op::Prim(PrimOp::TriMask(mask)), &[&ones])?;
-    f.reduce(ReduceOp::Sum, &lower, 1)
-}
-
-/// A fixed non-symmetric weight matrix shaped like `like` (square), with
-/// c = [`ramp`]: W_ij = c_i − 2c_j + c_i c_j / n, plus i·c_j for complex
-/// `dtype`.
-fn weights<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let n = f.meta(like).shape.dims()[0];
-    let c = ramp(f, like, dtype)?;
-    let core = heapless::Vec::from_slice(&[n]).expect("one dim");
-    let by_col = f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[&c])?;
-    let by_row = f.adjoint(&by_col, MatOp::Transpose)?;
-    let prod = f.binary(BinaryOp::Mul, &by_row, &by_col)?;
-    let prod = f.scale(&prod, 1.0 / n as f64)?;
-    let twice = f.scale(&by_col, 2.0)?;
-    let w = f.binary(BinaryOp::Sub, &by_row, &twice)?;
-    let w = f.binary(BinaryOp::Add, &w, &prod)?;
-    if dtype.is_complex() {
-        let imag = f.unary(UnaryOp::MulI, &by_col)?;
-        f.binary(BinaryOp::Add, &w, &imag)
-    } else {
-        Ok(w)
-    }
-}
 
 /// Re Σ W∘(V_g V_gᴴ) for the columns `start..start + count` of `v`.
 fn projector<F: Face + ?Sized>(f: &mut F, v: &F::Tensor, start: usize, count: usize) -> Result<F::Tensor> {
@@ -67,7 +35,7 @@ fn projector<F: Face + ?Sized>(f: &mut F, v: &F::Tensor, start: usize, count: us
     let vg = f.slice(v, [0, start], [n, count])?;
     let proj = f.matmul_with(&vg, MatOp::Identity, &vg, MatOp::Adjoint)?;
     let dtype = f.meta(v).dtype;
-    let w = weights(f, v, dtype)?;
+    let w = ramp_weights(f, v, dtype)?;
     let wp = f.binary(BinaryOp::Mul, &w, &proj)?;
     total(f, &wp)
 }
@@ -145,7 +113,7 @@ impl Loss for EighLoss {
                     What::Projector(start, count) => projector(f, &e.v, start, count),
                     _ => {
                         let dtype = f.meta(&e.v).dtype;
-                        let w = weights(f, &e.v, dtype)?;
+                        let w = ramp_weights(f, &e.v, dtype)?;
                         let wv = if dtype.is_complex() && matches!(self.what, What::Vectors) {
                             let w2 = f.unary(UnaryOp::Abs2, &w)?;
                             let v2 = f.unary(UnaryOp::Abs2, &e.v)?;
@@ -276,7 +244,7 @@ where
     run(p, &broadened, &[a]);
 }
 
-/// The seed's FD check (SPEC.md §5): A = X + Xᴴ, eigenvalues and v₃v₃ᴴ.
+/// The seed's FD check: A = X + Xᴴ, eigenvalues and v₃v₃ᴴ.
 fn seed_check<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)
 where
     Re<T>: Element,

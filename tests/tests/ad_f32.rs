@@ -17,9 +17,10 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::{MatOp, Triangle, TriangularSolveOptions};
 use lindiff_core::prim::{BinaryOp, UnaryOp};
-use lindiff_core::{Element, Host, Linalg, Provider, RealScalar, Result, Scalar};
+use lindiff_core::{Element, Host, Ops, Provider, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{
-    check, eager_grad, finite_difference, step, tolerance, traced_grad, value, Input, Loss,
+    assert_same_gradients, check, eager_grad, entrywise_errors, step, tolerance, traced_grad, value, Input,
+    Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{probe, total};
@@ -239,11 +240,6 @@ struct Row {
     grad_vs_f64: f64,
 }
 
-/// The (re, im) bits of a scalar.
-fn bits<T: Scalar>(x: &T) -> (u64, u64) {
-    (x.re().to_f64().to_bits(), x.im().to_f64().to_bits())
-}
-
 /// Checks and measures `family` in the narrow type `T` (f32 or c32), with
 /// the wide type `W` (f64 or c64) for the reference gradient.
 fn measure<T, W, P>(p: &P, family: Family, seed: u64) -> Row
@@ -276,44 +272,12 @@ where
 
     let g = eager_grad(p.clone(), &family, &xs).unwrap_or_else(|e| panic!("{family:?}: eager: {e}"));
     let traced = traced_grad(p, &family, &xs).unwrap_or_else(|e| panic!("{family:?}: traced: {e}"));
-    for (k, (e, t)) in g.iter().zip(&traced).enumerate() {
-        assert_eq!(e.len(), xs[k].data.len());
-        // `run_program` returns a result's whole pool block: compare the
-        // tensor's elements.
-        let eb: Vec<_> = e.iter().map(bits).collect();
-        let tb: Vec<_> = t[..e.len()].iter().map(bits).collect();
-        assert_eq!(eb, tb, "{family:?}: eager and traced gradients of input {k} differ");
-    }
+    assert_same_gradients(&format!("{family:?}"), &xs, &g, &traced);
 
     // Entrywise finite differences in T at the harness's step.
     let l = value(&mut Direct::new(p.clone()), &family, &xs);
     let norm = xs.iter().map(|x| x.norm().powi(2)).sum::<f64>().sqrt();
-    let i_unit = T::from_parts(Re::<T>::from_f64(0.0), Re::<T>::from_f64(1.0));
-    let units: &[T] = if T::IS_COMPLEX { &[T::one(), i_unit] } else { &[T::one()] };
-    let (mut err, mut g_inf) = (0.0f64, 0.0f64);
-    for (k, x) in xs.iter().enumerate() {
-        let h = step::<T>() * x.norm();
-        for i in 0..x.data.len() {
-            for (part, &unit) in units.iter().enumerate() {
-                let ds: Vec<Input<T>> = xs
-                    .iter()
-                    .enumerate()
-                    .map(|(j, y)| {
-                        let mut data = vec![T::zero(); y.data.len()];
-                        if j == k {
-                            data[i] = unit;
-                        }
-                        Input { dims: y.dims.clone(), data }
-                    })
-                    .collect();
-                let fd = finite_difference(p, &family, &xs, &ds, h);
-                let gi = g[k][i];
-                let gv = if part == 0 { gi.re() } else { gi.im() }.to_f64();
-                err = err.max((gv - fd).abs());
-                g_inf = g_inf.max(gi.abs().to_f64());
-            }
-        }
-    }
+    let (err, g_inf) = entrywise_errors(p, &family, &xs, &g);
     let scale = g_inf.max(l.abs() / norm);
     let grad_vs_fd = err / scale;
     assert!(grad_vs_fd <= tolerance::<T>(), "{family:?}: gradient vs fd {grad_vs_fd:e}");

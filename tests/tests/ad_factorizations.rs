@@ -1,4 +1,4 @@
-//! Reverse mode factors A once (SPEC.md §5, the fused solve): the gradient
+//! Reverse mode factors A once (the fused solve): the gradient
 //! of Σ|solve(A, b)|² with respect to A and b runs exactly one
 //! factorization — the forward's fused `lu_factor_solve` — and the backward
 //! pass reuses its factors through `lu_solve_prepared`; likewise
@@ -15,8 +15,8 @@ use lindiff_core::face::direct::{Direct, Pool};
 use lindiff_core::ir::Builder;
 use lindiff_core::prim::{ReduceOp, UnaryOp};
 use lindiff_core::{
-    DType, Exec, Face, Host, HostData, Input, Linalg, Memory, Op, Output, Provider, Result, Shape,
-    TensorDesc, TensorMeta, WorkspaceReq,
+    DType, Exec, Face, Host, HostData, Input, Memory, Op, Ops, Output, Provider, Result, Shape, TensorDesc,
+    TensorMeta, WorkspaceReq,
 };
 use lindiff_tests::dense::{Dense, Rng};
 use lindiff_tests::TestProvider;

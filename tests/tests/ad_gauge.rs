@@ -1,17 +1,18 @@
-//! Reporting instead of guessing (issue 5, item 5; AD-RULES.md "Gauge
-//! check"): reverse mode passes SVD and eigh cotangents through a gauge
-//! check, so a loss that is not differentiable at the point is an error
+//! Reporting instead of guessing (`docs/ad-rules.md#gauge-check`): reverse
+//! mode passes SVD and eigh cotangents through a gauge check, so a loss
+//! that is not differentiable at the point is an error
 //! naming op and output on both faces, while differentiable losses at ties
 //! and zeros get exact gradients.
 //!
 //! Differentiable cases go through the harness (`check`: forward mode vs
 //! finite differences) and through reverse mode here: eager and traced
 //! gradients bit-identical and equal, entry by entry, to central finite
-//! differences (AD-RULES.md criterion ‖g − g_fd‖∞ ≤ 1e-8·max(‖g‖∞, |L|/‖x‖)).
+//! differences (`docs/ad-rules.md#how-the-rules-are-tested`:
+//! ‖g − g_fd‖∞ ≤ 1e-8·max(‖g‖∞, |L|/‖x‖)).
 //! * A = Q[:, :3] diag(s) Rᵀ (4×3, fixed Householder Q, R): P₂ = ⟨W, U₂U₂ᵀ⟩
 //!   at s = (3,2,1), (2,2,1), (2,1,0) and the near-tie (2, 2 − 7e-16,
 //!   1 + 7e-16); P₁ at (3,2,1) and (2,1,0); c64 and a batch too.
-//! * 4×3 diag(2, 1, 0), P₂ with W as in SPEC.md §6: the gradient is the
+//! * 4×3 diag(2, 1, 0), P₂ with the seed's W: the gradient is the
 //!   exact (I − P₂)(W + Wᵀ)U₂S₂⁻¹V₂ᵀ = [0, 0, −0.6, 0.7, 0, 0, 1.4, −0.4,
 //!   0, 0, 0, 0].
 //! * eigh with eigenvalues (1, 1, 2, 3, 4): the projector onto the lowest
@@ -40,7 +41,7 @@
 //!   ‖A‖ ~ 1e−150 and 1e150.
 
 use lindiff_core::face::direct::Direct;
-use lindiff_core::{Element, Host, Linalg, Provider, Scalar};
+use lindiff_core::{Element, Host, Ops, Provider, Scalar};
 use lindiff_tests::ad::{check, eager_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::spectral::{assert_reported, EighLoss, SvdLoss, Via};
@@ -49,7 +50,7 @@ use num_complex::Complex;
 
 type C64 = Complex<f64>;
 
-/// The near-tie of SPEC.md §6: a gap of 7e-16, inside the tie tolerance.
+/// The seed's near-tie: a gap of 7e-16, inside the tie tolerance.
 const NEAR_TIE: [f64; 3] = [2.0, 1.9999999999999993, 1.0000000000000007];
 
 /// The seed's 4×3 A = Q[:, :3] diag(s) Rᵀ, Q and R fixed products of
@@ -81,7 +82,7 @@ where
 
 const TIE: (&str, &str, &str) = ("svd", "u", "tied singular values");
 
-/// The seed's spectra with P₂ and P₁ (evidence lines of issue 5).
+/// The seed's spectra with P₂ and P₁ (a tie, a near-tie and a zero).
 fn seed_spectra<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P) -> f64
 where
     Re<T>: Element,

@@ -7,37 +7,23 @@
 //! The losses Σ|X + 1|² weigh every entry of the factors, structural zeros
 //! included, so a tangent with garbage above L's diagonal or below U's would
 //! be caught. The factors of a matrix with distinct pivots are unique (no
-//! gauge), and the pivot order is locally constant at these inputs.
+//! freedom of choice), and the pivot order is locally constant at these inputs.
 
 use lindiff_core::face::Face;
 use lindiff_core::op::{FullPivLuFactor, LuFactor};
-use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
-use lindiff_core::{Element, Host, Linalg, LinalgOp, Op, Provider, Result, Scalar};
+use lindiff_core::prim::BinaryOp;
+use lindiff_core::{Element, Host, LinalgOp, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, check_forward, eager_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::{outputs, sq1};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
-
-/// Σ |x + 1|² over every element (a real scalar).
-fn sq1<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let meta = f.meta(x);
-    let rank = meta.shape.dims().len();
-    let ones = f.fill(meta, 1.0)?;
-    let shifted = f.binary(BinaryOp::Add, x, &ones)?;
-    let sq = f.unary(UnaryOp::Abs2, &shifted)?;
-    f.reduce(ReduceOp::Sum, &sq, rank)
-}
 
 /// `sq1(x) + sq1(y)`.
 fn sq1_both<F: Face + ?Sized>(f: &mut F, x: &F::Tensor, y: &F::Tensor) -> Result<F::Tensor> {
     let a = sq1(f, x)?;
     let b = sq1(f, y)?;
     f.binary(BinaryOp::Add, &a, &b)
-}
-
-/// The present outputs of a linalg op.
-fn run<F: Face + ?Sized>(f: &mut F, op: LinalgOp, xs: &[&F::Tensor]) -> Result<Vec<F::Tensor>> {
-    Ok(f.apply(Op::Linalg(op), xs)?.into_iter().flatten().collect())
 }
 
 /// Which factorization a loss reads.
@@ -72,11 +58,11 @@ impl Loss for Factors {
                 sq1_both(f, &lu.l, &lu.u)
             }
             Which::LuFactor => {
-                let outs = run(f, LinalgOp::LuFactor(LuFactor), &[&xs[0]])?;
+                let outs = outputs(f, LinalgOp::LuFactor(LuFactor), &[&xs[0]])?;
                 sq1(f, &outs[0])
             }
             Which::FullPivLuFactor => {
-                let outs = run(f, LinalgOp::FullPivLuFactor(FullPivLuFactor), &[&xs[0]])?;
+                let outs = outputs(f, LinalgOp::FullPivLuFactor(FullPivLuFactor), &[&xs[0]])?;
                 sq1(f, &outs[0])
             }
         }

@@ -1,5 +1,5 @@
-//! Derivatives of `pinv` (Golub–Pereyra) and `lstsq` (x = A⁺b), AD-RULES.md
-//! "det, slogdet, inv, pinv" and "Recombinations".
+//! Derivatives of `pinv` (Golub–Pereyra) and `lstsq` (x = A⁺b),
+//! `docs/ad-rules.md#recombinations`.
 //!
 //! Losses: ⟨W, A⁺⟩ = Re Σ conj(W)∘A⁺ (W a second input, so it is
 //! differentiated too), Σ|x|² and ⟨w, x⟩ for x = lstsq(A, b) with b
@@ -23,7 +23,7 @@
 use lindiff_core::face::Face;
 use lindiff_core::op::LstsqOptions;
 use lindiff_core::prim::{BinaryOp, UnaryOp};
-use lindiff_core::{DType, Element, Host, Linalg, Provider, RealScalar, Result, Scalar, TensorMeta};
+use lindiff_core::{DType, Element, Host, Ops, Provider, RealScalar, Result, Scalar, TensorMeta};
 use lindiff_tests::ad::{check, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::total;

@@ -2,7 +2,8 @@
 //! memory known before a run and exact for an arena, gradients with zero
 //! global allocations in steady state (eager and traced), and the errors a
 //! user meets (an unsupported derivative names op and output, gradients
-//! only with respect to watched tensors, real losses only, capacity).
+//! only with respect to watched tensors, real losses only), and a program
+//! of 100 000 instructions on the default stack.
 
 use core::mem::MaybeUninit;
 use lindiff_core::ad::{grad, Eager};
@@ -11,8 +12,7 @@ use lindiff_core::ir::{passes, Builder, Program};
 use lindiff_core::op::{EighOptions, LinalgOp, SvdOptions};
 use lindiff_core::prim::{ReduceOp, UnaryOp};
 use lindiff_core::{
-    Arena, DType, Error, Face, Host, HostData, Input, Linalg, Memory, Op, Result, Shape, TensorDesc,
-    TensorMeta,
+    Arena, DType, Error, Face, Host, HostData, Input, Memory, Op, Ops, Result, Shape, TensorDesc, TensorMeta,
 };
 use lindiff_tests::counting::{count, expect_zero, Counting};
 use lindiff_tests::dense::Rng;
@@ -204,28 +204,65 @@ fn gradients_allocate_nothing_in_steady_state<P: TestProvider>(provider: &P) {
     expect_zero(provider.name(), allocs, "traced gradient (arena)");
 }
 
-fn tracing_differentiating_compiling_and_running_need_no_heap<P: TestProvider>(provider: &P) {
-    // Everything from the first traced op to the gradient: fixed-capacity
-    // programs, stack-only transformations, an arena over caller bytes.
+fn a_compiled_gradient_runs_without_the_heap<P: TestProvider>(provider: &P) {
+    // Programs grow on the heap here (the `alloc` feature); without it
+    // (firmware) tracing, differentiating and compiling need none either,
+    // which the firmware's test proves under an allocator that always
+    // fails. A run takes every buffer from the caller's arena.
     let (m, n) = (6, 4);
     let data = input(m, n);
     let desc = TensorDesc::contiguous(meta(&[m, n])).unwrap();
     let mut bytes = vec![MaybeUninit::<u8>::uninit(); 1 << 20];
     let cpu = *provider;
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[m, n])).unwrap();
+    let l = loss(&mut b, &a).unwrap();
+    let g = grad(&b.finish(&[&l]).unwrap(), &[0]).unwrap();
+    let compiled = g.compile(&cpu, &[&desc]).unwrap();
+    let params = [Input { desc: &desc, data: HostData::from_slice(&data) }];
     let (allocs, first) = count(|| {
-        let mut b: Builder = Builder::new();
-        let a = b.param(meta(&[m, n])).unwrap();
-        let l = loss(&mut b, &a).unwrap();
-        let g = grad(&b.finish(&[&l]).unwrap(), &[0]).unwrap();
-        let compiled = g.compile(&cpu, &[&desc]).unwrap();
-        let params = [Input { desc: &desc, data: HostData::from_slice(&data) }];
         let mut arena = Arena::new(&mut bytes);
         let results = compiled.run(&mut arena, &params).unwrap();
         Host::data(&results[1].1).unwrap().typed::<f64>().unwrap()[0]
     });
     assert!(first.is_finite());
-    println!("trace + grad + compile + run: {allocs} allocations");
-    expect_zero(provider.name(), allocs, "trace + grad + compile + run (the global heap)");
+    println!("compiled gradient run on an arena: {allocs} allocations");
+    expect_zero(provider.name(), allocs, "a compiled gradient's run (the global heap)");
+}
+
+/// A program of 100 000 instructions builds, is differentiated, compiles
+/// and runs on a test thread's default stack (storage grows on the heap):
+/// x_{k+1} = c·x_k, L = Σ x_K², so ∂L/∂x₀ = 2 c^{2K} x₀.
+fn a_program_of_100_000_instructions<P: TestProvider>(provider: &P) {
+    const K: i32 = 100_000;
+    let c = 1.0 - 1e-6;
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta(&[2, 2])).unwrap();
+    let mut x = a;
+    for _ in 0..K {
+        x = b.scale(&x, c).unwrap();
+    }
+    let l = sum_sq(&mut b, &x).unwrap();
+    let program = b.finish(&[&l]).unwrap();
+    assert!(program.instrs().len() > K as usize);
+    let g = grad(&program, &[0]).unwrap();
+    assert!(g.instrs().len() > 2 * K as usize, "{}", g.instrs().len());
+    let desc = TensorDesc::contiguous(meta(&[2, 2])).unwrap();
+    let cpu = *provider;
+    let compiled = g.compile(&cpu, &[&desc]).unwrap();
+    let data = [0.5, -1.0, 2.0, 0.25];
+    let params = [Input { desc: &desc, data: HostData::from_slice(&data) }];
+    let mut pool = Pool::new();
+    let mut alloc = pool.allocator();
+    let results = compiled.run(&mut alloc, &params).unwrap();
+    let grad: Vec<f64> = Host::data(&results[1].1).unwrap().typed::<f64>().unwrap().to_vec();
+    let factor = 2.0 * c.powi(2 * K);
+    for (g, x) in grad.iter().zip(data) {
+        assert!((g - factor * x).abs() <= 1e-9 * (factor * x).abs(), "{g} vs {}", factor * x);
+    }
+    for (_, buffer) in results {
+        lindiff_core::Allocator::<Host>::release(&mut alloc, buffer);
+    }
 }
 
 fn user_errors<P: TestProvider>(provider: &P) {
@@ -264,18 +301,12 @@ fn user_errors<P: TestProvider>(provider: &P) {
     let a = b.param(meta(&[3, 3])).unwrap();
     let err = grad(&b.clone().finish(&[&a, &a]).unwrap(), &[0]).unwrap_err().to_string();
     assert_eq!(err, "program: grad needs a program with exactly one result");
-    // A full program says which capacity to raise.
-    let mut b: Builder<2, 16> = Builder::new();
-    let a = b.param(meta(&[3, 3])).unwrap();
-    let x = b.adjoint(&a, MatOp::Adjoint).unwrap();
-    let y = b.adjoint(&x, MatOp::Adjoint).unwrap();
-    let err = b.adjoint(&y, MatOp::Adjoint).unwrap_err().to_string();
-    assert_eq!(err, "program instructions: capacity 2 exceeded (raise the const capacity parameter)");
 }
 
 lindiff_tests::providers!(
     peak_memory_is_exact_for_an_arena,
     gradients_allocate_nothing_in_steady_state,
-    tracing_differentiating_compiling_and_running_need_no_heap,
+    a_compiled_gradient_runs_without_the_heap,
+    a_program_of_100_000_instructions,
     user_errors
 );

@@ -6,7 +6,7 @@
 //! Every loss is a fixed weighted sum of Re, Im and |·|² of the outputs. Q
 //! and R are unique under the diag(R) ≥ 0 convention for a full-rank A, and
 //! the Householder state is a smooth function of A in the full-rank region,
-//! so each loss is gauge-invariant (differentiable). Inputs have prescribed
+//! so each loss is differentiable. Inputs have prescribed
 //! singular values in [0.7, 1.5] (`Rng::with_spectrum`).
 
 use lindiff_core::ad::{Dual, DualTensor, Tangent};
@@ -14,7 +14,7 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::{QrMode, QrOptions, RankRevealingQrOptions};
 use lindiff_core::prim::{BinaryOp, Pad, ReduceOp, UnaryOp};
-use lindiff_core::{Element, Error, Host, Linalg, MatOp, Op, PrimOp, Provider, Result, Scalar, TensorMeta};
+use lindiff_core::{Element, Error, Host, MatOp, Op, Ops, PrimOp, Provider, Result, Scalar, TensorMeta};
 use lindiff_tests::ad::{check, finite_difference, forward, value, Input, Loss, Report};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::TestProvider;
@@ -278,8 +278,8 @@ fn rank_revealing_qr_is_not_differentiable<P: TestProvider>(provider: &P) {
     rank_revealing_suite(provider);
 }
 
-/// The seed's QR finite-difference check (SPEC.md §5: central differences,
-/// step 1e-6, a scalar loss, f64, 4×3; the reference measured
+/// The seed's QR finite-difference check (central differences,
+/// step 1e-6, a scalar loss, f64, 4×3; the seed implementation measured
 /// max|grad − fd| = 3.2e-10): the full gradient, entry by entry.
 fn seed_fd_suite<P: Provider<Memory = Host> + Clone>(p: &P) -> f64 {
     let mut rng = Rng::new(11);
@@ -380,7 +380,7 @@ fn householder_append<P: TestProvider>(provider: &P) {
     append_suite::<C64, _>(provider, 32);
 }
 
-/// apply: op(Q_h) b in the state's gauge, for every op, in A and b.
+/// apply: op(Q_h) b in the state's reflector convention, for every op, in A and b.
 fn apply_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64)
 where
     Re<T>: Element,

@@ -1,5 +1,6 @@
-//! Derivatives of the SVD recombinations with their own rules (AD-RULES.md
-//! "Recombinations"): the low-rank approximation and the polar factor,
+//! Derivatives of the SVD recombinations with their own rules
+//! (`docs/ad-rules.md#recombinations`): the low-rank approximation and the
+//! polar factor,
 //! through the gauge-invariant losses ⟨W, A_p⟩ and ⟨W, polar(A)⟩
 //! (Re Σ conj(W)∘X), W a second (differentiated) input.
 //!
@@ -21,10 +22,10 @@
 
 use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
-use lindiff_core::{Element, Host, Linalg, Provider, RealScalar, Result, Scalar};
+use lindiff_core::{Element, Host, Ops, Provider, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{
-    check, eager_grad, finite_difference, forward, traced_grad, traced_jvp, value, Input, Loss,
-    ENTRYWISE_LIMIT,
+    assert_same_gradients, check, eager_grad, finite_difference, forward, traced_grad, traced_jvp,
+    unit_direction, value, Input, Loss, ENTRYWISE_LIMIT,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::pairing;
@@ -93,11 +94,6 @@ impl Errors {
     }
 }
 
-/// The bits of every real and imaginary part (for bit-identity).
-fn bits<T: Scalar>(g: &[Vec<T>]) -> Vec<(u64, u64)> {
-    g.iter().flatten().map(|x| (x.re().to_f64().to_bits(), x.im().to_f64().to_bits())).collect()
-}
-
 /// `check`, then reverse mode: eager = traced bit for bit, the dot-product
 /// test against forward mode and the traced jvp, entrywise finite
 /// differences for small inputs.
@@ -113,9 +109,7 @@ where
     let forward_err = check(p, loss, xs).forward_vs_fd;
     let eager = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{name}: eager gradient: {e}"));
     let traced = traced_grad(p, loss, xs).unwrap_or_else(|e| panic!("{name}: traced gradient: {e}"));
-    // `traced_grad` returns whole pool buffers: keep each input's entries.
-    let traced: Vec<Vec<T>> = traced.into_iter().zip(xs).map(|(g, x)| g[..x.data.len()].to_vec()).collect();
-    assert!(bits(&eager) == bits(&traced), "{name}: eager and traced gradients differ");
+    assert_same_gradients(&name, xs, &eager, &traced);
     assert!(eager.iter().flatten().all(|g| g.is_finite()), "{name}: non-finite gradient");
     // Dot-product test: ⟨g, d⟩ = dL(d) by forward mode and the traced jvp.
     let mut rng = Rng::new(0xd07 ^ xs[0].data.len() as u64);
@@ -148,17 +142,7 @@ where
         for (which, (x, grad)) in xs.iter().zip(&eager).enumerate() {
             for (e, &g_e) in grad.iter().enumerate() {
                 for &unit in units {
-                    let ds: Vec<Input<T>> = xs
-                        .iter()
-                        .enumerate()
-                        .map(|(i, y)| {
-                            let mut d = Input { dims: y.dims.clone(), data: vec![T::zero(); y.data.len()] };
-                            if i == which {
-                                d.data[e] = unit;
-                            }
-                            d
-                        })
-                        .collect();
+                    let ds = unit_direction(xs, which, e, unit);
                     let fd = finite_difference(p, loss, xs, &ds, 1e-6 * x.norm().max(1.0));
                     // The component of G along `unit`: Re(conj(G)·unit).
                     let g = (g_e.conj() * unit).re().to_f64();
@@ -375,7 +359,7 @@ where
 /// The plain route (svd, then slices) against `low_rank_approx` on
 /// ⟨W, U_p diag(s_p) V_pᴴ⟩ with a near-tie inside the kept block:
 /// the plain route divides by the gap inside the group and loses
-/// precision (AD-RULES.md: 1.8e-3 at a gap of 1e-13), the op does not.
+/// precision (1.8e-3 at a gap of 1e-13), the op does not.
 fn plain_route_suite<T: Scalar + Element, P: TestProvider>(seed: u64) -> Vec<(f64, String, f64)>
 where
     Re<T>: Element,

@@ -1,4 +1,4 @@
-//! The seed's five finite-difference checks in one place (SPEC.md §5):
+//! The seed's five finite-difference checks in one place:
 //! central differences with an absolute step of 1e-6 on a scalar f64 loss,
 //! inputs of norm ~1, for
 //! * solve: Σ solve(A, b), differentiated in A and b;
@@ -11,59 +11,21 @@
 //! Each gradient is computed by both faces (eager tape and traced program),
 //! which must agree bit for bit, and compared entry by entry with the
 //! central finite differences. The table (printed, `--nocapture`) puts
-//! max|g − g_fd| next to the reference's figures; the assertion is ours:
+//! max|g − g_fd| next to the seed implementation's figures; the assertion is ours:
 //! ‖g − g_fd‖∞ ≤ 1e-8·max(‖g‖∞, |L|/‖A‖). Every loss also goes through the
 //! harness's `check`.
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::op::MatOp;
-use lindiff_core::prim::{BinaryOp, PrimOp, ReduceOp, Spread, UnaryOp};
-use lindiff_core::{DType, Host, Linalg, Op, Provider, Result, TensorMeta};
+use lindiff_core::prim::BinaryOp;
+use lindiff_core::{Host, Ops, Provider, Result};
 use lindiff_tests::ad::{check, eager_grad, finite_difference, traced_grad, value, Input, Loss};
 use lindiff_tests::dense::{Dense, Rng};
-use lindiff_tests::losses::{lower, pattern, total};
+use lindiff_tests::losses::{probe, ramp, ramp_weights, total};
 use lindiff_tests::TestProvider;
 
 // ------------------------------------------------------------ losses ----
-
-/// Re Σ W∘X + ½ Σ W_r∘|X|² with the fixed [`pattern`]s (complex W for
-/// complex X, W_r real): linear and quadratic in every entry.
-fn probe<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let dtype = f.meta(x).dtype;
-    let w = pattern(f, x, dtype)?;
-    let wx = f.binary(BinaryOp::Mul, &w, x)?;
-    let lin = total(f, &wx)?;
-    let wr = pattern(f, x, dtype.real())?;
-    let sq = f.unary(UnaryOp::Abs2, x)?;
-    let wsq = f.binary(BinaryOp::Mul, &wr, &sq)?;
-    let quad = total(f, &wsq)?;
-    let quad = f.scale(&quad, 0.5)?;
-    f.binary(BinaryOp::Add, &lin, &quad)
-}
-
-/// `c_j = n − j` (`[n]`, dtype `dtype`) for an n×n `like`.
-fn ramp<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let shape = f.meta(like).shape;
-    let ones = f.fill(TensorMeta::new(dtype, shape), 1.0)?;
-    let l = lower(f, &ones)?;
-    f.reduce(ReduceOp::Sum, &l, 1)
-}
-
-/// The eigh seed's projector weights (as in ad_eigh.rs): W_ij = c_i − 2c_j +
-/// c_i c_j / n with c = [`ramp`].
-fn eigh_weights<F: Face + ?Sized>(f: &mut F, like: &F::Tensor, dtype: DType) -> Result<F::Tensor> {
-    let n = f.meta(like).shape.dims()[0];
-    let c = ramp(f, like, dtype)?;
-    let core = heapless::Vec::from_slice(&[n]).expect("one dim");
-    let by_col = f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[&c])?;
-    let by_row = f.adjoint(&by_col, MatOp::Transpose)?;
-    let prod = f.binary(BinaryOp::Mul, &by_row, &by_col)?;
-    let prod = f.scale(&prod, 1.0 / n as f64)?;
-    let twice = f.scale(&by_col, 2.0)?;
-    let w = f.binary(BinaryOp::Sub, &by_row, &twice)?;
-    f.binary(BinaryOp::Add, &w, &prod)
-}
 
 /// The five seed checks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,7 +43,7 @@ enum Seed {
 }
 
 impl Seed {
-    /// The reference's max|g − g_fd| (SPEC.md §5).
+    /// The seed implementation's max|g − g_fd|.
     fn reference(self) -> f64 {
         match self {
             Seed::Solve => 7.9e-11,
@@ -133,7 +95,7 @@ impl Loss for Seed {
                 let v3 = f.slice(&e.v, [0, 2], [n, 1])?;
                 let proj = f.matmul_with(&v3, MatOp::Identity, &v3, MatOp::Adjoint)?;
                 let dtype = f.meta(&proj).dtype;
-                let w = eigh_weights(f, &proj, dtype)?;
+                let w = ramp_weights(f, &proj, dtype)?;
                 let wp = f.binary(BinaryOp::Mul, &w, &proj)?;
                 let proj = total(f, &wp)?;
                 f.binary(BinaryOp::Add, &values, &proj)
@@ -148,7 +110,7 @@ impl Loss for Seed {
 
 // ----------------------------------------------------------- inputs ----
 
-/// The seed's inputs (SPEC.md §8: uniform [−0.5, 0.5) entries; the same
+/// The seed's inputs (uniform [−0.5, 0.5) entries; the same
 /// seeds and sizes as the seed checks in ad_solve.rs, ad_qr.rs, ad_det.rs).
 fn inputs(seed: Seed) -> Vec<Input<f64>> {
     match seed {

@@ -14,27 +14,13 @@ use lindiff_core::op::{
     Diagonal, FullPivLuFactor, FullPivLuSolvePrepared, LuFactor, LuSolvePrepared, MatOp, Side, Triangle,
     TriangularSolveOptions,
 };
-use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
-use lindiff_core::{Element, Host, Linalg, LinalgOp, Op, Provider, Result, Scalar};
+use lindiff_core::prim::{ReduceOp, UnaryOp};
+use lindiff_core::{Element, Host, Linalg, LinalgOp, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::{outputs, sq1};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
-
-/// Σ |x + 1|² over every element (a real scalar).
-fn sq1<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
-    let meta = f.meta(x);
-    let rank = meta.shape.dims().len();
-    let ones = f.fill(meta, 1.0)?;
-    let shifted = f.binary(BinaryOp::Add, x, &ones)?;
-    let sq = f.unary(UnaryOp::Abs2, &shifted)?;
-    f.reduce(ReduceOp::Sum, &sq, rank)
-}
-
-/// The present outputs of a linalg op.
-fn run<F: Face + ?Sized>(f: &mut F, op: LinalgOp, xs: &[&F::Tensor]) -> Result<Vec<F::Tensor>> {
-    Ok(f.apply(Op::Linalg(op), xs)?.into_iter().flatten().collect())
-}
 
 /// Which solve a loss differentiates (inputs `a`, `b`; `inv` reads only `a`).
 #[derive(Clone, Copy, Debug)]
@@ -70,14 +56,14 @@ impl Loss for SolveLoss {
                 f.matmul(&inv, b)?
             }
             Solve::Prepared(how) => {
-                let fac = run(f, LinalgOp::LuFactor(LuFactor), &[a])?;
-                let op = LinalgOp::LuSolvePrepared(LuSolvePrepared(how));
-                run(f, op, &[&fac[0], &fac[1], b])?.remove(0)
+                let fac = outputs(f, LinalgOp::LuFactor(LuFactor), &[a])?;
+                let op = LinalgOp::LuSolvePrepared(LuSolvePrepared::new(how));
+                outputs(f, op, &[&fac[0], &fac[1], b])?.remove(0)
             }
             Solve::FullPivPrepared(how) => {
-                let fac = run(f, LinalgOp::FullPivLuFactor(FullPivLuFactor), &[a])?;
-                let op = LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(how));
-                run(f, op, &[&fac[0], &fac[1], &fac[2], b])?.remove(0)
+                let fac = outputs(f, LinalgOp::FullPivLuFactor(FullPivLuFactor), &[a])?;
+                let op = LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(how));
+                outputs(f, op, &[&fac[0], &fac[1], &fac[2], b])?.remove(0)
             }
         };
         sq1(f, &x)
@@ -171,8 +157,8 @@ where
     println!("batched {o:?}: forward vs fd {:.1e}", rep.forward_vs_fd);
 }
 
-/// The seed's solve check (SPEC.md §5: finite differences, step 1e-6, a
-/// scalar loss; the reference reached 7.9e-11): Σ x of `solve(a, b)` on the
+/// The seed's solve check (finite differences, step 1e-6, a
+/// scalar loss; the seed implementation reached 7.9e-11): Σ x of `solve(a, b)` on the
 /// seed's timing-style matrix (uniform [−0.5, 0.5) entries) with 4 added to
 /// the diagonal.
 struct SumOfSolution;

@@ -1,4 +1,4 @@
-//! The generated spectral suite (issue 5): 36 SVD cases and 12 eigh cases
+//! The generated spectral suite: 36 SVD cases and 12 eigh cases
 //! drawn from a fixed cycle of shapes (sizes 3–8: square, tall, wide),
 //! dtypes (f64, c64), spectra (distinct, a tied pair, a tied triple, a
 //! near-tie inside the tie tolerance, zeros, a tie next to a zero, all

@@ -1,4 +1,4 @@
-//! SVD derivatives (AD-RULES.md "SVD, thin"), checked through gauge-invariant
+//! SVD derivatives (docs/ad-rules.md#svd), checked through gauge-invariant
 //! losses only: functions of s, projectors U_p U_pᴴ and V_p V_pᴴ with a gap
 //! after p, and reconstructions ⟨G, U diag(s²) Vᴴ⟩ at well-separated
 //! spectra. Covers the thin `svd` (tall, wide, square, batched, f64 and
@@ -10,7 +10,7 @@ use lindiff_core::face::Face;
 use lindiff_core::op::{Svd, SvdOptions, SvdVectors};
 use lindiff_core::prim::BinaryOp;
 use lindiff_core::Host;
-use lindiff_core::{Element, Error, Linalg, LinalgOp, MatOp, Op, Provider, Result, Scalar};
+use lindiff_core::{Element, Error, LinalgOp, MatOp, Op, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, finite_difference, forward, step, tolerance, value, Input, Loss, Report};
 use lindiff_tests::dense::{Re, Rng};
 use lindiff_tests::losses::{pairing, total};
@@ -22,7 +22,7 @@ use num_complex::Complex;
 enum Via {
     /// `svd` (thin, default rule).
     Thin,
-    /// `svd_with_options` with the reference's broadening ε.
+    /// `svd_with_options` with the Lorentzian broadening ε.
     Eps(f64),
     /// `Svd` with only U computed.
     Left,
@@ -259,7 +259,7 @@ where
         let d = forward(p.clone(), &SvdLoss { via: Via::Thin, obs }, &xs, &ds).unwrap();
         assert!(d.is_finite(), "split tie gave {d}");
         // A zero singular value: Σ s² is smooth there, and so is the
-        // projector onto the nonzero part (SPEC.md §6 defect 1: P₂ at
+        // projector onto the nonzero part (the broadened rule's defect: P₂ at
         // s = (2, 1, 0)).
         let zero = [2.0, 1.0, 0.0];
         for obs in [Obs::SumSquares, Obs::ProjU(2), Obs::ProjV(2), Obs::ProjU(1)] {
@@ -278,8 +278,9 @@ fn exact_tie_and_zero_singular_value<P: TestProvider>(provider: &P) {
     eprintln!("ties and zeros: worst error f64 {real:e}, c64 {complex:e}");
 }
 
-/// SPEC.md §6 defect 1 exactly: A = diag(2, 1, 0) (4×3), P₂ = ⟨W, U₂U₂ᴴ⟩
-/// with W + Wᵀ holding the seed's entries. The reference gives NaN; the
+/// The Lorentzian-broadened rule's defect at a zero value: A = diag(2, 1, 0)
+/// (4×3), P₂ = ⟨W, U₂U₂ᴴ⟩ with W + Wᵀ holding the seed's entries. That rule
+/// gives NaN (it divides by the raw s); the
 /// gradient (column-major, one forward pass per entry) must be the finite
 /// differences [0, 0, −0.6, 0.7, 0, 0, 1.4, −0.4, 0, 0, 0, 0].
 fn diagonal_input_with_a_zero_value<P: TestProvider>(provider: &P) {

@@ -1,4 +1,4 @@
-//! Truncated SVD (`svd_truncated`, AD-RULES.md "Truncated SVD"): the rank p
+//! Truncated SVD (`svd_truncated`, docs/ad-rules.md#truncated-svd): the rank p
 //! chosen from the data at run time, by count or by tolerance; outputs of
 //! static shape with the triplets beyond p zeroed and an i64 `rank`.
 //!
@@ -24,14 +24,15 @@
 //!   cut to the largest rank, values equal to the masked form's leading
 //!   part, and on the eager face the masked form's gradient.
 
-use lindiff_core::ad::{Dual, DualTensor, Eager, Tangent, Var};
+use lindiff_core::ad::{Dual, DualTensor, Eager, Tangent, Tracked};
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
 use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Element, Error, Host, Linalg, MatOp, Provider, RealScalar, Result, Scalar};
+use lindiff_core::{Element, Error, Host, MatOp, Ops, Provider, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{
-    check, eager_grad, finite_difference, forward, inner as dot, traced_grad, traced_jvp, value, Input, Loss,
+    assert_same_gradients, check, eager_grad, finite_difference, forward, inner as dot, traced_grad,
+    traced_jvp, value, Input, Loss,
 };
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{pairing, total};
@@ -175,16 +176,8 @@ where
     // Eager and traced gradients: the same op recorded, so the same bits.
     let eager = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{name}: eager: {e}"));
     let traced = traced_grad(p, loss, xs).unwrap_or_else(|e| panic!("{name}: traced: {e}"));
-    assert_eq!(eager.len(), traced.len());
-    for ((e, t), x) in eager.iter().zip(&traced).zip(xs) {
-        // `run_program` returns whole pool blocks (rounded up to 64 bytes):
-        // the gradient is the leading `len` elements.
-        assert_eq!(e.len(), x.data.len(), "{name}");
-        assert!(t.len() >= e.len(), "{name}");
-        let t = &t[..e.len()];
-        for (i, (&a, &b)) in e.iter().zip(t).enumerate() {
-            assert_eq!(bits(a), bits(b), "{name}: eager {a:?} vs traced {b:?} at entry {i}");
-        }
+    assert_same_gradients(&name, xs, &eager, &traced);
+    for e in &eager {
         assert!(e.iter().all(|x| x.re().to_f64().is_finite() && x.im().to_f64().is_finite()), "{name}");
     }
 
@@ -539,18 +532,20 @@ where
         let w = weight(Obs::ProjU, core::slice::from_ref(&a), &mut rng).unwrap();
         let g = weight(Obs::Recon, core::slice::from_ref(&a), &mut rng).unwrap();
         let xs = [Input::matrix(&a), w, g];
-        let loss = |f: &mut Eager<Direct<P>>, v: &[Var<Tensor>], sliced: bool| -> Result<Var<Tensor>> {
-            let t = if sliced { f.svd_truncated_sliced(&v[0], keep)? } else { f.svd_truncated(&v[0], keep)? };
-            let proj = f.matmul_with(&t.u, MatOp::Identity, &t.u, MatOp::Adjoint)?;
-            let l1 = pairing(f, &v[1], &proj)?;
-            let us = f.scale_cols(&t.u, &t.s)?;
-            let x = f.matmul(&us, &t.vh)?;
-            let l2 = pairing(f, &v[2], &x)?;
-            f.binary(BinaryOp::Add, &l1, &l2)
-        };
+        let loss =
+            |f: &mut Eager<Direct<P>>, v: &[Tracked<Tensor>], sliced: bool| -> Result<Tracked<Tensor>> {
+                let t =
+                    if sliced { f.svd_truncated_sliced(&v[0], keep)? } else { f.svd_truncated(&v[0], keep)? };
+                let proj = f.matmul_with(&t.u, MatOp::Identity, &t.u, MatOp::Adjoint)?;
+                let l1 = pairing(f, &v[1], &proj)?;
+                let us = f.scale_cols(&t.u, &t.s)?;
+                let x = f.matmul(&us, &t.vh)?;
+                let l2 = pairing(f, &v[2], &x)?;
+                f.binary(BinaryOp::Add, &l1, &l2)
+            };
         let grads = |sliced: bool| -> Vec<Vec<T>> {
             let mut f: Eager<Direct<P>> = Eager::new(Direct::new(P::default()));
-            let vars: Vec<Var<Tensor>> = xs
+            let vars: Vec<Tracked<Tensor>> = xs
                 .iter()
                 .map(|x| {
                     let t = f.inner().tensor(&x.dims, &x.data).unwrap();
@@ -558,7 +553,7 @@ where
                 })
                 .collect();
             let l = loss(&mut f, &vars, sliced).unwrap();
-            let refs: Vec<&Var<Tensor>> = vars.iter().collect();
+            let refs: Vec<&Tracked<Tensor>> = vars.iter().collect();
             f.backward(&l, &refs).unwrap().iter().map(|g| g.to_vec::<T>().unwrap()).collect()
         };
         let (cut, masked) = (grads(true), grads(false));

@@ -16,7 +16,7 @@ use lindiff_core::prim::{
     ScaleRows, Slice, Spread, TriMask, Unary, UnaryOp,
 };
 use lindiff_core::{
-    DType, Element, Error, Host, Linalg, LinalgOp, MatOp, Op, PrimOp, Provider, Result, Scalar, TensorMeta,
+    DType, Element, Error, Host, LinalgOp, MatOp, Op, Ops, PrimOp, Provider, Result, Scalar, TensorMeta,
 };
 use lindiff_tests::ad::inner;
 use lindiff_tests::dense::{Dense, Rng};
@@ -402,10 +402,10 @@ fn solve_cases<T: Scalar + Element, Pr: Provider<Memory = Host>>(b: &mut Bench<P
         let (g, rows, cols) = (full[0].take().unwrap(), full[1].take().unwrap(), full[2].take().unwrap());
         for how in OPS {
             let x = b.rand(d, &with_batch(&[n, r], batch), 0.0);
-            let op = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared(how)));
+            let op = Op::Linalg(LinalgOp::LuSolvePrepared(LuSolvePrepared::new(how)));
             let ins = [In::P(f.clone()), In::P(perm.clone()), In::T(x.clone())];
             b.check(&format!("lu_solve_prepared {how:?} {d:?} {batch:?}"), op, &ins);
-            let op = Op::Linalg(LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(how)));
+            let op = Op::Linalg(LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(how)));
             let ins = [In::P(g.clone()), In::P(rows.clone()), In::P(cols.clone()), In::T(x)];
             b.check(&format!("full_piv_lu_solve_prepared {how:?} {d:?} {batch:?}"), op, &ins);
         }

@@ -177,12 +177,12 @@ fn lu_family<T: Scalar + Element>(seed: u64) {
         same::<T>("lu u", 2, &c, &b);
         if m == n {
             let rhs = HostTensor::from_dense(&rng.matrix::<T>(n, 3));
-            let (c, b) = both(LinalgOp::LuFactorSolve(LuFactorSolve), &[&t, &rhs]);
+            let (c, b) = both(LinalgOp::LuFactorSolve(LuFactorSolve::default()), &[&t, &rhs]);
             same::<T>("solve x", 0, &c, &b);
             same::<T>("solve lu", 1, &c, &b);
             let (lu, perm) = (c[1].as_ref().unwrap(), c[2].as_ref().unwrap());
             for op in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
-                let (c, b) = both(LinalgOp::LuSolvePrepared(LuSolvePrepared(op)), &[lu, perm, &rhs]);
+                let (c, b) = both(LinalgOp::LuSolvePrepared(LuSolvePrepared::new(op)), &[lu, perm, &rhs]);
                 same::<T>("lu_solve_prepared", 0, &c, &b);
             }
             let (c, b) = both(LinalgOp::Det(Det), &[&t]);

@@ -11,8 +11,9 @@
 //! prints the table.
 
 use lindiff_core::face::direct::{Direct, Tensor};
+use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck};
 use lindiff_core::op::*;
-use lindiff_core::{Face, Linalg, LinalgOp, MatOp, Op, Scalar};
+use lindiff_core::{Face, LinalgOp, MatOp, Op, Ops, Scalar};
 use lindiff_cpu::Cpu;
 use lindiff_tests::counting::{count, holds_to_zero, Counting};
 use lindiff_tests::dense::{Dense, Rng};
@@ -27,7 +28,7 @@ fn tensor<T: Scalar, P: TestProvider>(face: &mut Direct<P>, m: &Dense<T>) -> Ten
 }
 
 /// Every op with valid inputs of size n.
-fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(LinalgOp, Vec<Tensor>)> {
+fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op, Vec<Tensor>)> {
     let mut rng = Rng::new(n as u64);
     let a: Dense<T> = rng.matrix(n, n);
     let spd =
@@ -43,7 +44,7 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Lin
     // Distinct, nonzero values: the gauge checks pass and copy.
     let values: Vec<f64> = (0..n).map(|i| (n - i) as f64).collect();
     let tv = face.tensor(&[n], &values).unwrap();
-    vec![
+    let linalg = vec![
         (LinalgOp::Svd(Svd::default()), vec![ta.clone()]),
         (LinalgOp::SvdVals(SvdVals::default()), vec![ta.clone()]),
         (LinalgOp::SvdFull(SvdFull::default()), vec![ta.clone()]),
@@ -65,13 +66,13 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Lin
         (LinalgOp::Cholesky(Cholesky), vec![tspd.clone()]),
         (LinalgOp::Lu(Lu), vec![ta.clone()]),
         (LinalgOp::LuFactor(LuFactor), vec![ta.clone()]),
-        (LinalgOp::LuFactorSolve(LuFactorSolve), vec![ta.clone(), tb.clone()]),
-        (LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Adjoint)), vec![lu_f, perm, tb.clone()]),
+        (LinalgOp::LuFactorSolve(LuFactorSolve::default()), vec![ta.clone(), tb.clone()]),
+        (LinalgOp::LuSolvePrepared(LuSolvePrepared::new(MatOp::Adjoint)), vec![lu_f, perm, tb.clone()]),
         (LinalgOp::FullPivLu(FullPivLu), vec![ta.clone()]),
         (LinalgOp::FullPivLuFactor(FullPivLuFactor), vec![ta.clone()]),
-        (LinalgOp::FullPivLuSolve(FullPivLuSolve), vec![ta.clone(), tb.clone()]),
+        (LinalgOp::FullPivLuSolve(FullPivLuSolve::default()), vec![ta.clone(), tb.clone()]),
         (
-            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)),
+            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(MatOp::Identity)),
             vec![fp_lu, rp, cp, tb.clone()],
         ),
         (LinalgOp::TriangularSolve(TriangularSolve::default()), vec![upper.clone(), tb.clone()]),
@@ -82,12 +83,16 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Lin
         (LinalgOp::Polar(Polar), vec![ta.clone()]),
         (LinalgOp::Pinv(Pinv::default()), vec![ta.clone()]),
         (LinalgOp::Lstsq(Lstsq::default()), vec![ta.clone(), tb.clone()]),
+        (LinalgOp::MatrixRank(MatrixRank::default()), vec![ta.clone()]),
+    ];
+    let internal = [
         (
-            LinalgOp::SvdGaugeCheck(SvdGaugeCheck::default()),
+            SvdGaugeCheck::default().into(),
             vec![ta.clone(), tv.clone(), ta.clone(), ta.clone(), tv.clone(), ta.clone()],
         ),
-        (LinalgOp::EighGaugeCheck(EighGaugeCheck), vec![ta.clone(), tv.clone(), tv.clone(), ta.clone()]),
-    ]
+        (EighGaugeCheck::default().into(), vec![ta.clone(), tv.clone(), tv.clone(), ta]),
+    ];
+    linalg.into_iter().map(|(op, inputs)| (Op::Linalg(op), inputs)).chain(internal).collect()
 }
 
 fn table<T: Scalar, P: TestProvider>(provider: P, label: &str) -> Vec<String> {
@@ -102,9 +107,9 @@ fn table<T: Scalar, P: TestProvider>(provider: P, label: &str) -> Vec<String> {
             // Warm up: the pool grows to its working set, faer's GEMM sets
             // up its thread-local buffer.
             for _ in 0..3 {
-                drop(face.apply(Op::Linalg(op.clone()), &ins).unwrap());
+                drop(face.apply(op.clone(), &ins).unwrap());
             }
-            let (allocs, out) = count(|| face.apply(Op::Linalg(op.clone()), &ins).map(drop));
+            let (allocs, out) = count(|| face.apply(op.clone(), &ins).map(drop));
             out.unwrap();
             line.push_str(&format!(" {} {allocs}", op.name()));
             // Zero on the host providers; measured (the table) for cuda.

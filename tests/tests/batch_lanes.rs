@@ -3,7 +3,7 @@
 //! whichever lane meets it first.
 
 use lindiff_core::face::direct::Direct;
-use lindiff_core::{BatchPolicy, Exec, Linalg};
+use lindiff_core::{BatchPolicy, Exec, Linalg, Ops};
 use lindiff_cpu::Cpu;
 use lindiff_tests::dense::{Dense, Rng};
 

@@ -4,7 +4,7 @@
 
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::face::{Norm, VanderOrder};
-use lindiff_core::{Host, Linalg, Provider, RealScalar, Scalar};
+use lindiff_core::{Host, Linalg, Ops, Provider, RealScalar, Scalar};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;

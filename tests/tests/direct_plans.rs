@@ -6,7 +6,7 @@
 
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::face::QrFactors;
-use lindiff_core::{Error, Linalg};
+use lindiff_core::{Error, Ops};
 use lindiff_tests::dense::{Dense, Rng};
 use lindiff_tests::TestProvider;
 

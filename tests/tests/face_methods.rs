@@ -5,7 +5,7 @@ use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::op::{
     QrMode, QrOptions, RankRevealingQrOptions, SvdOptions, Triangle, TriangularSolveOptions,
 };
-use lindiff_core::{Host, Linalg, MatOp, Provider, RealScalar, Scalar};
+use lindiff_core::{Host, MatOp, Ops, Provider, RealScalar, Scalar};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;

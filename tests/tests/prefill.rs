@@ -51,7 +51,7 @@ fn cases<T: Scalar>(m: usize, n: usize, seed: u64) -> Vec<(LinalgOp, Vec<HostTen
             one(LinalgOp::Slogdet(Slogdet)),
             one(LinalgOp::Polar(Polar)),
             (
-                LinalgOp::LuFactorSolve(LuFactorSolve),
+                LinalgOp::LuFactorSolve(LuFactorSolve::default()),
                 vec![HostTensor::from_dense(&a), HostTensor::from_dense(&b)],
             ),
             (LinalgOp::Lstsq(Lstsq::default()), vec![ta, tb]),

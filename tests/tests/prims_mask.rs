@@ -3,7 +3,7 @@
 //! row-major (non-contiguous) count tensor, and the errors.
 
 use lindiff_core::face::direct::Direct;
-use lindiff_core::{DType, Host, Linalg, Provider};
+use lindiff_core::{DType, Host, Ops, Provider};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 

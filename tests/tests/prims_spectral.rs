@@ -4,7 +4,7 @@
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::prim::{Pair, PairInv, Regularize};
-use lindiff_core::{Host, Linalg, Provider};
+use lindiff_core::{Host, Ops, Provider};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 

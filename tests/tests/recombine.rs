@@ -3,7 +3,7 @@
 //! Penrose conditions of pinv, least squares (normal equations, minimum norm,
 //! rank), data-dependent ranks per batch item, layouts and errors.
 
-use lindiff_core::op::{LowRankApprox, Lstsq, Pinv, PinvOptions, Polar, Truncation};
+use lindiff_core::op::{LowRankApprox, Lstsq, MatrixRank, Pinv, PinvOptions, Polar, Truncation};
 use lindiff_core::{DType, Element, Error, Host, LinalgOp, Provider, RealScalar, Scalar, TensorDesc};
 use lindiff_tests::dense::{eps, Dense, FromF64Lossy, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
@@ -510,6 +510,40 @@ fn lstsq_dtype<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     check_lstsq_batch::<T, P>(p, seed + 700);
 }
 
+/// `matrix_rank` of matrices with prescribed spectra: the count of values
+/// above the default threshold max(m, n)·ε·s₀, above an explicit `rtol`
+/// and `atol`, per batch item, and 0 for zero and empty matrices.
+fn rank_dtype<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
+    let matrix_rank = |opts: PinvOptions, a: &Dense<T>| {
+        let a = HostTensor::from_dense(a);
+        let out = run(p, LinalgOp::MatrixRank(MatrixRank(opts)), &[&a]).unwrap().remove(0).unwrap();
+        assert_eq!(out.desc.meta.dtype, DType::I64);
+        rank_of(&out, 0)
+    };
+    // Exactly rank 3 (the dropped values are zero), in three shapes.
+    for (i, &(m, n)) in [(6, 4), (4, 6), (5, 5)].iter().enumerate() {
+        let s = [3.0, 2.0, 1.0, 0.0];
+        let a = known::<T>(seed + i as u64, m, n, &s[..m.min(n).min(4)]).a;
+        assert_eq!(matrix_rank(PinvOptions::default(), &a), 3, "{m}×{n}");
+        // A relative threshold between 1/3 and 2/3 keeps the two largest.
+        assert_eq!(matrix_rank(PinvOptions::default().rtol(0.5), &a), 2, "{m}×{n}");
+        // An absolute threshold above s₀ keeps none.
+        assert_eq!(matrix_rank(PinvOptions::default().atol(3.5), &a), 0, "{m}×{n}");
+    }
+    // A value 1e-3·s₀ counts; one far below the default threshold does not.
+    let small = 1e3 * eps::<T>();
+    let a = known::<T>(seed + 10, 5, 5, &[1.0, 1e-3, small * 1e-6, 0.0, 0.0]).a;
+    assert_eq!(matrix_rank(PinvOptions::default(), &a), 2);
+    assert_eq!(matrix_rank(PinvOptions::default(), &Dense::<T>::zeros(3, 2)), 0);
+    assert_eq!(matrix_rank(PinvOptions::default(), &Dense::<T>::zeros(0, 3)), 0);
+    // One rank per batch item.
+    let items: Vec<Dense<T>> =
+        (1..=3).map(|r| known::<T>(seed + 20 + r as u64, 4, 4, &[4.0, 3.0, 2.0, 1.0][..r]).a).collect();
+    let batch = HostTensor::batch(&items);
+    let out = run(p, LinalgOp::MatrixRank(MatrixRank::default()), &[&batch]).unwrap().remove(0).unwrap();
+    assert_eq!(out.to_vec::<i64>(), vec![1, 2, 3]);
+}
+
 fn misc_dtype<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     check_row_major::<T, P>(p, seed);
     check_empty::<T, P>(p);
@@ -546,6 +580,11 @@ pub fn lstsq_suite<P: Provider<Memory = Host>>(p: &P) {
     all_dtypes!(lstsq_dtype, p);
 }
 
+/// The numerical-rank suite on provider `p`.
+pub fn rank_suite<P: Provider<Memory = Host>>(p: &P) {
+    all_dtypes!(rank_dtype, p);
+}
+
 /// Layouts, empty matrices and errors on provider `p`.
 pub fn misc_suite<P: Provider<Memory = Host>>(p: &P) {
     all_dtypes!(misc_dtype, p);
@@ -563,6 +602,7 @@ lindiff_tests::providers!(
     polar_suite,
     pinv_suite,
     lstsq_suite,
+    rank_suite,
     misc_suite,
     dtype_of_rank_is_i64
 );

@@ -80,7 +80,7 @@ fn fused<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
         let a: Dense<T> = well_conditioned(&mut rng, n);
         let b: Dense<T> = rng.matrix(n, r);
         let ins = [&HostTensor::from_dense(&a), &HostTensor::from_dense(&b)];
-        let outs = run(p, LinalgOp::LuFactorSolve(LuFactorSolve), &ins).unwrap();
+        let outs = run(p, LinalgOp::LuFactorSolve(LuFactorSolve::default()), &ins).unwrap();
         let x: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
         assert_eq!((x.rows, x.cols), (n, r));
         assert_residual(&a, &x, &b, &format!("lu_factor_solve {n}×{r}"));
@@ -91,7 +91,7 @@ fn fused<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
         let err = unpack_lu(&lu).sub(&permute(&a, &perm, &ident)).norm();
         assert!(err <= tol::<T>(n) * a.norm(), "saved factors: {err}");
 
-        let outs = run(p, LinalgOp::FullPivLuSolve(FullPivLuSolve), &ins).unwrap();
+        let outs = run(p, LinalgOp::FullPivLuSolve(FullPivLuSolve::default()), &ins).unwrap();
         let x: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
         assert_residual(&a, &x, &b, &format!("full_piv_lu_solve {n}×{r}"));
         let lu: Dense<T> = outs[1].as_ref().unwrap().matrix(0);
@@ -103,7 +103,10 @@ fn fused<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     // A hand-checked system: [[2, 1], [1, 3]] x = [3, 5] → x = [0.8, 1.4].
     let a: Dense<T> = Dense::from_fn(2, 2, |i, j| s([[2.0, 1.0], [1.0, 3.0]][i][j]));
     let b: Dense<T> = Dense::from_col_major(2, 1, vec![s(3.0), s(5.0)]);
-    for op in [LinalgOp::LuFactorSolve(LuFactorSolve), LinalgOp::FullPivLuSolve(FullPivLuSolve)] {
+    for op in [
+        LinalgOp::LuFactorSolve(LuFactorSolve::default()),
+        LinalgOp::FullPivLuSolve(FullPivLuSolve::default()),
+    ] {
         let outs = run(p, op, &[&HostTensor::from_dense(&a), &HostTensor::from_dense(&b)]).unwrap();
         let x: Vec<T> = outs[0].as_ref().unwrap().to_vec();
         for (got, want) in x.iter().zip([0.8, 1.4]) {
@@ -120,7 +123,10 @@ fn batched_fused<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
     let a: Vec<Dense<T>> = (0..4).map(|_| well_conditioned(&mut rng, 3)).collect();
     let b: Vec<Dense<T>> = (0..4).map(|_| rng.matrix(3, 2)).collect();
     let ins = [&HostTensor::batch(&a), &HostTensor::batch(&b)];
-    for op in [LinalgOp::LuFactorSolve(LuFactorSolve), LinalgOp::FullPivLuSolve(FullPivLuSolve)] {
+    for op in [
+        LinalgOp::LuFactorSolve(LuFactorSolve::default()),
+        LinalgOp::FullPivLuSolve(FullPivLuSolve::default()),
+    ] {
         let outs = run(p, op.clone(), &ins).unwrap();
         assert_eq!(outs[0].as_ref().unwrap().dims(), &[3, 2, 4]);
         for k in 0..4 {
@@ -134,11 +140,11 @@ fn batched_fused<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
     singular[3] = Dense::zeros(3, 3);
     let ins = [&HostTensor::batch(&singular), &HostTensor::batch(&b)];
     assert_eq!(
-        error_of(p, LinalgOp::LuFactorSolve(LuFactorSolve), &ins),
+        error_of(p, LinalgOp::LuFactorSolve(LuFactorSolve::default()), &ins),
         "lu_factor_solve: argument `a` is singular (batch item 1)"
     );
     assert_eq!(
-        error_of(p, LinalgOp::FullPivLuSolve(FullPivLuSolve), &ins),
+        error_of(p, LinalgOp::FullPivLuSolve(FullPivLuSolve::default()), &ins),
         "full_piv_lu_solve: argument `a` is singular (batch item 1)"
     );
     // A singular matrix with a zero pivot in the blocked part of the LU.
@@ -149,11 +155,11 @@ fn batched_fused<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
     let b40: Dense<T> = rng.matrix(40, 1);
     let ins = [&HostTensor::from_dense(&big), &HostTensor::from_dense(&b40)];
     assert_eq!(
-        error_of(p, LinalgOp::LuFactorSolve(LuFactorSolve), &ins),
+        error_of(p, LinalgOp::LuFactorSolve(LuFactorSolve::default()), &ins),
         "lu_factor_solve: argument `a` is singular (batch item 0)"
     );
     assert_eq!(
-        error_of(p, LinalgOp::FullPivLuSolve(FullPivLuSolve), &ins),
+        error_of(p, LinalgOp::FullPivLuSolve(FullPivLuSolve::default()), &ins),
         "full_piv_lu_solve: argument `a` is singular (batch item 0)"
     );
 }
@@ -167,7 +173,10 @@ fn row_major<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
     let a_rm = HostTensor::with_desc(TensorDesc::row_major_matrix(T::DTYPE, n, n).unwrap(), &data);
     let b: Dense<T> = rng.matrix(n, 2);
     let bt = HostTensor::from_dense(&b);
-    for op in [LinalgOp::LuFactorSolve(LuFactorSolve), LinalgOp::FullPivLuSolve(FullPivLuSolve)] {
+    for op in [
+        LinalgOp::LuFactorSolve(LuFactorSolve::default()),
+        LinalgOp::FullPivLuSolve(FullPivLuSolve::default()),
+    ] {
         let outs = run(p, op, &[&a_rm, &bt]).unwrap();
         assert_residual(&a, &outs[0].as_ref().unwrap().matrix(0), &b, "row-major a");
     }
@@ -198,10 +207,13 @@ fn prepared<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
         let (flu, rows, cols) =
             (full[0].as_ref().unwrap(), full[1].as_ref().unwrap(), full[2].as_ref().unwrap());
         for op in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
-            let outs = run(p, LinalgOp::LuSolvePrepared(LuSolvePrepared(op)), &[lu, perm, &bt]).unwrap();
-            let fouts =
-                run(p, LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(op)), &[flu, rows, cols, &bt])
-                    .unwrap();
+            let outs = run(p, LinalgOp::LuSolvePrepared(LuSolvePrepared::new(op)), &[lu, perm, &bt]).unwrap();
+            let fouts = run(
+                p,
+                LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(op)),
+                &[flu, rows, cols, &bt],
+            )
+            .unwrap();
             for k in 0..2 {
                 let m = apply_op(&a[k], op);
                 let x: Dense<T> = outs[0].as_ref().unwrap().matrix(k);
@@ -225,11 +237,14 @@ fn prepared_conjugation<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
     let b = HostTensor::new(&[1, 1], &[T::one()]);
     // a x = 1 and aᵀ x = 1 → x = −i;  aᴴ x = 1 → x = i.
     for (op, want) in [(MatOp::Identity, -i), (MatOp::Transpose, -i), (MatOp::Adjoint, i)] {
-        let x = run(p, LinalgOp::LuSolvePrepared(LuSolvePrepared(op)), &[&lu, &perm, &b]).unwrap();
+        let x = run(p, LinalgOp::LuSolvePrepared(LuSolvePrepared::new(op)), &[&lu, &perm, &b]).unwrap();
         assert_eq!(x[0].as_ref().unwrap().to_vec::<T>(), vec![want], "{op:?}");
-        let x =
-            run(p, LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(op)), &[&lu, &perm, &perm, &b])
-                .unwrap();
+        let x = run(
+            p,
+            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(op)),
+            &[&lu, &perm, &perm, &b],
+        )
+        .unwrap();
         assert_eq!(x[0].as_ref().unwrap().to_vec::<T>(), vec![want], "full {op:?}");
         let tri = run(
             p,
@@ -247,13 +262,13 @@ fn prepared_errors<P: Provider<Memory = Host>>(p: &P) {
     let b = HostTensor::new(&[2, 1, 2], &[1.0, 1.0, 1.0, 1.0]);
     // Item 1 of `lu` has U[1, 1] = 0.
     assert_eq!(
-        error_of(p, LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), &[&lu, &good, &b]),
+        error_of(p, LinalgOp::LuSolvePrepared(LuSolvePrepared::new(MatOp::Identity)), &[&lu, &good, &b]),
         "lu_solve_prepared: argument `lu` is singular (batch item 1)"
     );
     assert_eq!(
         error_of(
             p,
-            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Transpose)),
+            LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(MatOp::Transpose)),
             &[&lu, &good, &good, &b]
         ),
         "full_piv_lu_solve_prepared: argument `lu` is singular (batch item 1)"
@@ -265,13 +280,17 @@ fn prepared_errors<P: Provider<Memory = Host>>(p: &P) {
         let perm = HostTensor::new(&[2], &bad);
         let ok = HostTensor::new(&[2], &[0i64, 1]);
         assert_eq!(
-            error_of(p, LinalgOp::LuSolvePrepared(LuSolvePrepared(MatOp::Identity)), &[&lu_ok, &perm, &b1]),
+            error_of(
+                p,
+                LinalgOp::LuSolvePrepared(LuSolvePrepared::new(MatOp::Identity)),
+                &[&lu_ok, &perm, &b1]
+            ),
             "lu_solve_prepared: argument `perm` is singular (batch item 0)"
         );
         assert_eq!(
             error_of(
                 p,
-                LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared(MatOp::Identity)),
+                LinalgOp::FullPivLuSolvePrepared(FullPivLuSolvePrepared::new(MatOp::Identity)),
                 &[&lu_ok, &ok, &perm, &b1]
             ),
             "full_piv_lu_solve_prepared: argument `col_perm` is singular (batch item 0)"
@@ -280,11 +299,11 @@ fn prepared_errors<P: Provider<Memory = Host>>(p: &P) {
     // Non-finite input to the fused solves.
     let nan = HostTensor::new(&[2, 2], &[1.0, f64::NAN, 0.0, 1.0]);
     assert_eq!(
-        error_of(p, LinalgOp::LuFactorSolve(LuFactorSolve), &[&nan, &b1]),
+        error_of(p, LinalgOp::LuFactorSolve(LuFactorSolve::default()), &[&nan, &b1]),
         "lu_factor_solve: argument `a` contains NaN or infinity (batch item 0)"
     );
     assert_eq!(
-        error_of(p, LinalgOp::FullPivLuSolve(FullPivLuSolve), &[&nan, &b1]),
+        error_of(p, LinalgOp::FullPivLuSolve(FullPivLuSolve::default()), &[&nan, &b1]),
         "full_piv_lu_solve: argument `a` contains NaN or infinity (batch item 0)"
     );
 }

@@ -5,33 +5,20 @@ use lindiff_core::op::{Svd, SvdFull, SvdVals};
 use lindiff_core::{Error, Host, LinalgOp, Provider, RealScalar, Scalar};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::svd_check::{self, ThinSvd};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
+/// The thin SVD's conventions ([`svd_check::check_thin`]), and `svd_vals`
+/// agreeing with its values.
 fn check_thin<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, seed: u64) {
-    let mut rng = Rng::new(seed);
-    let k = m.min(n);
-    let s_true: Vec<f64> = (0..k).map(|i| 3.0 / (1.0 + i as f64)).collect();
-    let a: Dense<T> = rng.with_spectrum(m, n, &s_true);
-    let outs = run(p, LinalgOp::Svd(Svd::default()), &[&HostTensor::from_dense(&a)]).unwrap();
-    let u: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
-    let s: Vec<Re<T>> = outs[1].as_ref().unwrap().to_vec();
-    let vh: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
-    assert_eq!((u.rows, u.cols, vh.rows, vh.cols, s.len()), (m, k, k, n, k));
-    let tol = 50.0 * (m.max(n) as f64) * eps::<T>();
-    for i in 0..k {
-        assert!((s[i].to_f64() - s_true[i]).abs() <= tol * 3.0, "s[{i}] = {:?} vs {}", s[i], s_true[i]);
-    }
-    let recon = u.scale_cols(&s).matmul(&vh);
-    assert!(recon.sub(&a).norm() <= tol * a.norm(), "reconstruction {}", recon.sub(&a).norm());
-    assert!(u.orthonormality_error() <= tol && vh.adjoint().orthonormality_error() <= tol);
-    // Canonical phase: the largest-magnitude entry of each column of U is real, positive.
-    assert_eq!(u.first_non_canonical_column(tol), None, "phase of U's columns");
-    let vals = run(p, LinalgOp::SvdVals(SvdVals::default()), &[&HostTensor::from_dense(&a)]).unwrap();
+    let thin: ThinSvd<T> = svd_check::check_thin(p, LinalgOp::Svd(Svd::default()), m, n, seed);
+    let vals = run(p, LinalgOp::SvdVals(SvdVals::default()), &[&HostTensor::from_dense(&thin.a)]).unwrap();
     let sv: Vec<Re<T>> = vals[0].as_ref().unwrap().to_vec();
-    for i in 0..k {
-        assert!((sv[i].to_f64() - s[i].to_f64()).abs() <= tol * 3.0);
+    for (i, (v, s)) in sv.iter().zip(&thin.s).enumerate() {
+        assert!((v.to_f64() - s.to_f64()).abs() <= thin.tol * 3.0, "{m}×{n} svd_vals[{i}]");
     }
+    assert_eq!(sv.len(), thin.s.len());
 }
 
 fn check_full<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, seed: u64) {

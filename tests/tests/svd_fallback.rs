@@ -4,7 +4,7 @@
 //! and allocation-free. One test in its own binary: the hook is global.
 
 use lindiff_core::face::direct::Direct;
-use lindiff_core::{Linalg, Scalar};
+use lindiff_core::{Ops, Scalar};
 use lindiff_cpu::{svd_guard, Cpu};
 use lindiff_tests::counting::{count, Counting};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};

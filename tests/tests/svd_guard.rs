@@ -7,7 +7,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors};
 use faer::{Col, Mat, Par};
 use lindiff_core::op::{SvdDriver, SvdOptions};
-use lindiff_core::Linalg;
+use lindiff_core::Ops;
 use lindiff_cpu::{svd_guard, Cpu, Direct};
 use lindiff_tests::dense::{Dense, Rng};
 

@@ -8,39 +8,16 @@
 
 use lindiff_core::op::{Svd, SvdDriver, SvdOptions, SvdTruncated, SvdVectors, Truncation};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};
-use lindiff_tests::dense::{eps, Dense, Re, Rng};
+use lindiff_tests::dense::Rng;
 use lindiff_tests::host::{run, HostTensor};
+use lindiff_tests::svd_check;
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
+/// The thin SVD's conventions ([`svd_check::check_thin`]) with `driver`.
 fn check<T: Scalar, P: Provider<Memory = Host>>(p: &P, driver: SvdDriver, m: usize, n: usize, seed: u64) {
-    let mut rng = Rng::new(seed);
-    let k = m.min(n);
-    // Closed-form spectrum 3/(1+i): the expectation is not computed by lindiff.
-    let s_true: Vec<f64> = (0..k).map(|i| 3.0 / (1.0 + i as f64)).collect();
-    let a: Dense<T> = rng.with_spectrum(m, n, &s_true);
     let op = LinalgOp::Svd(Svd(SvdOptions::default().driver(driver)));
-    let outs = run(p, op, &[&HostTensor::from_dense(&a)]).unwrap();
-    let u: Dense<T> = outs[0].as_ref().unwrap().matrix(0);
-    let s: Vec<Re<T>> = outs[1].as_ref().unwrap().to_vec();
-    let vh: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
-    assert_eq!((u.rows, u.cols, vh.rows, vh.cols, s.len()), (m, k, k, n, k));
-    let tol = 50.0 * (m.max(n) as f64) * eps::<T>();
-    for i in 0..k {
-        assert!(
-            (s[i].to_f64() - s_true[i]).abs() <= tol * 3.0,
-            "{m}×{n} s[{i}] = {:?} vs {}",
-            s[i],
-            s_true[i]
-        );
-    }
-    let recon = u.scale_cols(&s).matmul(&vh);
-    assert!(recon.sub(&a).norm() <= tol * a.norm(), "{m}×{n} reconstruction {}", recon.sub(&a).norm());
-    assert!(u.orthonormality_error() <= tol, "{m}×{n} U");
-    assert!(vh.adjoint().orthonormality_error() <= tol, "{m}×{n} V");
-    // Canonical phase: the largest-magnitude entry of each column of U is
-    // real and positive (Vᴴ follows: the reconstruction above checks it).
-    assert_eq!(u.first_non_canonical_column(tol), None, "{m}×{n} phase of U's columns");
+    svd_check::check_thin::<T, P>(p, op, m, n, seed);
 }
 
 /// Every SVD op that computes Vᴴ gives the same bits for the same input —

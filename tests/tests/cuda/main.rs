@@ -68,6 +68,8 @@ mod eig;
 mod face_methods;
 #[path = "../lu.rs"]
 mod lu;
+#[path = "../outputs_on_error.rs"]
+mod outputs_on_error;
 #[path = "../prefill.rs"]
 mod prefill;
 #[path = "../prims_mask.rs"]

@@ -8,6 +8,7 @@ import { heatmap, short } from './heatmap.js';
 import { compose, matmul, maxAbsDiff, norm, projector, transpose, xorshiftMatrix } from './linalg.js';
 import { gapPlot, legend } from './plot.js';
 import { cotangents, referenceGradient } from './reference.js';
+import { compileLoss, finiteDifferenceGradient, lossGradient } from './jsloss.js';
 
 const $ = (id) => document.getElementById(id);
 const STEPS = 160; // slider steps: 10 per decade, 16 decades
@@ -37,40 +38,89 @@ const S = {
 
 // ---- loading ------------------------------------------------------------
 
+/**
+ * A module of wasm's SIMD proposal (one v128 instruction): it validates
+ * only where the browser runs wasm simd128, which the page's builds use.
+ */
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+/** What this browser offers: WebAssembly, its SIMD, threads. */
+function capabilities() {
+  const wasmOk = typeof WebAssembly === 'object' && typeof WebAssembly.validate === 'function';
+  let simd = false;
+  try {
+    simd = wasmOk && WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    simd = false;
+  }
+  const shared = typeof SharedArrayBuffer === 'function';
+  return { wasm: wasmOk, simd, threads: shared && self.crossOriginIsolated === true, shared, isolated: self.crossOriginIsolated === true };
+}
+
+/** Shows a visible message at the top of the page (`level`: error or info). */
+function notice(text, level = 'info') {
+  const el = $('notice');
+  const p = document.createElement('p');
+  p.className = level;
+  p.textContent = text;
+  el.append(p);
+  el.hidden = false;
+}
+
+/** Initialises a wasm-bindgen module from its own folder (the object form: no deprecation warning). */
+async function initModule(dir) {
+  const mod = await import(`./${dir}/lindiff_wasm.js`);
+  await mod.default({ module_or_path: new URL(`./${dir}/lindiff_wasm_bg.wasm`, import.meta.url) });
+  return mod;
+}
+
 async function load() {
+  const caps = capabilities();
+  S.capabilities = caps;
+  if (!caps.wasm) {
+    notice('This browser cannot run WebAssembly, so nothing on this page can compute. Please open it in a current Chrome, Edge, Firefox or Safari.', 'error');
+    $('runtime').textContent = 'WebAssembly unavailable';
+    return false;
+  }
+  if (!caps.simd) {
+    notice('This browser runs WebAssembly but not its SIMD instructions (wasm simd128), which this page\'s build needs. Please update the browser (Chrome 91+, Firefox 89+, Safari 16.4+).', 'error');
+    $('runtime').textContent = 'wasm SIMD unavailable';
+    return false;
+  }
   const builds = await (await fetch('builds.json')).json();
   S.builds = builds;
   // `?single` forces the single-threaded build (the browser test loads the
   // page this way too, to compare that build with the native fixture).
   S.forcedSingle = new URLSearchParams(location.search).has('single');
-  if (builds.threads && self.crossOriginIsolated && !S.forcedSingle) {
+  if (builds.threads && caps.threads && !S.forcedSingle) {
     try {
-      const mod = await import(`./${builds.threads}/lindiff_wasm.js`);
-      await mod.default();
+      const mod = await initModule(builds.threads);
       const n = Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
       await mod.initThreadPool(n);
       mod.setThreads(n);
       wasm = mod;
       S.threads = n;
     } catch (e) {
-      console.warn('threaded build unavailable, running single-threaded:', e);
+      notice(`The threaded build did not start (${e && e.message ? e.message : e}); the page runs single-threaded.`);
     }
   }
   if (!wasm) wasm = await singleBuild();
+  if (S.threads === 1 && !S.forcedSingle) {
+    if (!caps.shared) notice('Threads are unavailable: this browser has no SharedArrayBuffer. Everything works, single-threaded; only the batched sweep in card 5 is slower.');
+    else if (!caps.isolated) notice('Threads are unavailable: the page is not cross-origin isolated (it needs the Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers that `cargo xtask demo` sends). Everything works, single-threaded; only the batched sweep in card 5 is slower.');
+    else if (!builds.threads) notice('Threads are unavailable: no threaded build was made. Everything works, single-threaded.');
+  }
   $('runtime').textContent =
     `wasm ${wasm.simdBuild() ? 'simd128' : 'scalar'} · ` +
-    (S.threads > 1 ? `${S.threads} threads (crossOriginIsolated)` : `single-threaded${S.forcedSingle ? ' (forced by ?single)' : self.crossOriginIsolated ? '' : ' (page not cross-origin isolated)'}`);
+    (S.threads > 1 ? `${S.threads} threads (crossOriginIsolated)` : `single-threaded${S.forcedSingle ? ' (forced by ?single)' : caps.isolated ? '' : ' (page not cross-origin isolated)'}`);
   $('version').textContent = `v${wasm.version()}`;
+  return true;
 }
 
 /** The single-threaded build's module, initialised once. */
 let singlePromise = null;
 function singleBuild() {
-  singlePromise ??= (async () => {
-    const mod = await import(`./${S.builds.single}/lindiff_wasm.js`);
-    await mod.default();
-    return mod;
-  })();
+  singlePromise ??= initModule(S.builds.single);
   return singlePromise;
 }
 
@@ -149,11 +199,11 @@ function lindiffGradient(a, loss) {
     throw e;
   }
 }
-const plainError = (e) => ({ kind: e.kind, op: e.op, output: e.output, argument: e.argument, why: e.why, message: e.message });
+const plainError = (e) => ({ kind: e.kind, op: e.op, output: e.output, argument: e.argument, shape: e.shape, why: e.why, message: e.message });
 
 /**
- * The reference rule for the matrix `a` (row-major), as the reference
- * would run it: at the SVD of `a` as computed (here by lindiff's wasm SVD),
+ * The textbook rule for the matrix `a` (row-major), as a textbook
+ * implementation would run it: at the SVD of `a` as computed (here by lindiff's wasm SVD),
  * so rounding inside a (near-)tied group meets its F ≈ 1/(s_j² − s_i²).
  */
 function referenceAt(a, f = null) {
@@ -231,6 +281,14 @@ function render() {
     why.textContent = `${L.error.message}. The finite differences below depend on their step and mean nothing here.`;
     st.append(why);
     heatmap($('hm-grad'), new Float64Array(S.m * S.n), S.m, S.n, { title: 'lindiff: no gradient (reported)', missing: true });
+  } else if (L.error && L.error.kind === 'NearTie') {
+    st.className = 'status nd';
+    st.innerHTML = '';
+    st.append(`Too near a tie for a reliable gradient — ${L.error.op}`);
+    const why = document.createElement('small');
+    why.textContent = `${L.error.message}.`;
+    st.append(why);
+    heatmap($('hm-grad'), new Float64Array(S.m * S.n), S.m, S.n, { title: 'lindiff: no gradient (reported)', missing: true });
   } else if (L.error) {
     st.className = 'status nd';
     st.textContent = L.error.message;
@@ -249,7 +307,7 @@ function render() {
     heatmap($('hm-grad'), L.grad, S.m, S.n, { title: 'lindiff ∇ (reverse mode)', scale });
   }
   heatmap($('hm-fd'), L.fd, S.m, S.n, { title: 'finite differences', scale });
-  heatmap($('hm-ref'), L.reference, S.m, S.n, { title: 'reference rule (SPEC §6, JS)' });
+  heatmap($('hm-ref'), L.reference, S.m, S.n, { title: 'reference rule (textbook, JS)' });
   heatmap($('hm-w'), S.loss === 'projector' || S.loss === 'projectorSum' ? S.w : [], S.loss.startsWith('projector') ? S.m : 0, S.m, { title: S.loss.startsWith('projector') ? 'W' : '' });
   const rn = norm(L.reference);
   $('compare').textContent =
@@ -260,6 +318,53 @@ function render() {
   $('k-label').style.display = ['projector', 'truncation', 'projectorSum'].includes(S.loss) ? '' : 'none';
   $('c-label').style.display = S.loss === 'weighted' ? '' : 'none';
   drawPlot();
+  runJsLoss();
+}
+
+// ---- your own loss (card 7) ------------------------------------------------------
+
+const JS = { op: 'svd', f32: false, last: null };
+
+/** Differentiates the loss typed in card 7 at the current A and draws it. */
+function runJsLoss() {
+  const st = $('js-status');
+  const a64 = Float64Array.from(currentMatrix());
+  const a = { rows: S.m, cols: S.n, data: JS.f32 ? Float32Array.from(a64) : a64 };
+  const fail = (error, text) => {
+    JS.last = { error };
+    st.className = 'status nd';
+    st.textContent = text;
+    heatmap($('hm-js-grad'), new Float64Array(S.m * S.n), S.m, S.n, { title: 'lindiff vjp: no gradient', missing: true });
+    heatmap($('hm-js-fd'), [], 0, 0);
+    $('js-compare').textContent = '';
+  };
+  let loss;
+  try {
+    loss = compileLoss($('js-loss').value, JS.op, S.m, S.n);
+  } catch (e) {
+    return fail({ kind: e.name, message: e.message }, `Your loss does not parse: ${e.message}`);
+  }
+  try {
+    const t = performance.now();
+    const g = lossGradient(wasm, JS.op, a, loss);
+    const ms = performance.now() - t;
+    const fd = finiteDifferenceGradient(wasm, JS.op, { rows: S.m, cols: S.n, data: a64 }, loss);
+    const scale = Math.max(...Array.from(g.grad, Math.abs), ...Array.from(fd, Math.abs));
+    const rel = maxAbsDiff(g.grad, fd) / (scale || 1);
+    JS.last = { value: g.value, grad: g.grad, fd, rel, cotangents: Object.keys(g.cotangents), error: null, ms };
+    st.className = 'status ok';
+    st.textContent = `loss = ${g.value.toPrecision(12)} · cotangents on ${JS.last.cotangents.join(', ') || 'nothing (the loss is constant)'} · ` +
+      `max |∇ − FD| / max |∇| = ${rel.toExponential(2)}${JS.f32 ? ' (f32 gradient against the f64 FD)' : ''}`;
+    heatmap($('hm-js-grad'), g.grad, S.m, S.n, { title: `lindiff vjp ∂loss/∂A (${JS.f32 ? 'f32' : 'f64'})`, scale });
+    heatmap($('hm-js-fd'), fd, S.m, S.n, { title: 'finite differences (f64)', scale });
+    $('js-compare').textContent = `vjp ${ms.toFixed(2)} ms (one ${JS.op}, one pullback)`;
+  } catch (e) {
+    if (e instanceof wasm.LindiffError) {
+      const where = [e.op, e.output ?? e.argument].filter(Boolean).join(' / ');
+      return fail(plainError(e), `lindiff: ${e.kind}${where ? ` (${where})` : ''} — ${e.message}`);
+    }
+    return fail({ kind: e?.name ?? 'Error', message: String(e?.message ?? e) }, `Your loss threw: ${e?.message ?? e}`);
+  }
 }
 
 // ---- the sweep ----------------------------------------------------------------
@@ -296,6 +401,7 @@ function sweep() {
     return {
       gap,
       reported: !g,
+      reportKind: g ? null : items[i].error?.kind ?? null, // NotDifferentiable or NearTie
       lindiff: grad ? norm(grad) : NaN,
       fd: norm(fd),
       reference: norm(ref),
@@ -303,7 +409,7 @@ function sweep() {
       referenceVsFd: errorOf(ref, fd),
       referenceVsLindiff: errorOf(ref, grad),
       lindiffInf: grad ? Math.max(...Array.from(grad, Math.abs)) : NaN,
-      value: g ? g.value : NaN, // the loss L, for AD-RULES' |L|/‖A‖ scale
+      value: g ? g.value : NaN, // the loss L, for the test's |L|/‖A‖ error scale
       aNorm: norm(mats[i]), // ‖A‖_F (the norm the FD step uses)
     };
   });
@@ -323,18 +429,18 @@ function drawPlot() {
   const view = S.plotView;
   S.plotDrawn = gapPlot($('plot'), points, { current, fdStep: h, xlabel: S.sweep === 'tie' ? 's₁ − s₂' : `s_${k()}`, view }).drawn;
   const errors = view === 'errors';
-  legend($('legend'), [`○ on the axis: lindiff reported “not differentiable” (${errors ? 'no error' : 'no gradient'} to plot)`, '× NaN (reference)', `${errors ? '0 error' : '0'} drawn at 1e-17`, '┆ grey: the FD step h'], view);
+  legend($('legend'), [`○ on the axis: lindiff reported “not differentiable” or “too near a tie” (${errors ? 'no error' : 'no gradient'} to plot)`, '× NaN (reference)', `${errors ? '0 error' : '0'} drawn at 1e-17`, '┆ grey: the FD step h'], view);
   $('plot-title').textContent = errors ? 'Gradient error against the gap' : 'Gradient magnitude against the gap';
   $('plot-caption').textContent = errors
-    ? 'Shown: max |error| of each gradient against finite differences (and the reference against lindiff), per gap.'
-    : 'Shown: the gradient magnitude ‖∇‖_F of lindiff, of finite differences and of the reference, per gap. ' +
+    ? 'Shown: max |error| of each gradient against finite differences (and the textbook rule against lindiff), per gap.'
+    : 'Shown: the gradient magnitude ‖∇‖_F of lindiff, of finite differences and of the textbook rule, per gap. ' +
       'Where the loss is differentiable at the tie (P₂) the three stay at the same O(1) size down to the tie; ' +
-      'for P₁ the true gradient grows like 1/gap: lindiff follows it until it reports, the reference follows ' +
+      'for P₁ the true gradient grows like 1/gap: lindiff follows it until it reports, the textbook rule follows ' +
       'it until its broadening takes over (a peak near 1/2ε, then smaller numbers towards the tie), and FD, ' +
       'left of its step, cannot follow (it levels off, of order 1/h).';
   const T = S.sweepTiming;
   const how = T.fellBack ? 'one by one (the batch as a whole was reported, so each matrix got its own call)' : 'in one batched call';
-  $('t-sweep').textContent = `${T.count} gradients ${how} ${T.batch.toFixed(1)} ms (${T.fellBack ? 1 : S.threads} thread${!T.fellBack && S.threads > 1 ? 's' : ''}); with FD and the reference ${T.total.toFixed(1)} ms`;
+  $('t-sweep').textContent = `${T.count} gradients ${how} ${T.batch.toFixed(1)} ms (${T.fellBack ? 1 : S.threads} thread${!T.fellBack && S.threads > 1 ? 's' : ''}); with FD and the textbook rule ${T.total.toFixed(1)} ms`;
 }
 
 // ---- UI -----------------------------------------------------------------------
@@ -348,7 +454,9 @@ function buildEditor() {
       const cell = document.createElement('input');
       cell.type = 'number';
       cell.step = 'any';
-      cell.value = +S.base[i * S.n + j].toPrecision(6);
+      cell.value = String(S.base[i * S.n + j]);
+      cell.title = `A[${i}, ${j}] = ${S.base[i * S.n + j]}`;
+      cell.setAttribute('aria-label', `A row ${i + 1} column ${j + 1}`);
       cell.dataset.i = i;
       cell.dataset.j = j;
       cell.addEventListener('change', () => {
@@ -445,6 +553,20 @@ function wire() {
       S.sweep = r.value;
       lossChanged();
     });
+  $('js-run').addEventListener('click', runJsLoss);
+  $('js-loss').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runJsLoss();
+  });
+  $('js-op').addEventListener('change', () => {
+    JS.op = $('js-op').value;
+    const defaults = { svd: 'sum(s.map(x=>x*x)) + u[0]', qr: 'sum(r.map(x=>x*x)) + q[0]' };
+    if (Object.values(defaults).includes($('js-loss').value.trim())) $('js-loss').value = defaults[JS.op];
+    runJsLoss();
+  });
+  $('js-f32').addEventListener('change', () => {
+    JS.f32 = $('js-f32').checked;
+    runJsLoss();
+  });
   $('bench').addEventListener('click', async () => {
     const ms = await benchSingle(256, 5);
     $('t-bench').textContent = `256×256 SVD: ${ms.toFixed(1)} ms (best of 5, single-threaded build)`;
@@ -517,8 +639,14 @@ async function threadCheck(count = 48) {
 
 window.demo = {
   state: S,
+  /** Card 7's state: op, precision, the last result. */
+  jsLoss: JS,
+  /** The loaded wasm module (null before `ready`). */
+  get wasm() {
+    return wasm;
+  },
   ready: (async () => {
-    await load();
+    if (!(await load())) return false;
     wire();
     newMatrix(S.m, S.n, xorshiftMatrix(S.m, S.n, 2026));
     return true;

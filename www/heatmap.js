@@ -1,5 +1,8 @@
 // Heatmaps: a matrix as a grid of coloured cells (blue < 0 < red, scaled to
-// the largest |entry|), each showing its value; NaN cells are marked.
+// the largest |entry|), each showing its value in short; NaN cells are
+// marked. Every cell is focusable (click or Tab) and then shows its full
+// value (CSS `.hm-cell:focus::after` reads `data-full`); screen readers get
+// it from `aria-label`.
 
 /** Renders the r×c row-major `data` into `el` with a caption. */
 export function heatmap(el, data, r, c, { title = '', scale = null, missing = false } = {}) {
@@ -14,17 +17,25 @@ export function heatmap(el, data, r, c, { title = '', scale = null, missing = fa
   if (scale === null) for (const x of data) if (Number.isFinite(x)) max = Math.max(max, Math.abs(x));
   const grid = document.createElement('div');
   grid.className = 'hm';
+  grid.setAttribute('role', 'grid');
+  if (title) grid.setAttribute('aria-label', title);
   grid.style.gridTemplateColumns = `repeat(${c}, var(--cell))`;
   for (let i = 0; i < r; i++)
     for (let j = 0; j < c; j++) {
       const x = data[i * c + j];
       const cell = document.createElement('div');
       cell.className = 'hm-cell';
+      cell.tabIndex = 0;
+      cell.setAttribute('role', 'gridcell');
+      cell.dataset.full = String(x);
       cell.title = `[${i}, ${j}] = ${x}`;
+      cell.setAttribute('aria-label', `${title ? `${title} ` : ''}[${i}, ${j}] = ${x}`);
       if (missing) {
         cell.classList.add('missing');
         cell.textContent = '—';
         cell.title = 'no gradient: reported as not differentiable';
+        cell.dataset.full = 'no gradient';
+        cell.setAttribute('aria-label', `[${i}, ${j}]: no gradient`);
       } else if (!Number.isFinite(x)) {
         cell.classList.add('bad');
         cell.textContent = Number.isNaN(x) ? 'NaN' : x > 0 ? '∞' : '−∞';

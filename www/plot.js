@@ -2,7 +2,7 @@
 // gradient is from another (lindiff vs central finite differences, the
 // reference's rule vs finite differences and vs lindiff), so the
 // reference's error near a tie shows beside ours — or `magnitudes` — the
-// gradient magnitude ‖∇‖_F of lindiff, finite differences and the reference
+// gradient magnitude ‖∇‖_F of lindiff, finite differences and the textbook rule
 // against the gap. The exact 0 gap gets its own column on the left; NaN and
 // "not differentiable" get markers instead of points; a value of exactly 0
 // is drawn at the floor 1e-17.
@@ -17,7 +17,7 @@ const VIEWS = {
     ylabel: 'max |error|',
     series: [
       { key: 'referenceVsLindiff', label: 'max |reference − lindiff|', color: '#e67e22', dash: [4, 3] },
-      { key: 'referenceVsFd', label: 'max |reference − FD| (reference rule, ε = 1e-12, SPEC §6 formula computed in this page)', color: '#c0392b', nan: true },
+      { key: 'referenceVsFd', label: 'max |reference − FD| (textbook SVD rule, F = Δ/(Δ² + ε²), ε = 1e-12, computed in this page)', color: '#c0392b', nan: true },
       { key: 'lindiffVsFd', label: 'max |lindiff − FD| (exact rule, wasm)', color: '#1b7f3b', width: 3, reported: true },
     ],
   },
@@ -26,7 +26,7 @@ const VIEWS = {
     series: [
       // lindiff underneath, thick, so FD's dashes show on it where they agree.
       { key: 'lindiff', label: '‖lindiff‖_F (exact rule, wasm)', color: '#1b7f3b', width: 4, reported: true },
-      { key: 'reference', label: '‖reference‖_F (SPEC §6 rule, ε = 1e-12, in this page)', color: '#c0392b', width: 2, nan: true },
+      { key: 'reference', label: '‖reference‖_F (textbook SVD rule, ε = 1e-12, in this page)', color: '#c0392b', width: 2, nan: true },
       { key: 'fd', label: '‖FD‖_F (central differences)', color: '#1f2433', dash: [4, 3] },
     ],
   },

@@ -1,7 +1,9 @@
-// The reference implementation's SVD derivative rule (SPEC.md §6),
-// evaluated here in JS so the page can show its failure beside lindiff's
-// answer. It is the textbook reverse-mode rule for the thin SVD
-// A = U diag(s) Vᵀ (real), with the reference's Lorentzian broadening
+// The textbook SVD derivative rule, evaluated here in JS so the page can
+// show where it fails beside lindiff's answer: the reverse-mode rule for the
+// thin SVD A = U diag(s) Vᵀ (real) of Townsend, "Differentiating the
+// singular value decomposition" (2016), and Ionescu, Vantzos &
+// Sminchisescu, "Matrix backpropagation for deep networks with structured
+// layers" (ICCV 2015), with the common Lorentzian broadening
 //   F_ij = (s_j² − s_i²) / ((s_j² − s_i²)² + ε²)   (ε = 1e-12 by default)
 // and the m ≠ n projection terms divided by the raw s:
 //   Ā = U [ (F∘(UᵀŪ − ŪᵀU)) S + diag(s̄) + S (F∘(VᵀV̄ − V̄ᵀV)) ] Vᵀ
@@ -66,7 +68,7 @@ function add(a, b) {
  *   ⟨W_U,·⟩ + ⟨W_V, V_kV_kᵀ⟩: and V̄[:, :k] = (W_V + W_Vᵀ) V_k
  *   Σ s: s̄ = 1;  Σ cᵢsᵢ: s̄ = c
  *   ‖A − A_k‖², A_k = U_k S_k V_kᵀ reconstructed from the factors (how a
- *   user writes it with the reference): with E = A − A_k and R̄ = −2E the
+ *   user writes it with the textbook rule): with E = A − A_k and R̄ = −2E the
  *   cotangent of A_k, Ū = R̄ V_k S_k, V̄ = R̄ᵀ U_k S_k, s̄ᵢ = uᵢᵀ R̄ vᵢ (i ≤ k),
  *   and 2E directly. In exact arithmetic Ū = V̄ = 0, but their rounding
  *   meets F ≈ 1/(s_j² − s_i²) inside a tied kept group.

@@ -25,6 +25,7 @@
 
 mod dense;
 mod programs;
+mod sink;
 mod stack;
 mod suite;
 mod text;
@@ -91,10 +92,10 @@ unsafe impl GlobalAlloc for NoHeap {
 #[global_allocator]
 static HEAP: NoHeap = NoHeap;
 
-/// Semihosting standard output, as a [`suite::Sink`].
+/// Semihosting standard output, as a [`sink::Sink`].
 struct Semihosting(Option<hio::HostStream>);
 
-impl suite::Sink for Semihosting {
+impl sink::Sink for Semihosting {
     fn put(&mut self, bytes: &[u8]) {
         if let Some(out) = &mut self.0 {
             let _ = out.write_all(bytes);

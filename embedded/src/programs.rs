@@ -8,7 +8,7 @@
 use lindiff_core::ad::grad;
 use lindiff_core::ir::{Builder, Program};
 use lindiff_core::prim::{ReduceOp, UnaryOp};
-use lindiff_core::{Error, Linalg, MatOp, RealScalar, Shape, TensorMeta};
+use lindiff_core::{Error, MatOp, Ops, RealScalar, Shape, TensorMeta};
 
 /// The gradient programs' capacity: the projector-loss gradient has 35
 /// instructions (37 while it is differentiated) and fewer than 96 values.
@@ -33,7 +33,7 @@ pub fn meta<T: RealScalar>(dims: &[usize]) -> Result<TensorMeta, Error> {
 /// `a ↦ (u, s, vh)`.
 #[inline(never)]
 pub fn svd<T: RealScalar>(n: usize) -> Result<Forward, Error> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
     let f = b.svd(&a)?;
     b.finish(&[&f.u, &f.s, &f.vh])
@@ -42,7 +42,7 @@ pub fn svd<T: RealScalar>(n: usize) -> Result<Forward, Error> {
 /// `(a, b) ↦ a⁻¹ b` (b one column).
 #[inline(never)]
 pub fn solve<T: RealScalar>(n: usize) -> Result<Forward, Error> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
     let v = b.param(meta::<T>(&[n, 1])?)?;
     let x = b.solve(&a, &v)?;
@@ -52,7 +52,7 @@ pub fn solve<T: RealScalar>(n: usize) -> Result<Forward, Error> {
 /// `m ↦ chol(m)`.
 #[inline(never)]
 pub fn cholesky<T: RealScalar>(n: usize) -> Result<Forward, Error> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let m = b.param(meta::<T>(&[n, n])?)?;
     let l = b.cholesky(&m)?;
     b.finish(&[&l])
@@ -62,7 +62,7 @@ pub fn cholesky<T: RealScalar>(n: usize) -> Result<Forward, Error> {
 /// is `Error::Unsupported`).
 #[inline(never)]
 pub fn eigh<T: RealScalar>(n: usize) -> Result<Forward, Error> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
     let e = b.eigh(&a)?;
     b.finish(&[&e.w, &e.v])
@@ -71,7 +71,7 @@ pub fn eigh<T: RealScalar>(n: usize) -> Result<Forward, Error> {
 /// `a ↦ Σ s_i(a)`.
 #[inline(never)]
 fn nuclear_loss<T: RealScalar>(n: usize) -> Result<Prog, Error> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
     let s = b.svd_vals(&a)?;
     let loss = b.reduce(ReduceOp::Sum, &s, 1)?;
@@ -88,7 +88,7 @@ pub fn grad_nuclear<T: RealScalar>(n: usize) -> Result<Prog, Error> {
 #[inline(never)]
 fn projector_loss<T: RealScalar>(n: usize) -> Result<Prog, Error> {
     let k = n / 2;
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
     let f = b.svd(&a)?;
     let uk = b.slice(&f.u, [0, 0], [n, k])?;
@@ -108,7 +108,7 @@ pub fn grad_projector<T: RealScalar>(n: usize) -> Result<Prog, Error> {
 /// `(a, b, c) ↦ ⟨c, a⁻¹ b⟩`.
 #[inline(never)]
 fn solve_loss<T: RealScalar>(n: usize) -> Result<Prog, Error> {
-    let mut b = Builder::new();
+    let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
     let v = b.param(meta::<T>(&[n, 1])?)?;
     let w = b.param(meta::<T>(&[n, 1])?)?;

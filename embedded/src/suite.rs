@@ -16,34 +16,17 @@
 //!   (shapes, rules, kernels), is a clean `Error::Unsupported` naming it.
 //!
 //! The gradients run on the Cortex-M4F only: on the Cortex-M3 reverse
-//! mode's stack (≥ 120 KiB) does not fit the 64 KiB RAM (README
-//! "Embedded"; the flash, since the Jacobi SVD, might hold the AD code).
+//! mode's stack (≥ 120 KiB) does not fit the 64 KiB RAM
+//! (`docs/embedded.md`; the flash, since the Jacobi SVD, might hold the AD code).
 
 use crate::dense::{self, max_abs_diff, Mat};
 use crate::programs::{self, meta};
+use crate::sink::Sink;
 use crate::text::Line;
 use core::mem::MaybeUninit;
 use lindiff_core::ir::Program;
 use lindiff_core::{Arena, Error, Host, HostData, Input, Memory, RealScalar, TensorDesc};
 use lindiff_cpu::Cpu;
-
-/// Where report lines go (semihosting on the target), and the stack
-/// meter of the machine. Lines are written through [`Line`], never
-/// `core::fmt`.
-pub trait Sink {
-    /// Writes a piece of a line (a line ends with `\n`).
-    fn put(&mut self, bytes: &[u8]);
-    /// Starts a stack measurement (nothing where the stack is not measured).
-    fn stack_mark(&mut self) {}
-    /// Peak stack bytes since the last [`Sink::stack_mark`], if measured.
-    fn stack_peak(&mut self) -> Option<usize> {
-        None
-    }
-    /// Size of the stack region in bytes, if measured.
-    fn stack_capacity(&self) -> Option<usize> {
-        None
-    }
-}
 
 /// A peak this close to the stack region's size means the stack may have
 /// run past its bottom (into the static data below it) and corrupted it.

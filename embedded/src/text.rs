@@ -7,7 +7,7 @@
 //! formatting; these need only integer division and a few float
 //! multiplications, which the firmware links anyway.
 
-use crate::suite::Sink;
+use crate::sink::Sink;
 use lindiff_core::RealScalar;
 
 /// One report line being written to a sink; [`Line::end`] ends it.

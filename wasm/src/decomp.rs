@@ -4,7 +4,7 @@
 use crate::error::ApiError;
 use crate::matrix::Matrix;
 use crate::provider;
-use lindiff_core::Linalg;
+use lindiff_core::Ops;
 use lindiff_cpu::Tensor;
 use wasm_bindgen::prelude::*;
 

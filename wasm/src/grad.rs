@@ -107,8 +107,9 @@ impl BatchItem {
     }
 
     /// Whether this item came from a single call because the batch as a
-    /// whole was reported not differentiable (JS `fellBack`): then every
-    /// item of the batch did, and none ran on the batch lanes.
+    /// whole was reported (not differentiable, or a near tie; JS
+    /// `fellBack`): then every item of the batch did, and none ran on the
+    /// batch lanes.
     #[wasm_bindgen(getter = fellBack)]
     pub fn fell_back(&self) -> bool {
         self.fell_back
@@ -119,7 +120,7 @@ impl BatchItem {
     pub fn error(&self) -> JsValue {
         match &self.result {
             Ok(_) => JsValue::UNDEFINED,
-            Err(e) => crate::js::to_js(e.clone()),
+            Err(e) => crate::js_error::to_js(e.clone()),
         }
     }
 }
@@ -127,8 +128,9 @@ impl BatchItem {
 /// Gradients of `loss` at each of `matrices` (all the same shape) as one
 /// batched call — batch lanes run on the rayon pool with the `threads`
 /// feature ([`set_threads`](crate::set_threads)). Where the batch as a whole
-/// is not differentiable, the matrices are redone one by one so each gets
-/// its own result, and every item says so ([`BatchItem::fell_back`]).
+/// is reported (not differentiable, or too near a tie for the factors'
+/// gradient), the matrices are redone one by one so each gets its own
+/// result, and every item says so ([`BatchItem::fell_back`]).
 ///
 /// # Errors
 /// [`ApiError::Argument`] for an empty batch or mixed shapes; a bad loss
@@ -160,7 +162,7 @@ pub fn gradient_batch(
                 fell_back: false,
             })
             .collect()),
-        Err(e) if e.not_differentiable().is_some() => Ok(matrices
+        Err(e) if e.is_report() => Ok(matrices
             .iter()
             .map(|x| BatchItem { result: gradient(x, loss, options), fell_back: true })
             .collect()),

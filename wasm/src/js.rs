@@ -1,61 +1,14 @@
 //! The JS face of the API: exported functions (thin wrappers that turn
-//! [`ApiError`] into a thrown `Error` with structured fields), start-up
-//! (simd128 for faer's GEMM) and the thread pool.
+//! [`ApiError`](crate::ApiError) into a thrown `Error` with structured
+//! fields, `js_error.rs`), start-up (simd128 for faer's GEMM) and the
+//! thread pool. Nothing in the crate imports this module: it is the edge.
 
-use crate::error::ApiError;
+use crate::js_error::to_js;
 use crate::{
     decomp, finite_difference, grad, BatchItem, Eigh, Gradient, GradientOptions, Layout, Loss, Matrix, Qr,
     Svd,
 };
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(typescript_custom_section)]
-const LINDIFF_ERROR: &'static str = r#"
-/** What every function throws: a JS `Error` with structured fields. */
-export interface LindiffError extends Error {
-  name: "LindiffError";
-  /** "NotDifferentiable" (the library's report), "InvalidArgument", or "Lindiff" (any other library error). */
-  kind: "NotDifferentiable" | "InvalidArgument" | "Lindiff";
-  /** The op (e.g. "svd", "low_rank_approx") or API function. */
-  op: string;
-  /** NotDifferentiable: the output whose derivative does not exist here (e.g. "u", "s"). */
-  output?: string;
-  /** InvalidArgument: the argument. */
-  argument?: string;
-  /** Why, in words. */
-  why: string;
-}
-"#;
-
-/// The JS `Error` for `e`: `name = "LindiffError"`, `message` = the
-/// library's message, and the fields `kind`, `op`, `output` / `argument`,
-/// `why`.
-pub(crate) fn to_js(e: ApiError) -> JsValue {
-    let error = js_sys::Error::new(&e.to_string());
-    error.set_name("LindiffError");
-    let set = |key: &str, value: &str| {
-        // Setting a property on a fresh plain Error object cannot fail.
-        let _ = js_sys::Reflect::set(&error, &JsValue::from_str(key), &JsValue::from_str(value));
-    };
-    set("kind", e.kind());
-    match &e {
-        ApiError::Lindiff(lindiff_core::Error::NotDifferentiable { op, output, why }) => {
-            set("op", op);
-            set("output", output);
-            set("why", why);
-        }
-        ApiError::Lindiff(other) => {
-            set("op", "");
-            set("why", &other.to_string());
-        }
-        ApiError::Argument { op, arg, why } => {
-            set("op", op);
-            set("argument", arg);
-            set("why", why);
-        }
-    }
-    error.into()
-}
 
 /// Runs once when the module is instantiated: faer's GEMM may use simd128
 /// (the build enables `+simd128`; gemm only uses it when told to).

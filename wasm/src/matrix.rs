@@ -123,7 +123,7 @@ impl Matrix {
         cols: usize,
         layout: Option<Layout>,
     ) -> Result<Matrix, JsValue> {
-        Matrix::new(data, rows, cols, layout.unwrap_or(Layout::RowMajor)).map_err(crate::js::to_js)
+        Matrix::new(data, rows, cols, layout.unwrap_or(Layout::RowMajor)).map_err(crate::js_error::to_js)
     }
 
     /// Row count.

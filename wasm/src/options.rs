@@ -29,14 +29,7 @@ impl GradientOptions {
     /// # Errors
     /// [`ApiError::Argument`] unless ε is finite and > 0.
     pub fn with_derivative_eps(self, eps: f64) -> Result<GradientOptions, ApiError> {
-        if !(eps.is_finite() && eps > 0.0) {
-            return Err(ApiError::argument(
-                "GradientOptions",
-                "derivativeEps",
-                format!("must be finite and > 0, got {eps}"),
-            ));
-        }
-        Ok(GradientOptions { derivative_eps: Some(eps), ..self })
+        Ok(GradientOptions { derivative_eps: Some(positive("derivativeEps", eps)?), ..self })
     }
 
     /// Central-difference step relative to ‖A‖_F (default 1e-6).
@@ -44,14 +37,7 @@ impl GradientOptions {
     /// # Errors
     /// [`ApiError::Argument`] unless the step is finite and > 0.
     pub fn with_fd_step(self, step: f64) -> Result<GradientOptions, ApiError> {
-        if !(step.is_finite() && step > 0.0) {
-            return Err(ApiError::argument(
-                "GradientOptions",
-                "fdStep",
-                format!("must be finite and > 0, got {step}"),
-            ));
-        }
-        Ok(GradientOptions { fd_step: Some(step), ..self })
+        Ok(GradientOptions { fd_step: Some(positive("fdStep", step)?), ..self })
     }
 
     /// The SVD options the losses use.
@@ -77,7 +63,7 @@ impl GradientOptions {
     /// Throws unless ε is finite and > 0.
     #[wasm_bindgen(js_name = withDerivativeEps)]
     pub fn js_with_derivative_eps(&self, eps: f64) -> Result<GradientOptions, JsValue> {
-        self.with_derivative_eps(eps).map_err(crate::js::to_js)
+        self.with_derivative_eps(eps).map_err(crate::js_error::to_js)
     }
 
     /// JS: `options.withFdStep(1e-5)`, a changed copy.
@@ -86,7 +72,7 @@ impl GradientOptions {
     /// Throws unless the step is finite and > 0.
     #[wasm_bindgen(js_name = withFdStep)]
     pub fn js_with_fd_step(&self, step: f64) -> Result<GradientOptions, JsValue> {
-        self.with_fd_step(step).map_err(crate::js::to_js)
+        self.with_fd_step(step).map_err(crate::js_error::to_js)
     }
 
     /// The broadening ε, if set.
@@ -99,5 +85,14 @@ impl GradientOptions {
     #[wasm_bindgen(getter = fdStep)]
     pub fn fd_step(&self) -> f64 {
         self.fd_step.unwrap_or(1e-6)
+    }
+}
+
+/// `value` when it is finite and > 0, else the argument error naming `arg`.
+fn positive(arg: &'static str, value: f64) -> Result<f64, ApiError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(ApiError::argument("GradientOptions", arg, format!("must be finite and > 0, got {value}")))
     }
 }

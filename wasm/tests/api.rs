@@ -73,7 +73,7 @@ fn projector_value(w: &Matrix, q: &[f64], r: usize, k: usize) -> f64 {
 
 #[test]
 fn every_loss_agrees_with_finite_differences() {
-    // AD-RULES.md: ‖g − g_fd‖∞ ≤ 1e-8·max(1, ‖g‖∞) at step 1e-6·‖A‖
+    // docs/ad-rules.md#how-the-rules-are-tested: ‖g − g_fd‖∞ ≤ 1e-8·max(1, ‖g‖∞) at step 1e-6·‖A‖
     // (measured ≤ ~5e-10).
     for (m, n) in [(4, 3), (3, 4), (3, 3)] {
         let a = with_spectrum(m, n, &[3.0, 2.0, 1.0]);

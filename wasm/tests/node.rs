@@ -7,7 +7,7 @@ use lindiff_wasm::js::{
     simd_build,
 };
 use lindiff_wasm::{GradientOptions, Layout, Loss, Matrix};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn field(e: &JsValue, key: &str) -> String {
@@ -158,6 +158,52 @@ fn solve_gives_the_known_solution() {
     }
     // A mismatched b is the library's shape error, naming it.
     let e = js_solve(&a, &Matrix::js_new(vec![1.0, 2.0], 2, 1, None).unwrap()).unwrap_err();
-    assert_eq!(field(&e, "kind"), "Lindiff");
+    assert_eq!(field(&e, "kind"), "DimMismatch");
+    assert_eq!(field(&e, "argument"), "b");
     assert!(field(&e, "message").contains("`b`"), "{}", field(&e, "message"));
+}
+
+/// `{ data, rows, cols }` with row-major `data`.
+fn js_matrix(rows: usize, cols: usize, data: &[f64]) -> JsValue {
+    let obj = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&obj, &JsValue::from_str(k), v).unwrap();
+    set("data", &js_sys::Float64Array::from(data).into());
+    set("rows", &JsValue::from_f64(rows as f64));
+    set("cols", &JsValue::from_f64(cols as f64));
+    obj.into()
+}
+
+#[wasm_bindgen_test]
+fn vjp_errors_are_lindiff_errors_with_op_argument_and_shape() {
+    let inputs = js_sys::Array::of1(&js_matrix(2, 3, &[1.0; 6]));
+    let e = lindiff_wasm::js_vjp::js_vjp("cholesky", &inputs).unwrap_err();
+    assert!(e.is_instance_of::<js_sys::Error>());
+    assert!(e.is_instance_of::<lindiff_wasm::LindiffError>());
+    assert_eq!(field(&e, "name"), "LindiffError");
+    assert_eq!(
+        (field(&e, "kind").as_str(), field(&e, "op").as_str(), field(&e, "argument").as_str()),
+        ("NotSquare", "cholesky", "a")
+    );
+    let shape = js_sys::Reflect::get(&e, &JsValue::from_str("shape")).unwrap();
+    assert_eq!(
+        js_sys::Array::from(&shape).iter().map(|d| d.as_f64().unwrap()).collect::<Vec<_>>(),
+        vec![2.0, 3.0]
+    );
+}
+
+#[wasm_bindgen_test]
+fn vjp_pulls_a_js_cotangent_back() {
+    // det([[2, 1], [1, 3]]) = 5; ∂det/∂A = [[3, −1], [−1, 2]].
+    let inputs = js_sys::Array::of1(&js_matrix(2, 2, &[2.0, 1.0, 1.0, 3.0]));
+    let mut f = lindiff_wasm::js_vjp::js_vjp("det", &inputs).unwrap();
+    let det = js_sys::Reflect::get(&f.outputs(), &JsValue::from_str("det")).unwrap().as_f64().unwrap();
+    assert!((det - 5.0).abs() <= 1e-14);
+    let ct = js_sys::Object::new();
+    js_sys::Reflect::set(&ct, &JsValue::from_str("det"), &JsValue::from_f64(1.0)).unwrap();
+    let g = f.pullback(&ct.into()).unwrap();
+    let data = js_sys::Reflect::get(&g.get(0), &JsValue::from_str("data")).unwrap();
+    let data = js_sys::Float64Array::from(data).to_vec();
+    for (x, y) in data.iter().zip([3.0, -1.0, -1.0, 2.0]) {
+        assert!((x - y).abs() <= 1e-14, "{data:?}");
+    }
 }

@@ -7,10 +7,13 @@
 //   2. Matrix, Loss and GradientOptions objects survive being passed to
 //      calls (borrowed, not moved): the same options keep their ε, the same
 //      weight builds two losses, the batch's data array is unchanged;
-//   3. gradients at ties and zeros against closed forms from AD-RULES.md
-//      (spectral-projector perturbation theory; symmetric functions of a
-//      tied group; a truncation that does or does not split a group),
-//      never against the code under test.
+//   3. gradients at ties and zeros against closed forms (spectral-projector
+//      perturbation theory; symmetric functions of a tied group; a
+//      truncation that does or does not split a group), never against the
+//      code under test;
+//   4. the vjp API (www/test/vjp_cases.mjs, shared with the browser test):
+//      JS losses through svd, eigh, qr, cholesky, solve, det, inv, matmul
+//      against central differences, f32 against f64, LindiffError fields.
 //
 //   node www/test/api.mjs
 
@@ -216,7 +219,7 @@ const exact = new GradientOptions();
   check('gradient without options throws (no silent defaults)', missing instanceof Error, missing?.message);
 }
 
-// ---- 3. closed forms (AD-RULES.md) at ties and zeros --------------------------------
+// ---- 3. closed forms at ties and zeros --------------------------------
 
 const figures = {};
 for (const [m, n] of [[4, 3], [3, 4]]) {
@@ -259,5 +262,10 @@ for (const [m, n] of [[4, 3], [3, 4]]) {
 }
 
 console.log(`worst relative error vs closed forms: ${Math.max(...Object.values(figures)).toExponential(2)}`);
+
+// ---- 4. the vjp API ---------------------------------------------------------------
+
+const { vjpCases } = await import('./vjp_cases.mjs');
+for (const r of vjpCases(L)) check(r.name, r.ok, r.detail);
 console.log(`api: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

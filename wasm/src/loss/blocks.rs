@@ -2,7 +2,7 @@
 
 use lindiff_core::face::Face;
 use lindiff_core::prim::{BinaryOp, ReduceOp};
-use lindiff_core::{Linalg, MatOp, Result};
+use lindiff_core::{MatOp, Ops, Result};
 
 /// Σ over the first `core_rank` dims of `x` (one sum per batch item).
 pub(crate) fn total<F: Face + ?Sized>(f: &mut F, x: &F::Tensor, core_rank: usize) -> Result<F::Tensor> {
@@ -15,22 +15,26 @@ pub(crate) fn pairing<F: Face + ?Sized>(f: &mut F, w: &F::Tensor, x: &F::Tensor)
     total(f, &product, 2)
 }
 
-/// ⟨W, X Xᵀ⟩ for the columns `x`.
-pub(crate) fn projector_of_columns<F: Face + ?Sized>(
+/// Which vectors of a matrix a projector is built from.
+#[derive(Clone, Copy)]
+pub(crate) enum Vectors {
+    /// The columns `x`: X Xᵀ.
+    Columns,
+    /// The rows `y`: Yᵀ Y (V_k V_kᵀ from the first k rows of Vᵀ).
+    Rows,
+}
+
+/// ⟨W, P⟩ for the projector P onto the columns or rows of `x`.
+pub(crate) fn projector<F: Face + ?Sized>(
     f: &mut F,
     w: &F::Tensor,
     x: &F::Tensor,
+    of: Vectors,
 ) -> Result<F::Tensor> {
-    let p = f.matmul_with(x, MatOp::Identity, x, MatOp::Adjoint)?;
-    pairing(f, w, &p)
-}
-
-/// ⟨W, Yᵀ Y⟩ for the rows `y` (V_k V_kᵀ from the first k rows of Vᵀ).
-pub(crate) fn projector_of_rows<F: Face + ?Sized>(
-    f: &mut F,
-    w: &F::Tensor,
-    y: &F::Tensor,
-) -> Result<F::Tensor> {
-    let p = f.matmul_with(y, MatOp::Adjoint, y, MatOp::Identity)?;
+    let (left, right) = match of {
+        Vectors::Columns => (MatOp::Identity, MatOp::Adjoint),
+        Vectors::Rows => (MatOp::Adjoint, MatOp::Identity),
+    };
+    let p = f.matmul_with(x, left, x, right)?;
     pairing(f, w, &p)
 }

@@ -5,7 +5,7 @@
 use super::blocks::total;
 use lindiff_core::face::Face;
 use lindiff_core::op::SvdOptions;
-use lindiff_core::{Linalg, Result};
+use lindiff_core::{Ops, Result};
 
 /// Σ sᵢ of each matrix in `a`.
 pub(super) fn eval<F: Face + ?Sized>(f: &mut F, a: &F::Tensor, svd: SvdOptions) -> Result<F::Tensor> {

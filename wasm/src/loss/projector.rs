@@ -3,10 +3,10 @@
 //! top k or below it and at zero values — unless the cut at k splits a
 //! group of tied singular values (then `svd`/`u` is reported).
 
-use super::blocks::projector_of_columns;
+use super::blocks::{projector, Vectors};
 use lindiff_core::face::Face;
 use lindiff_core::op::SvdOptions;
-use lindiff_core::{Linalg, Result};
+use lindiff_core::{Ops, Result};
 
 /// ⟨W, U_k U_kᵀ⟩ of each matrix in `a` (W m×m).
 pub(super) fn eval<F: Face + ?Sized>(
@@ -19,5 +19,5 @@ pub(super) fn eval<F: Face + ?Sized>(
     let m = f.meta(a).shape.dims()[0];
     let u = f.svd_with_options(a, svd)?.u;
     let uk = f.slice(&u, [0, 0], [m, k])?;
-    projector_of_columns(f, w, &uk)
+    projector(f, w, &uk, Vectors::Columns)
 }

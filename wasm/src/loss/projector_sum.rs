@@ -1,11 +1,11 @@
 //! ⟨W_U, U_k U_kᵀ⟩ + ⟨W_V, V_k V_kᵀ⟩: weighted projectors on both sides.
 //! Differentiable unless k splits a tie.
 
-use super::blocks::{projector_of_columns, projector_of_rows};
+use super::blocks::{projector, Vectors};
 use lindiff_core::face::Face;
 use lindiff_core::op::SvdOptions;
 use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Linalg, Result};
+use lindiff_core::{Ops, Result};
 
 /// The two-sided weighted projector sum of each matrix in `a`.
 pub(super) fn eval<F: Face + ?Sized>(
@@ -21,7 +21,7 @@ pub(super) fn eval<F: Face + ?Sized>(
     let factors = f.svd_with_options(a, svd)?;
     let uk = f.slice(&factors.u, [0, 0], [m, k])?;
     let vhk = f.slice(&factors.vh, [0, 0], [k, n])?;
-    let left = projector_of_columns(f, wu, &uk)?;
-    let right = projector_of_rows(f, wv, &vhk)?;
+    let left = projector(f, wu, &uk, Vectors::Columns)?;
+    let right = projector(f, wv, &vhk, Vectors::Rows)?;
     f.binary(BinaryOp::Add, &left, &right)
 }

@@ -7,7 +7,7 @@ use super::blocks::pairing;
 use lindiff_core::face::Face;
 use lindiff_core::op::Truncation;
 use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Linalg, Result};
+use lindiff_core::{Ops, Result};
 
 /// ‖A − A_k‖²_F of each matrix in `a`.
 pub(super) fn eval<F: Face + ?Sized>(f: &mut F, a: &F::Tensor, k: usize) -> Result<F::Tensor> {

@@ -6,7 +6,7 @@ use super::blocks::total;
 use lindiff_core::face::Face;
 use lindiff_core::op::SvdOptions;
 use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Linalg, Result};
+use lindiff_core::{Ops, Result};
 
 /// Σ cᵢ sᵢ of each matrix in `a` (`c` shaped like the singular values).
 pub(super) fn eval<F: Face + ?Sized>(

@@ -1,4 +1,4 @@
-//! The CUDA provider's checks (lindiff-cuda, issue 9).
+//! The CUDA provider's checks (lindiff-cuda).
 //!
 //! * `test()` (part of `cargo xtask test`, before the workspace tests):
 //!   installs `g++` when missing (a lindiff-cuda unit test type-checks the
@@ -6,20 +6,22 @@
 //!   with `--no-default-features --features cuda` (the `cuda` arm of
 //!   `providers!`, the `CudaStaged` harness, the `cuda_conformance` binary;
 //!   no OpenBLAS), runs the harness's unit tests (`--lib`: the Unsupported
-//!   skip rule, the budgets) and one small suite's `cuda` arm (`ad_cholesky
-//!   -- ::cuda --nocapture`: without a GPU it must pass `1 passed` printing
+//!   skip rule, the budgets), checks the README table's cuda column
+//!   against `lindiff_cuda::ops::runs` (`--test readme_table`), runs one
+//!   small suite's `cuda` arm (`ad_cholesky -- ::cuda --nocapture`:
+//!   without a GPU it must pass `1 passed` printing
 //!   `skipped: …`, and fail under `LINDIFF_REQUIRE_CUDA=1` naming why; with
 //!   one it runs), runs `host-cuda/device-check-test.sh` (the device check's
-//!   `run` path end to end with fake test binaries that print what the real ones
-//!   print, ~1 s), and runs the timing example, which must print
+//!   `run` path end to end with fake test binaries that print what the real
+//!   ones print, ~1 s), and runs the timing example, which must print
 //!   `skipped: …` cleanly without a GPU. Debug builds, like the workspace
 //!   tests, whose dependency builds they share (only lindiff-tests itself is
 //!   built again, with the `cuda` feature). lindiff-cuda itself is built and
-//!   its unit tests run by the workspace tests. About 5 s when cached (measured
-//!   2026-12-01; the first build of lindiff-tests with `cuda` takes minutes).
+//!   its unit tests run by the workspace tests. A few seconds when cached;
+//!   the first build of lindiff-tests with `cuda` takes minutes.
 //! * `cuda-check`: `host-cuda/device-check.sh build` — the stripped release
-//!   test binary and timing binary in `.device/`, and the `run` tool call for
-//!   a GPU session.
+//!   test binaries and timing binary in `.device/`, which
+//!   `bash .device/device-check.sh run` runs on a machine with an NVIDIA GPU.
 
 use std::process::Command;
 
@@ -40,6 +42,9 @@ pub fn test() -> Step {
     let cuda_tests = ["-p", "lindiff-tests", "--no-default-features", "--features", "cuda"];
     run("cargo", &[&["check"], &cuda_tests[..], &["--tests"]].concat())?;
     run("cargo", &[&["test"], &cuda_tests[..], &["--lib"]].concat())?;
+    // The README's op table: its cuda column against lindiff-cuda's own
+    // table of what runs where (`cuda_column_matches_lindiff_cuda`).
+    run("cargo", &[&["test"], &cuda_tests[..], &["--test", "readme_table"]].concat())?;
     // One small suite binary on the cuda arm: the printed skip path (or,
     // on a machine with a GPU, the real run).
     let args = [&["test", "-q"], &cuda_tests[..], &["--test", "ad_cholesky", "--", "::cuda", "--nocapture"]]

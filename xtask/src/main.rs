@@ -1,23 +1,46 @@
 //! lindiff's task runner: `cargo xtask <task>`.
 //!
 //! * `test` — everything CI checks: formatting, clippy `-D warnings`, the
-//!   workspace tests, the `no_std` builds of the core for Cortex-M
-//!   (`thumbv7em-none-eabihf`) and the browser (`wasm32-unknown-unknown`), and
-//!   lindiff-cpu without `std` (f32 only) for Cortex-M. Installs the rustup
+//!   tests of every workspace member (host-blas and host-cuda, which a plain
+//!   `cargo test` leaves out, and the tests crate's `blas` arm; the fuzz
+//!   suite's 10 000 calls per provider among them), `workspace_overflow`
+//!   again in release, the core's unit tests under Miri (`miri` runs the
+//!   doctests and host-cpu's kernels as well), the CUDA
+//!   compile checks, the `no_std` builds of the core for Cortex-M
+//!   (`thumbv7em-none-eabihf`) and the browser (`wasm32-unknown-unknown`),
+//!   lindiff-cpu without `std` (f32 only) for Cortex-M, the firmware under
+//!   QEMU and the wasm package under node and Chromium. Installs the rustup
 //!   targets and components it needs when missing.
 //! * `bench` — side-by-side ratios: lindiff-cpu vs faer called directly,
 //!   lindiff-blas vs the same raw LAPACK calls, and host-cpu vs host-blas;
-//!   then every overhead row as the median over fresh processes (`bench.rs`).
+//!   then every overhead row as the median over fresh processes; writes
+//!   docs/benchmarks.md. `--quick`: one process, shorter rows; `--peers`:
+//!   numpy, scipy and JAX too (`bench.rs`);
+//!   `bench singular` prints only what solve's singularity tests cost.
+//! * `fuzz N SEED` — the fuzz suite in release, N calls per provider from
+//!   SEED, printing its reports (`fuzz.rs`).
+//! * `miri` — the core's unit tests and doctests and host-cpu's kernels on
+//!   small fuzz cases under Miri, on a pinned nightly (`miri.rs`, which
+//!   lists what Miri leaves out).
 //!
 //! `test` installs Debian's `libopenblas-dev` when it is missing (lindiff-blas
 //! links the system OpenBLAS).
 //! * `embedded` — the Cortex-M firmware under QEMU (`embedded.rs`); part of `test`.
 //! * `demo` — builds the wasm package and serves the browser demo (`web.rs`).
 //! * `browser` — the demo in Chromium against native values; part of `test`.
+//! * `citations` — every cited file and section exists, nothing cites notes
+//!   outside the tree or issue numbers (`citations.rs`); part of `test`.
+//! * `modules` — no import cycle between a crate's top-level modules
+//!   (`modules.rs`); part of `test`.
+//! * `sweep-ties` — the spectral near-tie sweep's table (the test runs in `test`).
 
 mod bench;
+mod citations;
 mod cuda;
 mod embedded;
+mod fuzz;
+mod miri;
+mod modules;
 mod nvrtc;
 mod web;
 
@@ -28,21 +51,30 @@ use std::time::Instant;
 const CROSS_TARGETS: &[&str] = &["thumbv7em-none-eabihf", "wasm32-unknown-unknown"];
 /// rustup components the checks use.
 const COMPONENTS: &[&str] = &["rustfmt", "clippy"];
+/// The tests crate's LAPACK arm (`blas::` tests, `agreement.rs`): off in a
+/// plain `cargo test`, on in `cargo xtask test`, which also builds and tests
+/// every workspace member (host-blas and host-cuda are not default members).
+const BLAS_TESTS: &str = "lindiff-tests/blas";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
-        Some("bench") => bench::bench(),
+        Some("bench") => bench::bench(&args[1..]),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("miri") => miri::miri(),
         Some("embedded") => embedded::run(),
         Some("demo") => web::demo(),
         Some("browser") => web::browser(),
         Some("node") => web::node_tests(),
         Some("cuda-check") => cuda::check(),
         Some("nvrtc") => nvrtc::test(),
+        Some("citations") => citations::check(),
+        Some("modules") => modules::check(),
+        Some("sweep-ties") => sweep_ties(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ and print the GPU run call\n  nvrtc     fetch NVRTC 13 (PyPI wheel, cached) and compile the CUDA kernels with it (also run by test)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side; writes docs/benchmarks.md [--quick] [--peers: numpy, scipy, JAX] (`bench singular`: only the cost of solve's singularity tests)\n  fuzz N SEED  the fuzz suite in release, N calls per provider (cpu, blas) from SEED\n  miri      the core's tests and host-cpu's kernels (small fuzz cases) under Miri, pinned nightly\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ (run them on a GPU machine)\n  nvrtc     fetch NVRTC 13 (PyPI wheel, cached) and compile the CUDA kernels with it (also run by test)\n  citations every cited file and section exists; no outside notes or issue numbers (also run by test)\n  modules   no import cycles between a crate's top-level modules (also run by test)\n  sweep-ties  spectral gradients at gaps 0, 1e-16 … 1e-4 against closed forms: the table (also run by test)"
             );
             return ExitCode::from(2);
         }
@@ -57,6 +89,34 @@ fn main() -> ExitCode {
 }
 
 pub(crate) type Step = Result<(), String>;
+
+/// The near-tie sweep (`tests/tests/tie_sweep.rs`) in release, printing its
+/// table: each point right to 1e-7 or a typed error.
+fn sweep_ties() -> Step {
+    run(
+        "cargo",
+        &[
+            "test",
+            "--release",
+            "-p",
+            "lindiff-tests",
+            "--test",
+            "tie_sweep",
+            "--",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ],
+    )
+}
+
+/// The repository root (xtask sits in it).
+pub(crate) fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
 
 /// Runs a command, echoing it; fails with the command line on a non-zero exit.
 pub(crate) fn run(program: &str, args: &[&str]) -> Step {
@@ -85,7 +145,7 @@ const OPENBLAS: &str = "/usr/lib/x86_64-linux-gnu/libopenblas.so";
 
 /// Installs Debian's `libopenblas-dev` (lindiff-blas links the system
 /// OpenBLAS) when it is missing: `apt-get` as root, through `sudo` otherwise.
-fn ensure_openblas() -> Step {
+pub(crate) fn ensure_openblas() -> Step {
     let installed = std::path::Path::new(OPENBLAS).exists()
         || Command::new("dpkg").args(["-s", "libopenblas-dev"]).output().is_ok_and(|o| o.status.success());
     if installed {
@@ -139,8 +199,33 @@ fn test() -> Step {
     timed("cuda (no GPU)", &cuda::test)?;
     timed("nvrtc 13 compile", &nvrtc::test)?;
     timed("rustfmt", &|| run("cargo", &["fmt", "--all", "--", "--check"]))?;
-    timed("clippy", &|| run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    timed("tests", &|| run("cargo", &["test", "--workspace", "--no-fail-fast"]))?;
+    timed("citations", &citations::check)?;
+    timed("modules", &modules::check)?;
+    timed("clippy", &|| {
+        run(
+            "cargo",
+            &["clippy", "--workspace", "--all-targets", "--features", BLAS_TESTS, "--", "-D", "warnings"],
+        )
+    })?;
+    timed("tests", &|| run("cargo", &["test", "--workspace", "--no-fail-fast", "--features", BLAS_TESTS]))?;
+    // The overflow checks in release too (no overflow checks there: a
+    // wrapped size must still give `Overflow`, not a panic or a tiny size).
+    timed("overflow release", &|| {
+        run(
+            "cargo",
+            &[
+                "test",
+                "--release",
+                "-p",
+                "lindiff-tests",
+                "--features",
+                "blas",
+                "--test",
+                "workspace_overflow",
+            ],
+        )
+    })?;
+    timed("miri core units", &miri::core_unit)?;
     timed("rustdoc", &|| {
         // Deny rustdoc warnings (broken links, bad markup) in our crates.
         let status = Command::new("cargo")

@@ -1,4 +1,4 @@
-//! NVRTC 13 for the kernel-source compile test (lindiff-cuda, issue 9).
+//! NVRTC 13 for the kernel-source compile test (lindiff-cuda).
 //!
 //! `lindiff-cuda`'s unit test `source_compiles_with_nvrtc_13` compiles
 //! `kernels/lindiff.cu` with the real NVRTC (no GPU or driver needed). The

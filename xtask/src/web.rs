@@ -1,4 +1,4 @@
-//! The browser demo's tasks (issue 7):
+//! The browser demo's tasks:
 //!
 //! * `cargo xtask demo` — builds the release wasm (simd128, wasm-opt -O3) into
 //!   `www/pkg` and, with the pinned nightly, the threaded build into
@@ -8,19 +8,26 @@
 //!   fixture, Chromium (Debian's, driven by playwright-core) loads the page
 //!   from this server and must reproduce it; also the 256×256 SVD
 //!   Chromium/native ratio (the test alternates the native binary and the
-//!   page's single-threaded build). Screenshots land in `<target>/browser/`.
-//! * `cargo xtask node` — the wasm-bindgen tests under node and
-//!   `www/test/api.mjs` on the built package.
+//!   page's single-threaded build), the vjp checks (`www/test/vjp_cases.mjs`)
+//!   in the page, no console warning or error, and `tsc --noEmit` on
+//!   `www/test/vjp_usage.ts` against the package's `.d.ts`. Screenshots land
+//!   in `<target>/browser/`, and the page's first one also at
+//!   `/tmp/web-screenshot.png` (`LINDIFF_SCREENSHOT` moves it).
+//! * `cargo xtask node` — the wasm-bindgen tests under node,
+//!   `www/test/api.mjs` on the built package (the vjp checks included) and
+//!   the same `tsc --noEmit` check.
 //! * `web::test()` (from `cargo xtask test`): both builds once, the node
 //!   checks, then the browser test (threaded batch vs single-threaded).
 
 mod server;
 mod tools;
+mod wasm_cargo;
 
 use super::run;
 use server::Server;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use wasm_cargo::wasm_cargo;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
@@ -88,10 +95,10 @@ fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
     let wasm = match flavor {
         Flavor::Single => {
             let dir = target;
-            run_in(
+            wasm_cargo(
                 root,
+                None,
                 &[("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", SIMD_FLAGS)],
-                "cargo",
                 &["build", "-p", "lindiff-wasm", "--target", WASM_TARGET, "--profile", "wasm-release"],
             )?;
             dir.join(WASM_TARGET).join("wasm-release/lindiff_wasm.wasm")
@@ -102,15 +109,14 @@ fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
             let dir = target.join("wasm-threads");
             let dir_s = dir.to_string_lossy().into_owned();
             let toolchain = format!("+{}", tools::NIGHTLY);
-            run_in(
+            wasm_cargo(
                 root,
+                Some(&toolchain),
                 &[
                     ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", THREAD_FLAGS),
                     ("CARGO_TARGET_DIR", &dir_s),
                 ],
-                "cargo",
                 &[
-                    &toolchain,
                     "build",
                     "-p",
                     "lindiff-wasm",
@@ -132,6 +138,9 @@ fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
     let wasm_s = wasm.to_string_lossy().into_owned();
     let out_s = out.to_string_lossy().into_owned();
     run("wasm-bindgen", &["--target", "web", "--out-dir", &out_s, &wasm_s])?;
+    if flavor == Flavor::Threads {
+        modern_worker_init(&out)?;
+    }
     let bg = out.join("lindiff_wasm_bg.wasm").to_string_lossy().into_owned();
     let mut args = vec!["-O3"];
     args.extend_from_slice(WASM_OPT_FEATURES);
@@ -142,6 +151,46 @@ fn build(root: &Path, flavor: Flavor, npm_bin: &Path) -> Result<(), String> {
     run(&npm_bin.join("wasm-opt").to_string_lossy(), &args)?;
     copy_docs(root, &out)?;
     write_package_json(root, &out)
+}
+
+/// wasm-bindgen-rayon 1.3's worker helper (no-bundler) starts each worker
+/// with `init(module, memory)`, the positional form that wasm-bindgen's glue
+/// now answers with a console warning ("using deprecated parameters for the
+/// initialization function; pass a single object instead") — once per
+/// worker. The same call in the object form (`{ module_or_path, memory }`,
+/// which the glue reads the same way) keeps the console clean. Fails when
+/// the helper no longer has the old call, so a new wasm-bindgen-rayon is
+/// looked at rather than silently left alone.
+fn modern_worker_init(out: &Path) -> Result<(), String> {
+    const OLD: &str = "pkg.default(data.module, data.memory)";
+    const NEW: &str = "pkg.default({ module_or_path: data.module, memory: data.memory })";
+    let snippets = out.join("snippets");
+    let mut patched = 0;
+    let mut stack = vec![snippets.clone()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "workerHelpers.no-bundler.js") {
+                let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+                if text.contains(OLD) {
+                    std::fs::write(&path, text.replace(OLD, NEW)).map_err(|e| e.to_string())?;
+                    patched += 1;
+                } else if !text.contains(NEW) {
+                    return Err(format!(
+                        "{}: no `{OLD}` to rewrite (a new wasm-bindgen-rayon?)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    if patched == 0 {
+        return Err(format!("no wasm-bindgen-rayon worker helper under {}", snippets.display()));
+    }
+    Ok(())
 }
 
 /// README.md and LICENSE* files next to the package, as wasm-pack copies
@@ -165,10 +214,11 @@ fn copy_docs(root: &Path, out: &Path) -> Result<(), String> {
 /// The npm package.json, as `wasm-pack build --mode no-install --target web`
 /// writes it (wasm-pack is not needed: wasm-bindgen made the rest): the same
 /// fields in the same order, LICENSE-* files listed, no trailing newline
-/// (serde_json's pretty printer). One deliberate difference: when the build
-/// has a `snippets/` folder (the threaded build: wasm-bindgen-rayon's worker
-/// helpers) it is listed in `files`; wasm-pack leaves it out, so `npm pack`
-/// of its package would drop the files the threaded build imports.
+/// (serde_json's pretty printer). One deliberate difference: the build's
+/// `snippets/` folder (both builds: the `LindiffError` class module; the
+/// threaded build also wasm-bindgen-rayon's worker helpers) is listed in
+/// `files`; wasm-pack leaves it out, so `npm pack` of its package would
+/// drop the files the glue imports.
 fn write_package_json(root: &Path, out: &Path) -> Result<(), String> {
     let manifest = std::fs::read_to_string(root.join("wasm/Cargo.toml")).map_err(|e| e.to_string())?;
     let field = |name: &str| {
@@ -199,7 +249,7 @@ fn write_package_json(root: &Path, out: &Path) -> Result<(), String> {
         ws("license").unwrap_or_default(),
         ws("repository").unwrap_or_default(),
         licenses.iter().map(|n| format!(",\n    {n:?}")).collect::<String>(),
-        // The threaded build's worker helpers (wasm-bindgen-rayon) live in snippets/.
+        // Inline JS modules (LindiffError; the threaded build's worker helpers) live in snippets/.
         if out.join("snippets").is_dir() { ",\n    \"snippets/\"" } else { "" },
     );
     std::fs::write(out.join("package.json"), json).map_err(|e| e.to_string())
@@ -215,12 +265,14 @@ enum Builds {
     TryThreads,
     /// Both, the threaded one required (the browser test: it compares the
     /// threaded batch with the single-threaded one). A cold CI machine pays
-    /// ~6 min for it (nightly + rust-src 58 s, build-std build 295 s on the
-    /// busy 2-core machine, 2026-12-01); `LINDIFF_BROWSER_THREADS=0` skips it.
+    /// ~6 min for it (nightly + rust-src about 1 min, the build-std build
+    /// about 5 min on a busy 2-core machine); `LINDIFF_BROWSER_THREADS=0`
+    /// skips it.
     Threads,
 }
 
 fn build_all(root: &Path, builds: Builds) -> Result<PathBuf, String> {
+    tools::ensure_wasm_target()?;
     tools::ensure_wasm_bindgen(root)?;
     let npm_bin = tools::ensure_npm_tools(root)?;
     build(root, Flavor::Single, &npm_bin)?;
@@ -275,16 +327,42 @@ pub fn node_tests() -> Result<(), String> {
 /// The node checks on an already built `www/pkg`.
 fn node_checks(root: &Path) -> Result<(), String> {
     tools::ensure_node()?;
-    run_in(
+    wasm_cargo(
         root,
+        None,
         &[
             ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", SIMD_FLAGS),
             ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", "wasm-bindgen-test-runner"),
         ],
-        "cargo",
         &["test", "-p", "lindiff-wasm", "--target", WASM_TARGET, "--test", "node"],
     )?;
-    run_in(root, &[], "node", &["www/test/api.mjs"])
+    run_in(root, &[], "node", &["www/test/api.mjs"])?;
+    typescript_check(root)
+}
+
+/// `tsc --noEmit --strict` on `www/test/vjp_usage.ts`: the package's
+/// TypeScript declarations (the vjp API's, hand-written in `js_vjp.rs`)
+/// type-check a real user of them, `@ts-expect-error` lines included.
+fn typescript_check(root: &Path) -> Result<(), String> {
+    let tsc = root.join("www/test/node_modules/.bin/tsc");
+    run_in(
+        root,
+        &[],
+        &tsc.to_string_lossy(),
+        &[
+            "--noEmit",
+            "--strict",
+            "--target",
+            "es2022",
+            "--module",
+            "es2022",
+            "--moduleResolution",
+            "bundler",
+            "--lib",
+            "es2022,dom,esnext.disposable",
+            "www/test/vjp_usage.ts",
+        ],
+    )
 }
 
 /// `cargo xtask browser`: the page in Chromium against the native fixture.
@@ -296,6 +374,7 @@ pub fn browser() -> Result<(), String> {
 
 /// The browser test on the already built packages.
 fn browser_checks(root: &Path) -> Result<(), String> {
+    typescript_check(root)?;
     let chromium = tools::ensure_chromium()?;
     let out = target_dir(root).join("browser");
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -311,6 +390,7 @@ fn browser_checks(root: &Path) -> Result<(), String> {
     run(&native_s, &["fixture", &fixture_s])?;
     let server = Server::start(root.join("www"), "127.0.0.1:0")?;
     let url = server.url();
+    let screenshot = std::env::var("LINDIFF_SCREENSHOT").unwrap_or_else(|_| "/tmp/web-screenshot.png".into());
     let result = run_in(
         root,
         &[],
@@ -327,6 +407,8 @@ fn browser_checks(root: &Path) -> Result<(), String> {
             &chromium.to_string_lossy(),
             "--native-bin",
             &native_s,
+            "--screenshot",
+            &screenshot,
         ],
     );
     server.stop();

@@ -1,8 +1,9 @@
 //! The tools the demo's build and browser test need, installed when
 //! missing (and reused when present): the wasm-bindgen CLI of exactly the
-//! pinned crate version, node/npm, npm's binaryen (wasm-opt) and
-//! playwright-core (in `www/test/node_modules`), Debian's chromium, and the
-//! dated nightly with rust-src for the threaded build.
+//! pinned crate version, the stable toolchain's wasm32 target, node/npm,
+//! npm's binaryen (wasm-opt), playwright-core and typescript (in
+//! `www/test/node_modules`), Debian's chromium, and the dated nightly with
+//! rust-src for the threaded build.
 
 use super::super::{apt_get, capture, run};
 use std::path::{Path, PathBuf};
@@ -32,6 +33,16 @@ pub fn ensure_wasm_bindgen(root: &Path) -> Result<(), String> {
     run("cargo", &["install", "wasm-bindgen-cli", "--version", &version])
 }
 
+/// The default toolchain's `wasm32-unknown-unknown` target (a fresh
+/// machine has the host target only).
+pub fn ensure_wasm_target() -> Result<(), String> {
+    let installed = capture("rustup", &["target", "list", "--installed"]);
+    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+        return Ok(());
+    }
+    run("rustup", &["target", "add", "wasm32-unknown-unknown"])
+}
+
 /// Debian packages through the xtask's apt helper (root, or `sudo -n`).
 fn apt_install(packages: &[&str]) -> Result<(), String> {
     let what = packages.join(", ");
@@ -49,12 +60,16 @@ pub fn ensure_node() -> Result<(), String> {
     apt_install(&["nodejs", "npm"])
 }
 
-/// `www/test/node_modules` (binaryen, playwright-core) from the lock file.
+/// `www/test/node_modules` (binaryen, playwright-core, typescript) from the
+/// lock file.
 pub fn ensure_npm_tools(root: &Path) -> Result<PathBuf, String> {
     ensure_node()?;
     let dir = root.join("www/test");
     let bin = dir.join("node_modules/.bin");
-    if !(bin.join("wasm-opt").exists() && dir.join("node_modules/playwright-core").exists()) {
+    let have = bin.join("wasm-opt").exists()
+        && bin.join("tsc").exists()
+        && dir.join("node_modules/playwright-core").exists();
+    if !have {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
             .current_dir(&dir)

@@ -1,0 +1,148 @@
+"""numpy, scipy and JAX on the cases of host-cpu/benches/peers.rs.
+
+Driven over stdin/stdout by that bench (`cargo xtask bench --peers`), one
+JSON object a line each way, so that its samples alternate with lindiff's
+sample by sample:
+
+  {"cmd": "load", "kind": k, "case": c, "path": p, "dims": [...]} -> {"libs": [...]}
+      reads case c (of kind k: svd_batch, cholesky, svd, svd_loss,
+      eigh_loss) from p, raw little-endian f64 written by the bench
+      (column-major matrices, batch last, as lindiff lays them out), builds
+      each library's function and runs it once (JAX: compiles it);
+  {"cmd": "check", "case": c, "lib": l, "path": p} -> {"len": k}
+      writes the library's result to compare (singular values, L, value and
+      gradient) to p, column-major, raw f64;
+  {"cmd": "time", "case": c, "lib": l, "reps": r} -> {"seconds": t}
+      the fastest of r timed calls (JAX: each until block_until_ready);
+  {"cmd": "done"} -> {"medians": {case: {lib: seconds}}}
+      the median of each case's samples, then exits.
+
+The environment sets one thread per library (OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, XLA_FLAGS); the bench passes it.
+"""
+
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+try:
+    import scipy.linalg as sla
+except ImportError:  # pragma: no cover - reported as a missing library
+    sla = None
+try:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+    import jax.numpy as jnp
+except ImportError:  # pragma: no cover
+    jax = None
+
+
+def read(path, dims):
+    """The bench's column-major array (batch last) as numpy's row-major one."""
+    raw = np.fromfile(path, dtype="<f8")
+    if len(dims) == 2:
+        n, m = dims
+        return np.ascontiguousarray(raw.reshape(m, n).T)
+    if len(dims) == 3:
+        n, m, count = dims
+        return np.ascontiguousarray(raw.reshape(count, m, n).transpose(0, 2, 1))
+    return raw.reshape(dims)
+
+
+def flat(x):
+    """Column-major flattening of each matrix, batch last, as lindiff's."""
+    x = np.asarray(x)
+    if x.ndim == 3:
+        return x.transpose(0, 2, 1).reshape(-1)
+    return x.reshape(-1, order="F")
+
+
+def functions(case, a):
+    """{lib: (call, result)}: call() runs once, result(out) -> check vector."""
+    out = {}
+    if case == "svd_batch":
+        out["numpy"] = (lambda: np.linalg.svd(a), lambda r: r[1].reshape(-1))
+        if jax is not None:
+            f = jax.jit(jax.vmap(jnp.linalg.svd))
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.asarray(r[1]).reshape(-1))
+    elif case == "cholesky":
+        out["numpy"] = (lambda: np.linalg.cholesky(a), flat)
+        if sla is not None:
+            out["scipy"] = (lambda: sla.cholesky(a, lower=True), flat)
+        if jax is not None:
+            f = jax.jit(jnp.linalg.cholesky)
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), flat)
+    elif case == "svd":
+        out["numpy"] = (lambda: np.linalg.svd(a, full_matrices=False), lambda r: r[1])
+        if sla is not None:
+            out["scipy"] = (lambda: sla.svd(a, full_matrices=False), lambda r: r[1])
+        if jax is not None:
+            f = jax.jit(lambda m: jnp.linalg.svd(m, full_matrices=False))
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.asarray(r[1]))
+    elif case == "svd_loss":
+        if jax is not None:
+            f = jax.jit(jax.value_and_grad(lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False))))
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.concatenate([[float(r[0])], flat(r[1])]))
+    elif case == "eigh_loss":
+        if jax is not None:
+            w = jnp.arange(1, a.shape[0] + 1, dtype=jnp.float64)
+            f = jax.jit(jax.value_and_grad(lambda m: jnp.dot(jnp.linalg.eigh(m)[0], w)))
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.concatenate([[float(r[0])], flat(r[1])]))
+    else:
+        raise ValueError(f"unknown case {case}")
+    return out
+
+
+def main():
+    loaded = {}
+    samples = {}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        cmd = msg["cmd"]
+        try:
+            if cmd == "load":
+                a = read(msg["path"], msg["dims"])
+                fns = functions(msg["kind"], a)
+                results = {}
+                for lib, (call, _) in fns.items():
+                    call()  # JAX compiles here: the timed calls exclude it
+                    results[lib] = call()
+                loaded[msg["case"]] = (fns, results)
+                reply = {"libs": list(fns)}
+            elif cmd == "check":
+                fns, results = loaded[msg["case"]]
+                v = np.asarray(fns[msg["lib"]][1](results[msg["lib"]]), dtype="<f8")
+                v.tofile(msg["path"])
+                reply = {"len": int(v.size)}
+            elif cmd == "time":
+                call = loaded[msg["case"]][0][msg["lib"]][0]
+                best = float("inf")
+                for _ in range(int(msg["reps"])):
+                    t = time.perf_counter()
+                    call()
+                    best = min(best, time.perf_counter() - t)
+                samples.setdefault(msg["case"], {}).setdefault(msg["lib"], []).append(best)
+                reply = {"seconds": best}
+            elif cmd == "done":
+                medians = {c: {l: statistics.median(s) for l, s in libs.items()} for c, libs in samples.items()}
+                print(json.dumps({"medians": medians}), flush=True)
+                return
+            else:
+                reply = {"error": f"unknown command {cmd}"}
+        except Exception as e:  # reported to the bench, which prints it
+            reply = {"error": f"{type(e).__name__}: {e}"}
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -29,7 +29,7 @@ use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::ReborrowMut;
-use faer::{MatMut, MatRef, Par};
+use faer::{ColRef, MatMut, MatRef, Par};
 use lindiff_core::op::internal::why::{
     EIGH_PHASE, EIGH_TIE, EIGH_VALUES, EIG_DEFECTIVE, EIG_TIE, EIG_VALUES, SVD_KINK, SVD_NULL, SVD_PHASE,
     SVD_TIE, SVD_VALUES,
@@ -125,8 +125,38 @@ fn projection_error<R: RealScalar>(len: usize, norm_i: R, norm_j: R) -> f64 {
     2.0 * (len.max(1) as f64).sqrt() * R::EPSILON.to_f64() * (norm_i + norm_j).to_f64()
 }
 
+/// Σ |x|² over `col` in plain arithmetic (eight partial sums when the
+/// column is contiguous, so that the loop vectorizes).
+fn plain_ssq<T: Field>(col: ColRef<'_, T>) -> Re<T> {
+    let zero = Re::<T>::zero();
+    let Some(c) = col.try_as_col_major() else {
+        return col.iter().fold(zero, |s, &x| s + x.abs2());
+    };
+    let chunks = c.as_slice().chunks_exact(8);
+    let rest = chunks.remainder().iter().fold(zero, |s, &x| s + x.abs2());
+    let mut lanes = [zero; 8];
+    for chunk in chunks {
+        for (l, &x) in lanes.iter_mut().zip(chunk) {
+            *l += x.abs2();
+        }
+    }
+    lanes.iter().fold(rest, |s, &l| s + l)
+}
+
+/// Whether a plain sum of squares is its norm's square to working
+/// accuracy: finite, and at least MIN_POSITIVE/eps, so that the squares
+/// lost to underflow (each below MIN_POSITIVE) add up to at most len·eps of
+/// it. Otherwise the scaled [`Norm`] recomputes it.
+fn plain_is_safe<R: RealScalar>(ssq: R) -> bool {
+    Scalar::is_finite(ssq) && ssq >= R::MIN_POSITIVE / R::EPSILON
+}
+
 /// ‖column j of `m`‖.
 fn column_norms<T: Field>(m: MatRef<'_, T>, j: usize) -> Re<T> {
+    let ssq = plain_ssq(m.col(j));
+    if plain_is_safe(ssq) {
+        return Scalar::sqrt(ssq);
+    }
     let mut norm = Norm::new();
     for i in 0..m.nrows() {
         norm.add(Scalar::re(m[(i, j)]));
@@ -165,8 +195,14 @@ impl<R: RealScalar> Norm<R> {
         }
     }
 
-    /// Adds every entry of `m` (real and imaginary parts).
+    /// Adds every entry of `m` (real and imaginary parts): its plain sum
+    /// of squares when that is safe, else entry by entry.
     fn add_mat<T: Field + Scalar<Real = R>>(&mut self, m: MatRef<'_, T>) {
+        let ssq = (0..m.ncols()).fold(R::zero(), |s, j| s + plain_ssq(m.col(j)));
+        if plain_is_safe(ssq) {
+            self.add(Scalar::sqrt(ssq));
+            return;
+        }
         for j in 0..m.ncols() {
             for i in 0..m.nrows() {
                 let x = m[(i, j)];
@@ -263,14 +299,25 @@ fn check_svd<T: Field>(
     let per_value = if largest > Re::<T>::zero() { (norm_u + norm_v) / largest } else { Re::<T>::zero() };
     let mut bound = Bound::new((norm_s.value() + per_value).to_f64());
     // SAFETY: column 0 is written by `residual` before it is read, columns
-    // 1 and 2 just below.
-    let (mut scratch, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 3, stack) };
+    // 1 to 3 just below.
+    let (mut scratch, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 4, stack) };
     let scratch = scratch.as_mat_mut();
     let (mut c, mut norms) = scratch.split_at_col_mut(1);
     fill_column_norms(gu, norms.rb_mut().get_mut(.., 0..1));
     fill_column_norms(b, norms.rb_mut().get_mut(.., 1..2));
+    // The values once more, in the scratch: the pair loop below reads each
+    // k times, and `Item::get` locates its input on every call.
+    for i in 0..k {
+        norms[(i, 2)] = T::from_real(s(i));
+    }
+    let s = |i: usize| Scalar::re(norms[(i, 2)]);
     let gu_norm = |i: usize| Scalar::re(norms[(i, 0)]);
     let gv_norm = |i: usize| Scalar::re(norms[(i, 1)]);
+    // `projection_error` of each side without the norms.
+    let (per_u, per_v) = (
+        projection_error(m, Re::<T>::one(), Re::<T>::zero()),
+        projection_error(n, Re::<T>::one(), Re::<T>::zero()),
+    );
     for i in 0..k {
         let null = s(i) <= delta;
         let (gu_i, gv_i) = (gu_norm(i), gv_norm(i));
@@ -281,7 +328,7 @@ fn check_svd<T: Field>(
                 // The rule divides ah(J + K)_ij by the gap, ah(J − K)_ij by
                 // s_i + s_j: their rounding over the gap is the bound.
                 let (gu_j, gv_j) = (gu_norm(j), gv_norm(j));
-                let error = projection_error(m, gu_i, gu_j) + projection_error(n, gv_i, gv_j);
+                let error = per_u * (gu_i + gu_j).to_f64() + per_v * (gv_i + gv_j).to_f64();
                 let divisor = gap.min_real(s(i) + s(j)).to_f64();
                 bound.add(error / divisor, (i, j), gap.to_f64());
                 continue;
@@ -478,7 +525,7 @@ fn pass_eigen<T: Field, E: Element>(item: &mut Item<'_>, bound: Bound) {
 
 impl<T: Field> Kernel<T> for SvdGaugeCheck {
     fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        temp_mat_scratch::<T>(shapes.input(1).0, 3)
+        temp_mat_scratch::<T>(shapes.input(1).0, 4)
     }
 
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {

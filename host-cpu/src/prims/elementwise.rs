@@ -33,18 +33,21 @@ fn map<T: Scalar, U: Scalar>(
     out: &mut Output<'_, '_, Host>,
     f: impl Fn(T) -> U,
 ) -> Result<()> {
-    map_dyn(op, input, out, &f)
+    #[cfg(feature = "std")]
+    return map_body(op, input, out, &f);
+    #[cfg(not(feature = "std"))]
+    return map_body::<T, U, dyn Fn(T) -> U>(op, input, out, &f);
 }
 
-/// [`map`]'s body, not generic over the map; see [`strided::write_walk`] for
-/// when it is inlined.
+/// [`map`]'s body; see [`strided::write_walk`] for why no-std builds call
+/// it with a `dyn` map.
 #[cfg_attr(feature = "std", inline(always))]
 #[cfg_attr(not(feature = "std"), inline(never))]
-fn map_dyn<T: Scalar, U: Scalar>(
+fn map_body<T: Scalar, U: Scalar, F: Fn(T) -> U + ?Sized>(
     op: &'static str,
     input: &Input<'_, Host>,
     out: &mut Output<'_, '_, Host>,
-    f: &dyn Fn(T) -> U,
+    f: &F,
 ) -> Result<()> {
     let x = strided::input::<T>(op, "x", input)?;
     if let Some(xs) = strided::contiguous(input.desc, x) {
@@ -110,18 +113,21 @@ fn zip_with<T: Scalar>(
     out: &mut Output<'_, '_, Host>,
     f: impl Fn(T, T) -> T,
 ) -> Result<()> {
-    zip_dyn(name, inputs, out, &f)
+    #[cfg(feature = "std")]
+    return zip_body(name, inputs, out, &f);
+    #[cfg(not(feature = "std"))]
+    return zip_body::<T, dyn Fn(T, T) -> T>(name, inputs, out, &f);
 }
 
-/// [`zip_with`]'s body, not generic over the map; see
-/// [`strided::write_walk`] for when it is inlined.
+/// [`zip_with`]'s body; see [`strided::write_walk`] for why no-std builds
+/// call it with a `dyn` map.
 #[cfg_attr(feature = "std", inline(always))]
 #[cfg_attr(not(feature = "std"), inline(never))]
-fn zip_dyn<T: Scalar>(
+fn zip_body<T: Scalar, F: Fn(T, T) -> T + ?Sized>(
     name: &'static str,
     inputs: &[Input<'_, Host>],
     out: &mut Output<'_, '_, Host>,
-    f: &dyn Fn(T, T) -> T,
+    f: &F,
 ) -> Result<()> {
     let x = strided::input::<T>(name, "x", &inputs[0])?;
     let y = strided::input::<T>(name, "y", &inputs[1])?;

@@ -224,12 +224,13 @@ pub(super) fn write_values<E: Element>(
 /// Walks `out`'s dims in column-major order and writes `f(position)` at each
 /// position; `views` locate the inputs' elements over the output's dims.
 ///
-/// The walk itself is written once per element type and view count
-/// ([`walk_dyn`], which calls `f` through a `dyn` reference; the elementwise
-/// maps do the same). In no-std builds (firmware) it stays one out-of-line
-/// instance, so the odometer and the slice loops are not copied into every
-/// kernel closure (−5.9 KiB of Cortex-M .text); with `std` it is inlined,
-/// the `dyn` call resolves to the closure and the loops vectorize as before.
+/// In no-std builds (firmware) the walk ([`walk_body`]) is one out-of-line
+/// instance per element type and view count that calls `f` through a `dyn`
+/// reference (the elementwise maps do the same), so the odometer and the
+/// slice loops are not copied into every kernel closure (−5.9 KiB of
+/// Cortex-M .text). With `std` it is instantiated for each closure and
+/// inlined: a `dyn` call per element stays an indirect call that LLVM does
+/// not remove, and keeps the loops from vectorizing.
 ///
 /// # Errors
 /// [`Error::Buffer`] when the buffer is misaligned for `E`.
@@ -240,21 +241,53 @@ pub(super) fn write_walk<E: Element, const N: usize>(
     views: [View; N],
     mut f: impl FnMut(Pos<N>) -> E,
 ) -> Result<()> {
-    walk_dyn(op, arg, out, views, &mut f)
+    #[cfg(feature = "std")]
+    return walk_body(op, arg, out, views, &mut f);
+    #[cfg(not(feature = "std"))]
+    return walk_body::<E, N, dyn FnMut(Pos<N>) -> E>(op, arg, out, views, &mut f);
 }
 
-/// [`write_walk`]'s body, not generic over the element function.
+/// [`write_walk`]'s body: column by
+/// column, the odometer steps once per column and the rows run as a plain
+/// loop with each view's row stride (a per-element odometer cost several ns
+/// per element in transposes and diagonal embeddings).
 #[cfg_attr(feature = "std", inline(always))]
 #[cfg_attr(not(feature = "std"), inline(never))]
-fn walk_dyn<E: Element, const N: usize>(
+fn walk_body<E: Element, const N: usize, F: FnMut(Pos<N>) -> E + ?Sized>(
     op: &'static str,
     arg: &'static str,
     out: &mut Output<'_, '_, Host>,
     views: [View; N],
-    f: &mut dyn FnMut(Pos<N>) -> E,
+    f: &mut F,
 ) -> Result<()> {
-    let meta = out.meta;
-    write_values(op, arg, out, Walk::new(meta.shape.dims(), views).map(f))
+    let dims = out.meta.shape.dims();
+    let slot = output::<E>(op, arg, out)?;
+    // A scalar output is one row of one column.
+    let (rows, tail) = dims.split_first().map_or((1, &[][..]), |(&r, t)| (r, t));
+    let row_strides = views.map(|v| v.strides[0]);
+    let tails = views.map(|v| View { strides: shift_left(&v.strides), offset: v.offset });
+    if rows > 0 {
+        for (column, c) in slot.chunks_exact_mut(rows).zip(Walk::new(tail, tails)) {
+            let mut offsets = c.offsets;
+            for (row, o) in column.iter_mut().enumerate() {
+                o.write(f(Pos { row, col: c.row, offsets }));
+                for (off, s) in offsets.iter_mut().zip(&row_strides) {
+                    *off = off.wrapping_add(*s);
+                }
+            }
+        }
+    }
+    // SAFETY: the columns of `rows` elements, one per position of the walk
+    // over the other dims, cover all `rows · Π tail` elements of the slot.
+    unsafe { finish::<E>(out) };
+    Ok(())
+}
+
+/// `strides` without its first entry (a zero appended).
+fn shift_left(strides: &[usize; MAX_RANK]) -> [usize; MAX_RANK] {
+    let mut s = [0; MAX_RANK];
+    s[..MAX_RANK - 1].copy_from_slice(&strides[1..]);
+    s
 }
 
 /// The output's dims.

@@ -92,8 +92,7 @@ const CONFIGS: &[Config] = &[
 
 /// Runs `cargo xtask embedded`.
 pub fn run() -> Step {
-    let root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().ok_or("xtask has no parent folder")?.to_path_buf();
+    let root = crate::repo_root();
     let dir = root.join("embedded");
     let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) => PathBuf::from(d).join("embedded"),

@@ -110,12 +110,14 @@ fn sweep_ties() -> Step {
     )
 }
 
-/// The repository root (xtask sits in it).
+/// The repository root (xtask sits in it): from `CARGO_MANIFEST_DIR` as
+/// `cargo run` sets it when xtask starts, so that a binary built in another
+/// checkout sharing the target directory (cargo may reuse it) works on this
+/// one; the build-time value only outside `cargo run`.
 pub(crate) fn repo_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask sits in the workspace")
-        .to_path_buf()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")), std::path::PathBuf::from);
+    manifest.parent().expect("xtask sits in the workspace").to_path_buf()
 }
 
 /// Runs a command, echoing it; fails with the command line on a non-zero exit.

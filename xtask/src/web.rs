@@ -29,10 +29,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use wasm_cargo::wasm_cargo;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
-}
-
 fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
@@ -306,7 +302,7 @@ fn build_all(root: &Path, builds: Builds) -> Result<PathBuf, String> {
 
 /// `cargo xtask demo`: build, serve, print the URL, serve until stopped.
 pub fn demo() -> Result<(), String> {
-    let root = root();
+    let root = crate::repo_root();
     build_all(&root, Builds::TryThreads)?;
     let addr = std::env::var("LINDIFF_DEMO_ADDR").unwrap_or_else(|_| "127.0.0.1:8000".into());
     let server = Server::start(root.join("www"), &addr)?;
@@ -319,7 +315,7 @@ pub fn demo() -> Result<(), String> {
 /// boundary), then `www/test/api.mjs` on the built package (the JS glue:
 /// the README's example, reused objects, closed forms at ties and zeros).
 pub fn node_tests() -> Result<(), String> {
-    let root = root();
+    let root = crate::repo_root();
     build_all(&root, Builds::Single)?;
     node_checks(&root)
 }
@@ -367,7 +363,7 @@ fn typescript_check(root: &Path) -> Result<(), String> {
 
 /// `cargo xtask browser`: the page in Chromium against the native fixture.
 pub fn browser() -> Result<(), String> {
-    let root = root();
+    let root = crate::repo_root();
     build_all(&root, Builds::Threads)?;
     browser_checks(&root)
 }
@@ -417,7 +413,7 @@ fn browser_checks(root: &Path) -> Result<(), String> {
 
 /// From `cargo xtask test`: one build, the node checks, the browser test.
 pub fn test() -> Result<(), String> {
-    let root = root();
+    let root = crate::repo_root();
     build_all(&root, Builds::Threads)?;
     node_checks(&root)?;
     browser_checks(&root)

@@ -197,6 +197,14 @@ mod tests {
         let outs = la.run(&compiled, &[&x.a, &x.p]).unwrap();
         assert_eq!(outs[0].to_vec::<f64>().unwrap()[0], eager.value);
         assert_eq!(outs[1].to_vec::<f64>().unwrap(), eager.grads[0].to_vec::<f64>().unwrap());
+        // Values-only decompositions run with their vectors in both faces
+        // when differentiated (one decomposition, the same bits).
+        let eager = la.value_and_grad([&x.a], |[a]| nuclear(&a)).unwrap();
+        let program = trace_value_and_grad([x.a.meta().clone()], |[a]| nuclear(&a)).unwrap();
+        let compiled = program.compile(&cpu, &[x.a.desc()]).unwrap();
+        let outs = la.run(&compiled, &[&x.a]).unwrap();
+        assert_eq!(outs[0].to_vec::<f64>().unwrap()[0], eager.value);
+        assert_eq!(outs[1].to_vec::<f64>().unwrap(), eager.grads[0].to_vec::<f64>().unwrap());
     }
 
     #[test]

@@ -245,11 +245,19 @@ impl<F: Face, const N: usize, const V: usize> Face for Eager<F, N, V> {
 
     fn apply(&mut self, op: Op, inputs: &[&Self::Tensor]) -> Result<Applied<Self::Tensor>> {
         let values: heapless::Vec<&F::Tensor, MAX_INPUTS> = inputs.iter().map(|v| &v.value).collect();
-        let outs = self.inner.apply(op.clone(), &values)?;
         let ids: heapless::Vec<Option<u32>, MAX_INPUTS> = inputs.iter().map(|v| self.index(v)).collect();
         if ids.iter().all(Option::is_none) {
+            let outs = self.inner.apply(op, &values)?;
             return Ok(outs.into_iter().map(|o| o.map(|value| Tracked { value, id: None })).collect());
         }
+        // A values-only decomposition of a tracked input runs with its
+        // vectors, which its rule needs (`LinalgOp::with_vectors`); the
+        // caller gets the values alone.
+        let (op, pick) = match &op {
+            Op::Linalg(l) => l.with_vectors().map_or((op, None), |(wide, at)| (Op::Linalg(wide), Some(at))),
+            _ => (op, None),
+        };
+        let outs = self.inner.apply(op.clone(), &values)?;
         self.records.reserve(1, "eager tape ops")?;
         let mut record = Record { op, inputs: heapless::Vec::new(), outputs: heapless::Vec::new() };
         for (v, i) in inputs.iter().zip(&ids) {
@@ -271,6 +279,10 @@ impl<F: Face, const N: usize, const V: usize> Face for Eager<F, N, V> {
             let _ = result.push(var); // ≤ MAX_OUTPUTS
         }
         self.records.push(record, "eager tape ops")?;
+        if let Some(at) = pick {
+            let values = result.into_iter().nth(at).flatten();
+            return Ok(core::iter::once(values).collect());
+        }
         Ok(result)
     }
 }

@@ -11,18 +11,42 @@ use super::rules::{jvp as rule_jvp, Primals};
 use super::vjp::vjp_op;
 use super::{Forward, Lin};
 use crate::error::{Error, Result};
-use crate::face::Face;
+use crate::face::{Applied, Face};
 use crate::ir::{passes, Builder, Program, ValueId, MAX_PARAMS};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
+use crate::provider::Op;
 use crate::seq::Seq;
 use crate::Ops;
 
 /// The forward program replayed into a fresh builder: where each old value
-/// went, and which values depend on the differentiated parameters.
+/// went, which values depend on the differentiated parameters, and (reverse
+/// mode) the instructions replayed as a wider op.
 struct Replay<const I: usize, const V: usize> {
     builder: Builder<I, V>,
     map: Seq<Option<ValueId>, V>,
     depends: Seq<bool, V>,
+    mode: Mode,
+    wide: Seq<Option<Wide>, I>,
+}
+
+/// Which derivative the replay is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Forward mode ([`jvp`]): every instruction replayed as it is.
+    Tangents,
+    /// Reverse mode ([`grad`], [`vjp`]): a values-only decomposition of a
+    /// differentiated value runs with its vectors
+    /// ([`LinalgOp::with_vectors`](crate::op::LinalgOp::with_vectors)).
+    Cotangents,
+}
+
+/// A values-only instruction replayed as the decomposition with vectors:
+/// that op, its new outputs, and which of them is the old op's values.
+#[derive(Clone)]
+struct Wide {
+    op: Op,
+    outputs: Applied<ValueId>,
+    values: usize,
 }
 
 fn wrt_params<const I: usize, const V: usize>(
@@ -41,12 +65,18 @@ fn wrt_params<const I: usize, const V: usize>(
     Ok(params)
 }
 
-/// Copies `program`'s parameters (and `extra` more) into a new builder.
-fn start<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Replay<I, V>> {
+/// Copies `program`'s parameters into a new builder.
+fn start<const I: usize, const V: usize>(
+    program: &Program<I, V>,
+    wrt: &[usize],
+    mode: Mode,
+) -> Result<Replay<I, V>> {
     let mut replay = Replay {
         builder: Builder::with_capacity(),
         map: Seq::filled(program.values.len(), None, "program values")?,
         depends: Seq::filled(program.values.len(), false, "program values")?,
+        mode,
+        wide: Seq::filled(program.instrs().len(), None, "program instructions")?,
     };
     for &p in program.params() {
         replay.map[p.index()] = Some(replay.builder.param(program.meta(p)?.clone())?);
@@ -73,8 +103,24 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             let inputs: heapless::Vec<ValueId, MAX_INPUTS> =
                 instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
-            let outs = self.builder.apply(instr.op.clone(), &refs)?;
             let depends = instr.inputs.iter().any(|v| self.depends[v.index()]);
+            let wider = match &instr.op {
+                Op::Linalg(op) if depends && self.mode == Mode::Cotangents => op.with_vectors(),
+                _ => None,
+            };
+            if let Some((op, values)) = wider {
+                let op = Op::Linalg(op);
+                let outputs = self.builder.apply(op.clone(), &refs)?;
+                let out = outputs.get(values).copied().flatten();
+                if let Some(Some(old)) = instr.outputs.first() {
+                    self.map[old.index()] = out;
+                    self.depends[old.index()] = depends;
+                }
+                self.wide[k] = Some(Wide { op, outputs, values });
+                each(self, k, &inputs, &[out])?;
+                continue;
+            }
+            let outs = self.builder.apply(instr.op.clone(), &refs)?;
             let mut new_outs = heapless::Vec::<Option<ValueId>, MAX_OUTPUTS>::new();
             for (slot, out) in instr.outputs.iter().zip(outs) {
                 if let Some(old) = slot {
@@ -102,7 +148,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             let slot = &mut ct[old.index()];
             *slot = Forward::new(&mut self.builder).add(slot, &Tangent::Value(seed))?;
         }
-        for instr in program.instrs().iter().rev() {
+        for (k, instr) in program.instrs().iter().enumerate().rev() {
             let out_cts: heapless::Vec<Tangent<ValueId>, MAX_OUTPUTS> = instr
                 .outputs
                 .iter()
@@ -114,12 +160,26 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             let inputs: heapless::Vec<ValueId, MAX_INPUTS> =
                 instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
-            let outputs: heapless::Vec<Option<ValueId>, MAX_OUTPUTS> =
-                instr.outputs.iter().map(|o| o.and_then(|v| self.map[v.index()])).collect();
             let wanted: heapless::Vec<bool, MAX_INPUTS> =
                 instr.inputs.iter().map(|v| self.depends[v.index()]).collect();
-            let primals = Primals { inputs: &refs, outputs: &outputs };
-            let cts = vjp_op(&mut self.builder, &instr.op, &primals, &wanted, &out_cts)?;
+            let cts = match self.wide[k].take() {
+                // The values' cotangent at its place among the wider op's outputs.
+                Some(Wide { op, outputs, values }) => {
+                    let mut wide_cts: heapless::Vec<Tangent<ValueId>, MAX_OUTPUTS> =
+                        outputs.iter().map(|_| Tangent::Zero).collect();
+                    if let (Some(slot), Some(ct)) = (wide_cts.get_mut(values), out_cts.into_iter().next()) {
+                        *slot = ct;
+                    }
+                    let primals = Primals { inputs: &refs, outputs: &outputs };
+                    vjp_op(&mut self.builder, &op, &primals, &wanted, &wide_cts)?
+                }
+                None => {
+                    let outputs: heapless::Vec<Option<ValueId>, MAX_OUTPUTS> =
+                        instr.outputs.iter().map(|o| o.and_then(|v| self.map[v.index()])).collect();
+                    let primals = Primals { inputs: &refs, outputs: &outputs };
+                    vjp_op(&mut self.builder, &instr.op, &primals, &wanted, &out_cts)?
+                }
+            };
             for (v, c) in instr.inputs.iter().zip(cts) {
                 if self.depends[v.index()] {
                     let slot = &mut ct[v.index()];
@@ -189,7 +249,7 @@ pub fn grad<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usiz
         return Err(Error::Program { why: "the loss must be real-valued" });
     }
     let targets = wrt_params(program, wrt)?;
-    let mut replay = start(program, wrt)?;
+    let mut replay = start(program, wrt, Mode::Cotangents)?;
     replay.forward(program, |_, _, _, _| Ok(()))?;
     let seed = replay.builder.fill(meta, 1.0)?;
     let grads = replay.backward(program, &[(*loss, seed)], &targets)?;
@@ -203,7 +263,7 @@ pub fn grad<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usiz
 /// As [`grad`].
 pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
     let targets = wrt_params(program, wrt)?;
-    let mut replay = start(program, wrt)?;
+    let mut replay = start(program, wrt, Mode::Cotangents)?;
     let mut seeds = Seq::<(ValueId, ValueId), MAX_PARAMS>::new();
     for &r in program.results() {
         let ct = replay.builder.param(program.meta(r)?.clone())?;
@@ -222,7 +282,7 @@ pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
 /// As [`grad`].
 pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
     let targets = wrt_params(program, wrt)?;
-    let mut replay = start(program, wrt)?;
+    let mut replay = start(program, wrt, Mode::Tangents)?;
     let mut tangents: Seq<Tangent<ValueId>, V> =
         Seq::filled(program.values.len(), Tangent::Zero, "program values")?;
     for &p in targets.iter() {

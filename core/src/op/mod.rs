@@ -271,4 +271,21 @@ impl LinalgOp {
     pub fn prune(&self, live: Live) -> Option<LinalgOp> {
         self.prune_built(live)
     }
+
+    /// For a values-only spectral op (`SvdVals`, `EighVals`, `EigVals`),
+    /// the decomposition with vectors and the index of its values output.
+    ///
+    /// The rule of a values-only op needs the vectors, so reverse mode
+    /// runs this op in the forward pass instead whenever the input is
+    /// differentiated (both faces alike): one decomposition rather than a
+    /// values-only one and a full one in the rule. Its values may differ
+    /// from the values-only op's in the last bit, as with [`prune`](Self::prune).
+    pub fn with_vectors(&self) -> Option<(LinalgOp, usize)> {
+        match self {
+            LinalgOp::SvdVals(vals) => Some((LinalgOp::Svd(Svd(vals.0.vectors(SvdVectors::Both))), 1)),
+            LinalgOp::EighVals(vals) => Some((LinalgOp::Eigh(Eigh(vals.0)), 0)),
+            LinalgOp::EigVals(_) => Some((LinalgOp::Eig(Eig), 0)),
+            _ => None,
+        }
+    }
 }

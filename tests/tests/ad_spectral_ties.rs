@@ -185,6 +185,40 @@ fn eig_at_semisimple_and_defective_eigenvalues() {
     }
 }
 
+/// V diag(λ) V⁻¹ read back through eig is A itself, so ∂Re A₀₁/∂A = E₀₁.
+/// At a repeated eigenvalue its cotangents cancel exactly through V⁻¹
+/// (∂L/∂V = 0 and ∂L/∂λ = 0 when V = I): no measurement of them tells the
+/// rule's 0/0 limit, so a loss that reads values and vectors is an error
+/// at a tie and at a near tie below ε/tolerance of the spectrum, and right
+/// beyond it.
+#[test]
+fn a_function_of_eig_at_a_tie_is_an_error_not_a_wrong_gradient() {
+    let mut la = Direct::new(Cpu::new());
+    let p = Dense::from_col_major(3, 3, vec![1.0, 0.2, -0.3, 0.4, 1.1, 0.1, -0.2, 0.3, 0.9]);
+    let inv = inverse3(&p);
+    let with_gap = |gap: f64| {
+        let d = [2.0 + gap, 2.0, 5.0];
+        Dense::from_fn(3, 3, |i, j| (0..3).map(|k| p[(i, k)] * d[k] * inv[(k, j)]).sum::<f64>())
+    };
+    let rebuilt: Loss = &|x| {
+        let e = x.eig();
+        e.v.scale_cols(&e.w).matmul(&e.v.inv()).re().at(0, 1)
+    };
+    for gap in [0.0, 1e-14, 1e-12, 1e-10] {
+        let t = tensor(&mut la, &with_gap(gap));
+        let err = la.value_and_grad([&t], |[x]| rebuilt(x)).unwrap_err();
+        assert!(matches!(err, Error::NearTie { op: "eig", .. }), "gap {gap}: {err}");
+    }
+    for gap in [1e-6, 1e-3] {
+        let t = tensor(&mut la, &with_gap(gap));
+        let g = la.value_and_grad([&t], |[x]| rebuilt(x)).unwrap().grads[0].to_vec::<f64>().unwrap();
+        let e01 = Dense::from_fn(3, 3, |i, j| if (i, j) == (0, 1) { 1.0 } else { 0.0 }).data;
+        for (x, y) in g.iter().zip(&e01) {
+            assert!((x - y).abs() < 1e-6, "gap {gap}: ∂A₀₁/∂A = {g:?}");
+        }
+    }
+}
+
 /// The inverse of a 3×3 matrix by cofactors.
 fn inverse3(p: &Dense<f64>) -> Dense<f64> {
     let c = |i: usize, j: usize| {

@@ -12,7 +12,7 @@
 
 use lindiff_core::ad::ad_support_ops;
 use lindiff_core::op::internal::{
-    CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, SvdGaugeCheck, TieCheck, BOUND_LEN,
+    CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, SvdGaugeCheck, TieCheck, Values, BOUND_LEN,
 };
 use lindiff_core::op::LinalgOp;
 use lindiff_core::prim::{Pad, PrimOp, Reshape, Slice, Spread};
@@ -94,7 +94,7 @@ fn internal_ops() -> impl Iterator<Item = Op> {
     [
         Op::from(SvdGaugeCheck::default()),
         Op::from(EighGaugeCheck::default()),
-        Op::from(EigGaugeCheck),
+        Op::from(EigGaugeCheck(Values::Read)),
         Op::from(TieCheck::default()),
         Op::from(CompletionCheck::default()),
     ]

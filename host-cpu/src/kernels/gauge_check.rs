@@ -454,7 +454,7 @@ fn check_eigh<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> 
 /// The eig check of one item (module docs): tied eigenvalues (complex
 /// distance within the cutoff) whose unit eigenvectors are parallel are
 /// defective; otherwise J_ij = v_iᴴ gv_j and J_ji are the gauge.
-fn check_eig<T: Field>(item: &Item<'_>, stack: &mut MemStack) -> Result<Bound, Failure> {
+fn check_eig<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> Result<Bound, Failure> {
     let (v, gv) = (item.mat::<T>(0), item.mat::<T>(3));
     let n = v.ncols();
     let w = |i: usize| item.get::<T>(1, i);
@@ -478,19 +478,36 @@ fn check_eig<T: Field>(item: &Item<'_>, stack: &mut MemStack) -> Result<Bound, F
     let gv_norm = |i: usize| Scalar::re(norms[(i, 0)]);
     // Parallel unit vectors: |v_iᴴ v_j| within √eps of 1.
     let parallel = Re::<T>::one() - Scalar::sqrt(Re::<T>::EPSILON);
+    // Values and vectors both read (`EigGaugeCheck`): gaps below which the
+    // rule's division would cost the tie check's tolerance are reported.
+    let eps = Re::<T>::EPSILON.to_f64();
+    let tolerance = if eps > 1e-10 { TieCheck::TOLERANCE_F32 } else { TieCheck::TOLERANCE };
+    let coupled = if read == Values::Read { spread.to_f64() * eps / tolerance } else { 0.0 };
     for i in 0..n {
         let gv_i = gv_norm(i);
         for j in i + 1..n {
             let gap = Scalar::abs(w(i) - w(j));
-            if gap > delta {
+            if gap > delta && gap.to_f64() > coupled {
                 bound.add(projection_error(n, gv_i, gv_norm(j)) / gap.to_f64(), (i, j), gap.to_f64());
                 continue;
+            }
+            if gap > delta {
+                // A near tie in the coupled band: the rule's division by the
+                // gap costs about ε·|λ|/gap, more than the tolerance.
+                worst.verdict_first("eig", norm)?;
+                let (op, suggestion) = (GaugeOf::Eig.op(), GaugeOf::Eig.suggestion());
+                let (gap, estimate) = (gap.to_f64(), spread.to_f64() * eps / gap.to_f64());
+                return Err(Failure::NearTie { op, pair: (i, j), gap, estimate, suggestion });
             }
             if Scalar::abs(dot(v, i, v, j)) >= parallel {
                 return Err(Failure::NotDifferentiable { op: "eig", output: "w", why: EIG_DEFECTIVE });
             }
             let gauge = Scalar::abs(dot(v, i, gv, j)).max_real(Scalar::abs(dot(v, j, gv, i)));
             worst.note(gauge, "v", EIG_TIE);
+            if read == Values::Read {
+                worst.verdict_first("eig", norm)?;
+                return Err(coupled_tie(GaugeOf::Eig, (i, j), gap.to_f64()));
+            }
             worst.note(Scalar::abs(gw(i) - gw(j)), "w", EIG_VALUES);
         }
     }
@@ -557,7 +574,7 @@ impl<T: Field> Kernel<T> for EigGaugeCheck {
     }
 
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {
-        let bound = check_eig::<T>(item, stack)?;
+        let bound = check_eig::<T>(item, self.0, stack)?;
         pass_eigen::<T, T>(item, bound);
         Ok(())
     }

@@ -182,7 +182,11 @@ pub(super) fn check<F: Face>(
             let (w, v) = (out(0).ok_or_else(|| missing("w"))?, out(1).ok_or_else(|| missing("v"))?);
             let gw = value_or_zeros(face, &ct(0), &w, None)?;
             let gv = value_or_zeros(face, &ct(1), &v, None)?;
-            let outs = face.apply(EigGaugeCheck.into(), &[&v, &w, &gw, &gv])?;
+            let both = match (&ct(0), &ct(1)) {
+                (Tangent::Value(_), Tangent::Value(_)) => Values::Read,
+                _ => Values::Unread,
+            };
+            let outs = face.apply(EigGaugeCheck(both).into(), &[&v, &w, &gw, &gv])?;
             let bound = outs.get(2).cloned().flatten().ok_or_else(|| missing("bound"))?;
             let cts = rejoin([ct(0), ct(1)], outs)?;
             Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Eig))
@@ -196,7 +200,7 @@ pub(super) fn check<F: Face>(
             let full = face.eig(a)?;
             let gw = value_or_zeros(face, &ct(0), &w, None)?;
             let gv = value_or_zeros(face, &Tangent::Zero, &full.v, None)?;
-            let outs = face.apply(EigGaugeCheck.into(), &[&full.v, &w, &gw, &gv])?;
+            let outs = face.apply(EigGaugeCheck(Values::Unread).into(), &[&full.v, &w, &gw, &gv])?;
             let [gw, _] = rejoin([ct(0), Tangent::Zero], outs)?;
             Ok(checked([gw].into_iter().collect(), None, GaugeOf::Eig))
         }

@@ -190,8 +190,16 @@ pub struct EighGaugeCheck(pub Values);
 /// `v` (n×n, complex), `w` (n, complex) of an eig and the cotangents `gw`,
 /// `gv` → `gw`, `gv` unchanged and the `bound`, or an error (see the
 /// module docs).
+///
+/// For eig, [`Values::Read`] means that the values *and* the vectors are on
+/// the tape. A function V f(Λ) V⁻¹ read that way can cancel its vector
+/// cotangent's coupling exactly (through V⁻¹, which has no unitary
+/// structure to show it), so no measurement of the cotangents tells its
+/// 0/0 limit: a tie, or a near tie whose gap is below ε/tolerance of the
+/// spectrum's size (where the rule's division by the gap would cost the
+/// tolerance), is then reported `Error::NearTie`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct EigGaugeCheck;
+pub struct EigGaugeCheck(pub Values);
 
 impl SvdGaugeCheck {
     /// The op's name as used in messages.

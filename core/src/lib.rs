@@ -9,7 +9,10 @@
 //!
 //! The crate builds without `alloc`: memory comes from the caller's
 //! [`Allocator`] (for example an [`Arena`] over a static buffer), never from a
-//! global heap. The optional `alloc` feature only adds conveniences.
+//! global heap, and programs, builders and tapes have fixed capacities. With
+//! the `alloc` feature (which the host crates' `std` turns on) those grow as
+//! needed (running out of memory is a typed error), and the operator-style
+//! handles of `var` exist; kernels' buffers still come from the caller.
 //!
 //! Errors are values: a call that fails (a matrix not positive definite, a
 //! singular system, NaN in the input, an iteration that did not converge)

@@ -23,7 +23,7 @@ pub struct GradientOptions {
 }
 
 impl GradientOptions {
-    /// `SvdOptions::derivative_eps(ε)`: the reference's Lorentzian broadening
+    /// `SvdOptions::derivative_eps(ε)`: the Lorentzian-broadened rule (docs/ad-rules.md#svd)
     /// instead of the exact rule (`None`, the default).
     ///
     /// # Errors

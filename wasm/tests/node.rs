@@ -68,7 +68,7 @@ fn p2_at_the_tie_matches_finite_differences() {
 
 #[wasm_bindgen_test]
 fn the_eps_option_switches_to_the_broadened_rule() {
-    // With ε the library reproduces the reference's Lorentzian rule: no
+    // With ε the library runs the Lorentzian-broadened rule: no
     // gauge check, so P₁ at the tie gets a (biased) finite number.
     let options = GradientOptions::new().js_with_derivative_eps(1e-6).unwrap();
     assert_eq!(options.derivative_eps(), Some(1e-6));

@@ -13,10 +13,9 @@
 //! side; the summary is the median (and the range) of those per-process
 //! ratios. 512 is summarised too: a call takes 1–70 ms, and two processes
 //! of the same build read lindiff-cpu's direct SVD at 512 as 1.057 and
-//! 1.010 × faer. (Until stop 23 a process timed three rounds of three
-//! calls per side at 512, only 11 ms of samples for the 512 Cholesky; each
-//! row now alternates the sides for at least 0.4 s, see the benches'
-//! `harness::side_by_side`.)
+//! 1.010 × faer. Each row alternates the sides for at least 0.4 s (the
+//! benches' `harness::side_by_side`), so that a 1 ms call at 512 is sampled
+//! enough.
 //!
 //! `--quick` runs each bench once, in one process, with half the time per
 //! row, and skips the fresh-process pass: the whole run fits in

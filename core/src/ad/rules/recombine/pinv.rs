@@ -1,5 +1,5 @@
-//! Pseudo-inverse and minimum-norm least squares (docs/ad-rules.md#determinants
-//! and docs/ad-rules.md#recombinations and "Recombinations").
+//! Pseudo-inverse and minimum-norm least squares
+//! (docs/ad-rules.md#recombinations).
 //!
 //! * `pinv` (Golub–Pereyra), with P = A⁺ the forward's output:
 //!   dP = −P dA P + P Pᴴ dAᴴ (I − A P) + (I − P A) dAᴴ Pᴴ P.

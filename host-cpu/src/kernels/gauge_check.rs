@@ -99,6 +99,15 @@ impl Bound {
         Bound { sum_sq: 0.0, worst: 0.0, pair: (0, 0), gap: 0.0, scale }
     }
 
+    /// An empty bound for the gradient of a decomposition whose values'
+    /// cotangent has norm `values` and whose vectors' cotangents have norm
+    /// `vectors`: ∂L/∂A is of the size of the first and of the second over
+    /// the `largest` value.
+    fn of_spectrum<R: RealScalar>(values: R, vectors: R, largest: R) -> Self {
+        let per_value = if largest > R::zero() { vectors / largest } else { R::zero() };
+        Bound::new((values + per_value).to_f64())
+    }
+
     /// Adds the error `estimate` a pair (i, j) at `gap` contributes.
     fn add(&mut self, estimate: f64, pair: (usize, usize), gap: f64) {
         self.sum_sq += estimate * estimate;
@@ -294,10 +303,8 @@ fn check_svd<T: Field>(
     let norm = norm_u.hypot(norm_s.value()).hypot(norm_v);
     let tolerance = threshold(norm);
     let mut worst = Worst::new();
-    // ∂L/∂A is of the size of gs and of gU, gV over the values.
     let largest = (0..k).map(&s).fold(Re::<T>::zero(), |m, x| m.max_real(x));
-    let per_value = if largest > Re::<T>::zero() { (norm_u + norm_v) / largest } else { Re::<T>::zero() };
-    let mut bound = Bound::new((norm_s.value() + per_value).to_f64());
+    let mut bound = Bound::of_spectrum(norm_s.value(), norm_u + norm_v, largest);
     // SAFETY: column 0 is written by `residual` before it is read, columns
     // 1 to 3 just below.
     let (mut scratch, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 4, stack) };
@@ -413,10 +420,8 @@ fn check_eigh<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> 
     let norm = norm_v.value().hypot(norm_w.value());
     let tolerance = threshold(norm);
     let mut worst = Worst::new();
-    // ∂L/∂A is of the size of gw and of gV over the spectrum's spread.
     let spread = (0..n).map(&w).fold(Re::<T>::zero(), |m, x| m.max_real(Scalar::abs(x)));
-    let per_value = if spread > Re::<T>::zero() { norm_v.value() / spread } else { Re::<T>::zero() };
-    let mut bound = Bound::new((norm_w.value() + per_value).to_f64());
+    let mut bound = Bound::of_spectrum(norm_w.value(), norm_v.value(), spread);
     // SAFETY: every entry is written by `fill_column_norms` before it is read.
     let (mut norms, _) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut norms = norms.as_mat_mut();
@@ -469,8 +474,7 @@ fn check_eig<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> R
     let norm = norm_v.value().hypot(norm_w.value());
     let mut worst = Worst::new();
     let spread = (0..n).fold(Re::<T>::zero(), |m, i| m.max_real(Scalar::abs(w(i))));
-    let per_value = if spread > Re::<T>::zero() { norm_v.value() / spread } else { Re::<T>::zero() };
-    let mut bound = Bound::new((norm_w.value() + per_value).to_f64());
+    let mut bound = Bound::of_spectrum(norm_w.value(), norm_v.value(), spread);
     // SAFETY: every entry is written by `fill_column_norms` before it is read.
     let (mut norms, _) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut norms = norms.as_mat_mut();

@@ -18,32 +18,46 @@ pub(super) fn pair_inv<T: Scalar>(
     let k = desc.meta.shape.dims()[0];
     let s0 = desc.strides[0];
     let batch = Walk::new(&desc.meta.shape.dims()[1..], [View::new(&[&desc.strides[1..]], desc.offset)]);
-    let values = batch.flat_map(|item| {
-        let base = item.offsets[0];
-        let at = move |i: usize| x[base + i * s0];
-        let largest = (0..k).map(|i| at(i).abs()).fold(T::Real::zero(), |m, a| m.max_real(a));
-        let delta = match op.regularize {
-            Regularize::Cutoff { relative } => largest * T::Real::from_f64(relative),
-            Regularize::Lorentzian { .. } => T::Real::zero(),
-        };
-        (0..k * k).map(move |e| {
-            let (i, j) = (e % k, e / k);
-            let z = match op.pair {
-                Pair::Diff if i == j => return T::zero(),
-                Pair::Diff => at(j) - at(i),
-                Pair::Sum => at(i) + at(j),
+    let slot = strided::output::<T>(NAME, "y", out)?;
+    if k > 0 {
+        // One k×k block per batch item, column by column: y[.., j] from x_j
+        // and the whole of x.
+        for (block, item) in slot.chunks_exact_mut(k * k).zip(batch) {
+            let base = item.offsets[0];
+            let at = |i: usize| x[base + i * s0];
+            let largest = (0..k).map(|i| at(i).abs()).fold(T::Real::zero(), |m, a| m.max_real(a));
+            let delta = match op.regularize {
+                Regularize::Cutoff { relative } => largest * T::Real::from_f64(relative),
+                Regularize::Lorentzian { .. } => T::Real::zero(),
             };
-            match op.regularize {
-                Regularize::Cutoff { .. } if z.abs() > delta => T::one() / z,
-                Regularize::Cutoff { .. } => T::zero(),
-                Regularize::Lorentzian { eps } => {
-                    let eps = T::Real::from_f64(eps);
-                    z.conj().scale(T::Real::one() / (z.abs2() + eps * eps))
+            for (j, column) in block.chunks_exact_mut(k).enumerate() {
+                let xj = at(j);
+                for (i, y) in column.iter_mut().enumerate() {
+                    let z = match op.pair {
+                        Pair::Diff => xj - at(i),
+                        Pair::Sum => at(i) + xj,
+                    };
+                    let value = match op.regularize {
+                        Regularize::Cutoff { .. } if z.abs() > delta => T::one() / z,
+                        Regularize::Cutoff { .. } => T::zero(),
+                        Regularize::Lorentzian { eps } => {
+                            let eps = T::Real::from_f64(eps);
+                            z.conj().scale(T::Real::one() / (z.abs2() + eps * eps))
+                        }
+                    };
+                    y.write(value);
+                }
+                if op.pair == Pair::Diff {
+                    // The diagonal is zero whatever the regularization.
+                    column[j].write(T::zero());
                 }
             }
-        })
-    });
-    strided::write_values(NAME, "y", out, values)
+        }
+    }
+    // SAFETY: the k×k blocks, one per batch item (the walk over the batch
+    // dims), cover every element of the slot.
+    unsafe { strided::finish::<T>(out) };
+    Ok(())
 }
 
 /// `y[r_j, j] = 1/u[r_j, j]` at each column's first largest-magnitude entry.

@@ -310,13 +310,34 @@ fn check_svd<T: Field>(
     let (mut scratch, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 4, stack) };
     let scratch = scratch.as_mat_mut();
     let (mut c, mut norms) = scratch.split_at_col_mut(1);
-    fill_column_norms(gu, norms.rb_mut().get_mut(.., 0..1));
-    fill_column_norms(b, norms.rb_mut().get_mut(.., 1..2));
-    // The values once more, in the scratch: the pair loop below reads each
+    // The values once more, in the scratch: the pair loops below read each
     // k times, and `Item::get` locates its input on every call.
     for i in 0..k {
         norms[(i, 2)] = T::from_real(s(i));
     }
+    if norm_u == Re::<T>::zero() && norm_v == Re::<T>::zero() {
+        // No vector is read: every gauge projection and coupling is zero,
+        // and so is every error the rule could divide by a gap. What is
+        // left are kinks and unequal cotangents inside ties (in the order
+        // of the loop below, which finds the same).
+        let s = |i: usize| Scalar::re(norms[(i, 2)]);
+        for i in 0..k {
+            let null = s(i) <= delta;
+            for j in i + 1..k {
+                if Scalar::abs(s(i) - s(j)) <= delta && !(null && s(j) <= delta) {
+                    worst.note(Scalar::abs(gs(i) - gs(j)), "s", SVD_VALUES);
+                }
+            }
+            if null {
+                worst.note(Scalar::abs(gs(i)), "s", SVD_KINK);
+            }
+        }
+        worst.output = of.output(worst.output);
+        worst.verdict(of.op(), norm)?;
+        return Ok(bound);
+    }
+    fill_column_norms(gu, norms.rb_mut().get_mut(.., 0..1));
+    fill_row_norms(gvh, norms.rb_mut().get_mut(.., 1..2));
     let s = |i: usize| Scalar::re(norms[(i, 2)]);
     let gu_norm = |i: usize| Scalar::re(norms[(i, 0)]);
     let gv_norm = |i: usize| Scalar::re(norms[(i, 1)]);
@@ -422,10 +443,31 @@ fn check_eigh<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> 
     let mut worst = Worst::new();
     let spread = (0..n).map(&w).fold(Re::<T>::zero(), |m, x| m.max_real(Scalar::abs(x)));
     let mut bound = Bound::of_spectrum(norm_w.value(), norm_v.value(), spread);
-    // SAFETY: every entry is written by `fill_column_norms` before it is read.
-    let (mut norms, _) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
+    // SAFETY: column 1 is written just below, column 0 by
+    // `fill_column_norms` before it is read.
+    let (mut norms, _) = unsafe { temp_mat_uninit::<T, _, _>(n, 2, stack) };
     let mut norms = norms.as_mat_mut();
-    fill_column_norms(gv, norms.rb_mut());
+    // The values in the scratch: the pair loop reads each n times, and
+    // `Item::get` locates its input on every call.
+    for i in 0..n {
+        norms[(i, 1)] = T::from_real(w(i));
+    }
+    if norm_v.value() == Re::<T>::zero() {
+        // No vector is read: only unequal cotangents inside ties can fail,
+        // and nothing is divided by a gap.
+        let w = |i: usize| Scalar::re(norms[(i, 1)]);
+        for i in 0..n {
+            for j in i + 1..n {
+                if Scalar::abs(w(i) - w(j)) <= delta {
+                    worst.note(Scalar::abs(gw(i) - gw(j)), "w", EIGH_VALUES);
+                }
+            }
+        }
+        worst.verdict("eigh", norm)?;
+        return Ok(bound);
+    }
+    fill_column_norms(gv, norms.rb_mut().get_mut(.., 0..1));
+    let w = |i: usize| Scalar::re(norms[(i, 1)]);
     let gv_norm = |i: usize| Scalar::re(norms[(i, 0)]);
     for i in 0..n {
         if T::IS_COMPLEX {
@@ -527,6 +569,38 @@ fn fill_column_norms<T: Field>(m: MatRef<'_, T>, mut norms: MatMut<'_, T>) {
     }
 }
 
+/// Writes the norm of row i of `m` (as `T`, imaginary part zero) to row i
+/// of `norms`: plain sums of squares gathered column by column (a walk
+/// along the rows of a column-major matrix strides through memory), a
+/// scaled sum for any row where the plain one is not safe.
+fn fill_row_norms<T: Field>(m: MatRef<'_, T>, mut norms: MatMut<'_, T>) {
+    for i in 0..m.nrows() {
+        norms[(i, 0)] = T::zero();
+    }
+    for j in 0..m.ncols() {
+        for i in 0..m.nrows() {
+            let ssq = Scalar::re(norms[(i, 0)]) + m[(i, j)].abs2();
+            norms[(i, 0)] = T::from_real(ssq);
+        }
+    }
+    for i in 0..m.nrows() {
+        let ssq = Scalar::re(norms[(i, 0)]);
+        let norm = if plain_is_safe(ssq) {
+            Scalar::sqrt(ssq)
+        } else {
+            let mut norm = Norm::new();
+            for j in 0..m.ncols() {
+                norm.add(Scalar::re(m[(i, j)]));
+                if T::IS_COMPLEX {
+                    norm.add(Scalar::im(m[(i, j)]));
+                }
+            }
+            norm.value()
+        };
+        norms[(i, 0)] = T::from_real(norm);
+    }
+}
+
 /// Copies vector input `from` to output `to` (`len` entries of `E`).
 fn copy_values<E: Element>(item: &mut Item<'_>, from: usize, to: usize, len: usize) {
     for i in 0..len {
@@ -562,7 +636,7 @@ impl<T: Field> Kernel<T> for SvdGaugeCheck {
 
 impl<T: Field> Kernel<T> for EighGaugeCheck {
     fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        temp_mat_scratch::<T>(shapes.input(0).0, 1)
+        temp_mat_scratch::<T>(shapes.input(0).0, 2)
     }
 
     fn run(&self, item: &mut Item<'_>, _par: Par, stack: &mut MemStack) -> Result<(), Failure> {

@@ -154,7 +154,7 @@ fn cases() -> Vec<Case> {
     for n in [128, 256, 512] {
         out.push(square("svd (values + vectors)", "svd", n, matrix(n, n, 7), 1e-10));
     }
-    for n in [128, 256] {
+    for n in [128, 256, 512] {
         out.push(square("svd loss value+grad", "svd_loss", n, matrix(n, n, 7), 1e-8));
     }
     out.push(square("eigh loss value+grad", "eigh_loss", 256, symmetric(256), 1e-8));

@@ -11,6 +11,7 @@ use lindiff_core::face::direct::{Direct, Pool};
 use lindiff_core::ir::{passes, Builder, Program};
 use lindiff_core::op::{EighOptions, LinalgOp, SvdOptions};
 use lindiff_core::prim::{ReduceOp, UnaryOp};
+use lindiff_core::var::trace_value_and_grad;
 use lindiff_core::{
     Arena, DType, Error, Face, Host, HostData, Input, Memory, Op, Ops, Result, Shape, TensorDesc, TensorMeta,
 };
@@ -86,6 +87,21 @@ fn pruning_after_ad() {
     let mut p = b.finish(&[&l]).unwrap();
     passes::optimize(&mut p).unwrap();
     assert_eq!(ops(&p), ["abs2", "sum"]);
+}
+
+#[test]
+fn a_loss_of_the_values_alone_builds_no_coupling() {
+    // Reverse mode runs svd_vals (eigh_vals) as svd (eigh) for their
+    // vectors, and the loss reads s (w) alone: the gradient is
+    // U diag(ḡ) Vᴴ (V diag(ḡ) Vᴴ), one matmul, and no coupling matrix.
+    let svd = trace_value_and_grad([meta(&[6, 4])], |[a]| a.svd_vals().sum()).unwrap();
+    let eigh = trace_value_and_grad([meta(&[5, 5])], |[a]| a.eigh().w.sum()).unwrap();
+    for (p, decomposition) in [(&svd, "svd"), (&eigh, "eigh")] {
+        let names = ops(p);
+        assert!(names.contains(&decomposition), "{names:?}");
+        assert!(!names.contains(&"pair_inv"), "{decomposition}: {names:?}");
+        assert_eq!(names.iter().filter(|&&n| n == "matmul").count(), 1, "{decomposition}: {names:?}");
+    }
 }
 
 /// A loss through QR and Cholesky: Σ|R|² + Σ|chol(AᴴA + I)|².

@@ -110,7 +110,7 @@ impl<F: Face> Face for Dual<F> {
         let outs = self.inner.apply(op.clone(), &primal_in)?;
         let tangents_in: heapless::Vec<Tangent<F::Tensor>, MAX_INPUTS> =
             inputs.iter().map(|x| x.tangent.clone()).collect();
-        let primals = Primals { inputs: &primal_in, outputs: &outs };
+        let primals = Primals::new(&primal_in, &outs);
         let dy = jvp(&mut Forward::new(&mut self.inner), &op, &primals, &tangents_in)?;
         Ok(outs
             .iter()

@@ -210,7 +210,7 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
                 record.outputs.iter().map(|o| o.as_ref().map(|(t, _)| t.clone())).collect();
             let wanted: heapless::Vec<bool, MAX_INPUTS> =
                 record.inputs.iter().map(|(_, i)| i.is_some()).collect();
-            let primals = Primals { inputs: &primal_in, outputs: &outputs };
+            let primals = Primals::new(&primal_in, &outputs);
             let cts = vjp_op(&mut self.inner, &record.op, &primals, &wanted, &out_cts)?;
             for ((_, i), c) in record.inputs.iter().zip(cts) {
                 if let Some(i) = i {

@@ -170,13 +170,13 @@ impl<const I: usize, const V: usize> Replay<I, V> {
                     if let (Some(slot), Some(ct)) = (wide_cts.get_mut(values), out_cts.into_iter().next()) {
                         *slot = ct;
                     }
-                    let primals = Primals { inputs: &refs, outputs: &outputs };
+                    let primals = Primals::new(&refs, &outputs);
                     vjp_op(&mut self.builder, &op, &primals, &wanted, &wide_cts)?
                 }
                 None => {
                     let outputs: heapless::Vec<Option<ValueId>, MAX_OUTPUTS> =
                         instr.outputs.iter().map(|o| o.and_then(|v| self.map[v.index()])).collect();
-                    let primals = Primals { inputs: &refs, outputs: &outputs };
+                    let primals = Primals::new(&refs, &outputs);
                     vjp_op(&mut self.builder, &instr.op, &primals, &wanted, &out_cts)?
                 }
             };
@@ -307,7 +307,7 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
             return Ok(());
         }
         let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
-        let primals = Primals { inputs: &refs, outputs };
+        let primals = Primals::new(&refs, outputs);
         let dy = rule_jvp(&mut Forward::new(&mut replay.builder), &instr.op, &primals, &dx)?;
         for (slot, t) in instr.outputs.iter().zip(dy) {
             if let Some(v) = slot {

@@ -34,7 +34,7 @@ pub(crate) fn vjp_op<F: Face>(
     // A full SVD with completion columns: its thin part, once the
     // completion's cotangent passed its check.
     if let Some((thin, outputs, cts)) = gauge::thin_full_svd(face, op, primals, out_cts)? {
-        let primals = Primals { inputs: primals.inputs, outputs: &outputs };
+        let primals = Primals::new(primals.inputs, &outputs);
         return vjp_op(face, &thin, &primals, wanted, &cts);
     }
     let checked = gauge::check(face, op, primals, out_cts)?;
@@ -48,7 +48,11 @@ pub(crate) fn vjp_op<F: Face>(
         let _ = tangents.push(t); // one per input: ≤ MAX_INPUTS
     }
     let inputs = tangents.iter().filter(|t| !t.is_zero()).count();
-    let dy: Tangents<u32> = jvp(&mut TapeCx { face: &mut *face, tape: &mut tape }, op, primals, &tangents)?;
+    // The rule may skip the tangents of outputs no cotangent reads.
+    let read: heapless::Vec<bool, { crate::op::MAX_OUTPUTS }> =
+        out_cts.iter().map(|c| !c.is_zero()).collect();
+    let primals = Primals { read: &read, ..*primals };
+    let dy: Tangents<u32> = jvp(&mut TapeCx { face: &mut *face, tape: &mut tape }, op, &primals, &tangents)?;
     let mut seeds = heapless::Vec::<(u32, Tangent<F::Tensor>), { crate::op::MAX_OUTPUTS }>::new();
     for (t, ct) in dy.iter().zip(out_cts) {
         if ct.is_zero() {

@@ -22,12 +22,14 @@
 //! differentiable there (symmetric functions of the group's values,
 //! projectors onto whole groups).
 //!
-//! `EighVals` has no V among its outputs: its rule computes the primal
-//! eigenvectors again with a full `Eigh` (an O(n³) decomposition with
-//! vectors, about two to three times the cost of the values-only forward;
-//! recorded in the forward program when traced), then
-//! dw_i = Re v_iᴴ dA_eff v_i = Re Σ_r conj(V_ri) (dA_eff V)_ri: one tangent
-//! matmul and an elementwise product.
+//! The values alone: dw_i = Re v_iᴴ dA_eff v_i = Re Σ_r conj(V_ri)
+//! (dA_eff V)_ri, one tangent matmul and an elementwise product. `Eigh` uses
+//! it when the caller reads only w (`Primals::reads`: reverse mode with a
+//! loss of the eigenvalues). `EighVals` has no V among its outputs: in
+//! forward mode its rule computes the primal eigenvectors again with a full
+//! `Eigh` (an O(n³) decomposition with vectors, about two to three times the
+//! cost of the values-only forward); reverse mode runs `Eigh` in its place
+//! (`LinalgOp::with_vectors`).
 
 use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
@@ -54,6 +56,10 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         LinalgOp::Eigh(Eigh(options)) => {
             let w = primals.output(op, 0)?;
             let v = primals.output(op, 1)?;
+            if !primals.reads(1) {
+                // The values alone: no coupling matrix.
+                return Ok(tangents([values(cx, v.clone(), &da, complex)?, Tangent::Zero]));
+            }
             let left = cx.matmul(p(v), MatOp::Adjoint, t(&da), MatOp::Identity)?;
             let dp = cx.matmul(t(&left), MatOp::Identity, p(v), MatOp::Identity)?;
             let diag = cx.diag_part(&dp)?;
@@ -63,14 +69,22 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         }
         LinalgOp::EighVals(EighVals(options)) => {
             let v = cx.primal().eigh_with_options(a, *options)?.v;
-            let dav = cx.matmul(t(&da), MatOp::Identity, p(&v), MatOp::Identity)?;
-            let vc = if complex { cx.primal().unary(UnaryOp::Conj, &v)? } else { v };
-            let prod = cx.mul(&vc, &dav)?;
-            let sum = cx.sum(&prod, 1)?;
-            let dw = if complex { cx.unary(UnaryOp::Real, &sum)? } else { sum };
-            Ok(tangents([dw]))
+            Ok(tangents([values(cx, v, &da, complex)?]))
         }
         _ => Ok(unsupported(op)),
+    }
+}
+
+/// dw = Re diag(Vᴴ dA V), formed as Re Σ_rows conj(V)∘(dA V).
+fn values<C: Cx + ?Sized>(cx: &mut C, v: C::P, da: &Tangent<C::T>, complex: bool) -> Result<Tangent<C::T>> {
+    let dav = cx.matmul(t(da), MatOp::Identity, p(&v), MatOp::Identity)?;
+    let vc = if complex { cx.primal().unary(UnaryOp::Conj, &v)? } else { v };
+    let prod = cx.mul(&vc, &dav)?;
+    let sum = cx.sum(&prod, 1)?;
+    if complex {
+        cx.unary(UnaryOp::Real, &sum)
+    } else {
+        Ok(sum)
     }
 }
 

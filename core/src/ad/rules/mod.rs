@@ -38,9 +38,25 @@ pub struct Primals<'a, P> {
     pub inputs: &'a [&'a P],
     /// The outputs, in the op's order.
     pub outputs: &'a [Option<P>],
+    /// Which outputs' tangents the caller reads, in the op's order; empty:
+    /// all of them. A rule may answer `Tangent::Zero` for the others and
+    /// skip their work (reverse mode reads only the outputs with a nonzero
+    /// cotangent: an SVD whose loss reads s alone needs no coupling
+    /// matrices).
+    pub read: &'a [bool],
 }
 
-impl<P> Primals<'_, P> {
+impl<'a, P> Primals<'a, P> {
+    /// The primal side of an op whose every output tangent is read.
+    pub fn new(inputs: &'a [&'a P], outputs: &'a [Option<P>]) -> Self {
+        Primals { inputs, outputs, read: &[] }
+    }
+
+    /// Whether the caller reads output `i`'s tangent ([`Primals::read`]).
+    pub fn reads(&self, i: usize) -> bool {
+        self.read.is_empty() || self.read.get(i).copied().unwrap_or(false)
+    }
+
     /// Input `i`.
     pub fn input(&self, i: usize) -> &P {
         self.inputs[i]

@@ -30,6 +30,10 @@
 //! the absent output gets no tangent. `SvdVals` likewise runs one thin SVD
 //! on the primal side: ds = Re Σ_rows conj(U)∘(dA V).
 //!
+//! A caller that reads only s (reverse mode with a loss of the values
+//! alone, `Primals::reads`) gets ds as `SvdVals` forms it, from the factors
+//! at hand: no coupling matrices.
+//!
 //! `SvdFull`: s and the thin part (the first k columns of u, the first k
 //! rows of vh) follow the thin rule. The completion columns (u's beyond k
 //! when m > n, vh's rows beyond k when n > m) are an arbitrary basis of a
@@ -117,9 +121,14 @@ pub(super) fn jvp<C: Cx + ?Sized>(
                 // A factor was switched off: recompute both (one more SVD).
                 _ => cx.primal().svd_with_options(a, svd.0)?,
             };
-            let want = Want { u: output(0).is_some(), vh: output(2).is_some() };
+            let want = Want {
+                u: output(0).is_some() && primals.reads(0),
+                vh: output(2).is_some() && primals.reads(2),
+            };
             let [du, ds, dvh] = thin(cx, &svd.0, &f, da, d, want)?;
-            let absent = |i: usize| absent_output(op, i);
+            // An output the forward did not compute has no tangent; one the
+            // caller does not read gets zero.
+            let absent = |i: usize| if output(i).is_some() { Tangent::Zero } else { absent_output(op, i) };
             let du = if want.u { du } else { absent(0) };
             let dvh = if want.vh { dvh } else { absent(2) };
             Ok(tangents([du, ds, dvh]))
@@ -134,7 +143,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let u = if m > k { cx.primal().slice(u, [0, 0], [m, k])? } else { u.clone() };
             let vh = if n > k { cx.primal().slice(vh, [0, 0], [k, n])? } else { vh.clone() };
             let f = SvdFactors { u, s: s.clone(), vh };
-            let want = Want { u: m == k, vh: n == k };
+            let want = Want { u: m == k && primals.reads(0), vh: n == k && primals.reads(2) };
             let [du, ds, dvh] = thin(cx, &full.0, &f, da, d, want)?;
             let du = if m > k { completion(op, 0) } else { du };
             let dvh = if n > k { completion(op, 2) } else { dvh };
@@ -221,7 +230,8 @@ pub(super) fn thin_tangents<C: Cx + ?Sized>(
 }
 
 /// Thin tangents `[du, ds, dvh]` from thin factors (the u and vh tangents
-/// only where `want` asks; `Zero` otherwise).
+/// only where `want` asks; `Zero` otherwise, and with neither, ds alone as
+/// `SvdVals` forms it).
 fn thin<C: Cx + ?Sized>(
     cx: &mut C,
     opts: &SvdOptions,
@@ -230,13 +240,14 @@ fn thin<C: Cx + ?Sized>(
     d: Dims,
     want: Want,
 ) -> Result<[Tangent<C::T>; 3]> {
+    if !want.u && !want.vh {
+        // The values alone: one product with dA, no coupling.
+        return Ok([Tangent::Zero, values(cx, f, da, d)?, Tangent::Zero]);
+    }
     let dav = cx.matmul(t(da), MatOp::Identity, p(&f.vh), MatOp::Adjoint)?;
     let dp = cx.matmul(p(&f.u), MatOp::Adjoint, t(&dav), MatOp::Identity)?;
     let diag = cx.diag_part(&dp)?;
     let ds = real_part(cx, &diag, d)?;
-    if !want.u && !want.vh {
-        return Ok([Tangent::Zero, ds, Tangent::Zero]);
-    }
     let c = match opts.derivative_eps {
         None => partial_fraction(cx, &f.s, &dp, d)?,
         Some(eps) => lorentzian(cx, &f.s, &dp, eps, d)?,

@@ -12,6 +12,9 @@
 //!
 //! * `Svd`: u, s, vh and their cotangents; a factor the options switched
 //!   off enters as zeros (with a zero cotangent, which the check ignores).
+//!   With a cotangent on s alone (a loss of the values; its rule then
+//!   divides by no gap), the values are checked as for `SvdVals`, with no
+//!   bound; likewise `Eigh` with one on w alone.
 //! * `SvdVals`: zeros for both factors, so only the values are checked
 //!   (kinks, and unequal ∂L/∂s inside a tied group).
 //! * `SvdFull`: the thin part (the first k columns of u, rows of vh). A
@@ -100,6 +103,15 @@ pub(super) fn check<F: Face>(
         bound: bound.map(|b| (b, of)),
     };
     match l {
+        LinalgOp::Svd(Svd(o)) | LinalgOp::SvdFull(SvdFull(o))
+            if SVD && o.derivative_eps.is_none() && ct(0).is_zero() && ct(2).is_zero() =>
+        {
+            // Only s is read: the rule forms ds alone, as for `SvdVals`,
+            // dividing by no gap. Check the values, no bound.
+            let ([_, gs, _], _) =
+                svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [Tangent::Zero, ct(1), Tangent::Zero])?;
+            Ok(checked([ct(0), gs, ct(2)].into_iter().collect(), None, GaugeOf::Svd))
+        }
         LinalgOp::Svd(Svd(o)) if SVD && o.derivative_eps.is_none() => {
             let (cts, bound) = svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [ct(0), ct(1), ct(2)])?;
             Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Svd))
@@ -169,6 +181,11 @@ pub(super) fn check<F: Face>(
             // Its rule divides by no gap inside the kept block: no bound.
             svd(face, GaugeOf::LowRankApprox, a, factors, cts)?;
             Ok(Checked::none())
+        }
+        LinalgOp::Eigh(Eigh(o)) if EIGH && o.derivative_eps.is_none() && ct(1).is_zero() => {
+            // Only w is read: the rule forms dw alone, dividing by no gap.
+            let ([gw, _], _) = eigh(face, a, [out(0), out(1)], [ct(0), Tangent::Zero])?;
+            Ok(checked([gw, Tangent::Zero].into_iter().collect(), None, GaugeOf::Eigh))
         }
         LinalgOp::Eigh(Eigh(o)) if EIGH && o.derivative_eps.is_none() => {
             let (cts, bound) = eigh(face, a, [out(0), out(1)], [ct(0), ct(1)])?;

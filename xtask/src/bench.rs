@@ -21,7 +21,8 @@
 //! row, and skips the fresh-process pass: the whole run fits in
 //! about ten minutes on a 2-core machine, at the price of one placement
 //! draw per row. `--peers` adds host-cpu/benches/peers.rs (numpy, scipy,
-//! JAX) when a Python with them is found (`$LINDIFF_PEERS_PYTHON`, else
+//! JAX) and host-cpu/benches/memory.rs (peak memory against JAX) when a
+//! Python with them is found (`$LINDIFF_PEERS_PYTHON`, else
 //! [`DEFAULT_PYTHON`]); without one it prints how to install it and skips.
 
 use crate::{repo_root, run, Step};
@@ -98,6 +99,8 @@ pub(crate) fn bench(args: &[String]) -> Step {
                 with.push(("LINDIFF_PEERS_PYTHON", &python));
                 let peers_args = ["bench", "-p", "lindiff-cpu", "--features", "threads", "--bench", "peers"];
                 groups.extend(stream(&peers_args, &with)?);
+                let memory_args = ["bench", "-p", "lindiff-cpu", "--bench", "memory"];
+                groups.extend(stream(&memory_args, &with)?);
                 peer_line = peer_versions(&python);
             }
             None => eprintln!(

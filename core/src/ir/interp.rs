@@ -3,10 +3,12 @@
 //! [`Allocator`]. Each instruction takes its outputs and workspace from the
 //! allocator, runs through [`call::run_into`] (all checks included), gives
 //! the workspace back at once and each value back after its last use. The
-//! plan replays that sequence on an arena model, so
+//! plan replays that sequence on an arena model (`peak.rs`), so
 //! [`Compiled::peak_bytes`] is the exact size of an [`Arena`](crate::Arena)
-//! that runs the program, known before it runs.
+//! that runs the program, known before it runs, and
+//! [`Compiled::live_at_peak`] lists what it holds there.
 
+use super::peak::{output_req, Planner};
 use super::{Program, ValueId, MAX_PARAMS};
 use crate::call;
 use crate::error::{Error, Result};
@@ -15,49 +17,24 @@ use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::{Input, Provider};
 use crate::seq::{Seq, SmallSeq};
 use crate::tensor::{TensorDesc, TensorMeta};
-use crate::workspace::{Allocator, BumpStack, WorkspaceReq};
+use crate::workspace::{Allocator, WorkspaceReq};
 
 /// A program planned for a provider and parameter layouts.
 pub struct Compiled<'p, P, const I: usize, const V: usize> {
     provider: &'p P,
-    program: &'p Program<I, V>,
-    params: Seq<TensorDesc, MAX_PARAMS>,
-    workspaces: Seq<WorkspaceReq, I>,
-    last: Seq<usize, V>,
+    pub(super) program: &'p Program<I, V>,
+    pub(super) params: Seq<TensorDesc, MAX_PARAMS>,
+    pub(super) workspaces: Seq<WorkspaceReq, I>,
+    pub(super) last: Seq<usize, V>,
     peak: usize,
+    /// The allocation of the plan that reached `peak` ([`Compiled::live_at_peak`]).
+    pub(super) peak_event: usize,
     align: usize,
 }
 
 /// The buffers of a run's results, in order, with their dtypes and shapes
 /// (contiguous, column-major). Give them back to the allocator when done.
 pub type Results<'m, M> = SmallSeq<(TensorMeta, <M as Memory>::Buffer<'m>), MAX_PARAMS>;
-
-/// The arena the plan simulates: bump allocation, reclaim at the top only
-/// (exactly [`Arena`](crate::Arena)'s policy).
-struct ArenaModel(BumpStack);
-
-impl ArenaModel {
-    /// Offsets as an [`Arena`](crate::Arena) aligned to the program's
-    /// largest alignment would give them (saturating: an impossible
-    /// request takes everything).
-    fn allocate(&mut self, req: WorkspaceReq) -> (usize, usize) {
-        let (begin, end) = self.0.place(0, req).unwrap_or((usize::MAX, usize::MAX));
-        self.0.commit(begin, end);
-        (begin, end)
-    }
-
-    fn release(&mut self, (begin, end): (usize, usize)) {
-        self.0.release(begin, end);
-    }
-
-    fn peak(&self) -> usize {
-        self.0.peak()
-    }
-}
-
-fn output_req(meta: &TensorMeta) -> WorkspaceReq {
-    WorkspaceReq::of_dtype(meta.dtype, meta.shape.numel().unwrap_or(usize::MAX))
-}
 
 impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
     /// Checks every instruction for `provider` with parameters laid out as
@@ -95,10 +72,8 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             }
         };
         let last = program.last_uses()?;
-        let mut model = ArenaModel(BumpStack::default());
+        let mut planner = Planner::<V>::new(program.values.len(), None)?;
         let mut align = 1;
-        let mut regions: Seq<Option<(usize, usize)>, V> =
-            Seq::filled(program.values.len(), None, "program values")?;
         let mut workspaces = Seq::new();
         for (k, instr) in program.instrs.iter().enumerate() {
             let inputs: heapless::Vec<TensorDesc, MAX_INPUTS> =
@@ -106,38 +81,24 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = inputs.iter().collect();
             let prepared = call::prepare(provider, &instr.op, &refs)?;
             let ws = prepared.workspace();
-            let mut fresh = heapless::Vec::<(Option<ValueId>, (usize, usize)), MAX_OUTPUTS>::new();
+            let mut outputs = heapless::Vec::<(Option<ValueId>, &TensorMeta), MAX_OUTPUTS>::new();
             for (i, meta) in prepared.outputs().iter().enumerate() {
                 if let Some(meta) = meta {
-                    let req = output_req(meta);
-                    align = align.max(req.align());
-                    let slot = instr.outputs.get(i).copied().flatten();
-                    let _ = fresh.push((slot, model.allocate(req))); // ≤ MAX_OUTPUTS
+                    align = align.max(output_req(meta).align());
+                    let _ = outputs.push((instr.outputs.get(i).copied().flatten(), meta));
+                    // ≤ MAX_OUTPUTS
                 }
             }
             align = align.max(ws.align());
-            let region = model.allocate(ws);
-            model.release(region);
-            for &(slot, region) in fresh.iter().rev() {
-                match slot {
-                    Some(v) if last[v.index()] > k => regions[v.index()] = Some(region),
-                    _ => model.release(region),
-                }
-            }
-            for v in &instr.inputs {
-                if last[v.index()] == k {
-                    if let Some(region) = regions[v.index()].take() {
-                        model.release(region);
-                    }
-                }
-            }
+            planner.instr(k, &outputs, ws, &instr.inputs, &last)?;
             workspaces.push(ws, "program instructions")?;
         }
         let mut planned = Seq::new();
         for d in params {
             planned.push((*d).clone(), "program parameters")?;
         }
-        Ok(Compiled { provider, program, params: planned, workspaces, last, peak: model.peak(), align })
+        let (peak, peak_event) = planner.peak();
+        Ok(Compiled { provider, program, params: planned, workspaces, last, peak, peak_event, align })
     }
 
     /// Bytes an [`Arena`](crate::Arena) whose start is aligned to

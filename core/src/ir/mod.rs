@@ -15,9 +15,11 @@ mod builder;
 mod eval;
 mod interp;
 pub mod passes;
+mod peak;
 
 pub use builder::{Builder, Value};
 pub use interp::{Compiled, Results};
+pub use peak::Live;
 
 use crate::error::{Error, Result};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};

@@ -65,6 +65,7 @@ pub use field::Field;
 pub use lindiff_core::face::direct::{Direct, Tensor};
 pub use lindiff_core::{Face, Linalg, Ops};
 
+use lindiff_core::op::internal::InternalOp;
 use lindiff_core::{
     Error, Exec, Host, HostBuffer, Input, Op, Output, Provider, Result, TensorDesc, WorkspaceReq,
 };
@@ -129,6 +130,7 @@ impl Provider for Cpu {
     fn workspace(&self, op: &Op, inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
         let req = match op {
             Op::Linalg(op) => kernels::workspace(KernelOp::Linalg(op), inputs, self.exec),
+            Op::Internal(InternalOp::ValuesCheck(_)) => prims::values_check_workspace(inputs),
             Op::Internal(op) => kernels::workspace(KernelOp::Internal(op), inputs, self.exec),
             Op::Prim(op) => prims::workspace(op, inputs, self.exec),
         }?;
@@ -147,6 +149,7 @@ impl Provider for Cpu {
             Op::Linalg(op) => unsafe {
                 kernels::run(KernelOp::Linalg(op), inputs, outputs, workspace, self.exec)
             },
+            Op::Internal(InternalOp::ValuesCheck(op)) => prims::values_check(op, inputs, outputs),
             // SAFETY: as above.
             Op::Internal(op) => unsafe {
                 kernels::run(KernelOp::Internal(op), inputs, outputs, workspace, self.exec)

@@ -11,7 +11,7 @@
 //! prints the table.
 
 use lindiff_core::face::direct::{Direct, Tensor};
-use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck};
+use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::*;
 use lindiff_core::{Face, LinalgOp, MatOp, Op, Ops, Scalar};
 use lindiff_cpu::Cpu;
@@ -91,6 +91,7 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
             vec![ta.clone(), tv.clone(), ta.clone(), ta.clone(), tv.clone(), ta.clone()],
         ),
         (EighGaugeCheck::default().into(), vec![ta.clone(), tv.clone(), tv.clone(), ta]),
+        (ValuesCheck::default().into(), vec![tv.clone(), tv.clone()]),
     ];
     linalg.into_iter().map(|(op, inputs)| (Op::Linalg(op), inputs)).chain(internal).collect()
 }

@@ -3,7 +3,7 @@
 //! point `call::run_into` on a provider whose memory is opaque handles, so the
 //! checks are proven to run in core, before any provider code.
 
-use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck};
+use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::{
     Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
     FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
@@ -252,6 +252,16 @@ fn internal_table() -> Vec<(Op, Vec<TensorMeta>, &'static str)> {
             Op::from(EighGaugeCheck::default()),
             vec![f64s(&[3, 3]), f64s(&[3]), f64s(&[3]), f64s(&[3, 2])],
             "eigh_gauge_check: argument `gv` must have 3 columns to match `v`, got 3×2",
+        ),
+        (
+            Op::from(ValuesCheck::default()),
+            vec![meta(DType::C64, &[3]), meta(DType::C64, &[3])],
+            "values_check: argument `x` must have dtype f64, got c64",
+        ),
+        (
+            Op::from(ValuesCheck::default()),
+            vec![f64s(&[3]), f64s(&[2])],
+            "values_check: argument `g` must have 3 elements to match `x`, got [2]",
         ),
     ]
 }

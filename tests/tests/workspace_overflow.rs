@@ -12,7 +12,8 @@
 
 use lindiff_core::ad::ad_support_ops;
 use lindiff_core::op::internal::{
-    CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, SvdGaugeCheck, TieCheck, Values, BOUND_LEN,
+    CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, SvdGaugeCheck, TieCheck, Values, ValuesCheck,
+    BOUND_LEN,
 };
 use lindiff_core::op::LinalgOp;
 use lindiff_core::prim::{Pad, PrimOp, Reshape, Slice, Spread};
@@ -84,6 +85,7 @@ fn inputs(op: &Op, m: usize, n: usize) -> Option<Vec<(Vec<usize>, bool)>> {
                 vec![mat(n, n), vec_(n), vec_(n), mat(n, n)]
             }
             InternalOp::TieCheck(_) => vec![mat(m, n), vec_(BOUND_LEN)],
+            InternalOp::ValuesCheck(_) => vec![vec_(m), vec_(m)],
             InternalOp::CompletionCheck(_) => vec![mat(m, n)],
         },
     })
@@ -97,6 +99,7 @@ fn internal_ops() -> impl Iterator<Item = Op> {
         Op::from(EigGaugeCheck(Values::Read)),
         Op::from(TieCheck::default()),
         Op::from(CompletionCheck::default()),
+        Op::from(ValuesCheck::default()),
     ]
     .into_iter()
 }

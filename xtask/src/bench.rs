@@ -394,9 +394,10 @@ fn render(
     for g in groups {
         d.push_str(&format!("\n## {}\n\n`{}`\n\n", g.title, g.command));
         if !g.rows.is_empty() {
-            let micro = g.title.contains("µs");
             let with_processes = g.rows.iter().any(|r| r.processes.is_some());
-            let unit = if micro { "µs" } else { "ms" };
+            // The unit the title names (time tables in µs or ms, memory in MB).
+            let unit = ["µs", "MB"].into_iter().find(|u| g.title.contains(u)).unwrap_or("ms");
+            let micro = unit == "µs";
             d.push_str(&format!("| case | n | {} ({unit}) | {} ({unit}) | ratio |", g.ours, g.theirs));
             d.push_str(" Δ (ns) |");
             if with_processes {

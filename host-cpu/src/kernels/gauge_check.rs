@@ -1,5 +1,7 @@
 //! The check kernels of reverse mode (`SvdGaugeCheck`, `EighGaugeCheck`,
-//! `EigGaugeCheck`, `TieCheck`, `CompletionCheck`; the math is in
+//! `EigGaugeCheck`, `TieCheck`, `CompletionCheck`, and [`check_values`]
+//! for `ValuesCheck`, which `prims::spectral` runs over a batch of
+//! vectors; the math is in
 //! lindiff-core's `op/internal/` and `docs/ad-rules.md`, "Ties and gauge
 //! checks"). A gauge check measures Δ, the largest part of the cotangents
 //! the rule cannot transpose exactly, fails with
@@ -21,7 +23,9 @@
 //! gvh), Vᴴ gV = conj(Aᴴ B), so ah(Vᴴ gV) = conj(ah(Aᴴ B)) entrywise and
 //! ‖P_V gV_i‖ = ‖(I − A Aᴴ) b_i‖: the same helpers serve both sides.
 //!
-//! Scratch: k scalars (the coefficients Uᴴ gU_i of one projection).
+//! Scratch: for the SVD check k×4 scalars (the coefficients Uᴴ gU_i of one
+//! projection, the norms of gU's columns and of gVᴴ's rows, the values),
+//! for eigh n×2 (the norms of gV's columns, the values), for eig n×1.
 
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -35,7 +39,7 @@ use lindiff_core::op::internal::why::{
     SVD_TIE, SVD_VALUES,
 };
 use lindiff_core::op::internal::{
-    CompletionCheck, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, TieCheck, Values,
+    CompletionCheck, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, TieCheck, Values, ValuesCheck,
 };
 use lindiff_core::{Element, RealScalar, Scalar};
 
@@ -321,17 +325,7 @@ fn check_svd<T: Field>(
         // left are kinks and unequal cotangents inside ties (in the order
         // of the loop below, which finds the same).
         let s = |i: usize| Scalar::re(norms[(i, 2)]);
-        for i in 0..k {
-            let null = s(i) <= delta;
-            for j in i + 1..k {
-                if Scalar::abs(s(i) - s(j)) <= delta && !(null && s(j) <= delta) {
-                    worst.note(Scalar::abs(gs(i) - gs(j)), "s", SVD_VALUES);
-                }
-            }
-            if null {
-                worst.note(Scalar::abs(gs(i)), "s", SVD_KINK);
-            }
-        }
+        note_values(s, &gs, k, delta, true, ("s", SVD_VALUES), &mut worst);
         worst.output = of.output(worst.output);
         worst.verdict(of.op(), norm)?;
         return Ok(bound);
@@ -456,13 +450,7 @@ fn check_eigh<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> 
         // No vector is read: only unequal cotangents inside ties can fail,
         // and nothing is divided by a gap.
         let w = |i: usize| Scalar::re(norms[(i, 1)]);
-        for i in 0..n {
-            for j in i + 1..n {
-                if Scalar::abs(w(i) - w(j)) <= delta {
-                    worst.note(Scalar::abs(gw(i) - gw(j)), "w", EIGH_VALUES);
-                }
-            }
-        }
+        note_values(w, &gw, n, delta, false, ("w", EIGH_VALUES), &mut worst);
         worst.verdict("eigh", norm)?;
         return Ok(bound);
     }
@@ -559,6 +547,64 @@ fn check_eig<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> R
     }
     worst.verdict("eig", norm)?;
     Ok(bound)
+}
+
+/// The part of a check that reads the values alone: unequal cotangents `g`
+/// of tied values `x` (within `delta`) and, with `kinks`, a nonzero
+/// cotangent of a value at most `delta`, noted in the order of the full
+/// checks' loops (which find the same when no vector cotangent is
+/// nonzero). `output` and `why` name a tie violation.
+fn note_values<R: RealScalar>(
+    x: impl Fn(usize) -> R,
+    g: impl Fn(usize) -> R,
+    k: usize,
+    delta: R,
+    kinks: bool,
+    (output, why): (&'static str, &'static str),
+    worst: &mut Worst<R>,
+) {
+    for i in 0..k {
+        let null = kinks && x(i) <= delta;
+        for j in i + 1..k {
+            if Scalar::abs(x(i) - x(j)) <= delta && !(null && x(j) <= delta) {
+                worst.note(Scalar::abs(g(i) - g(j)), output, why);
+            }
+        }
+        if null {
+            worst.note(Scalar::abs(g(i)), output, SVD_KINK);
+        }
+    }
+}
+
+/// [`ValuesCheck`] of one batch item: the values `x` and their cotangent
+/// `g` (module docs of `lindiff_core::op::internal`, `values.rs`).
+///
+/// # Errors
+/// `Error::NotDifferentiable` naming the decomposition, its values output
+/// and why.
+pub(crate) fn check_values<R: RealScalar>(
+    op: &ValuesCheck,
+    x: impl Fn(usize) -> R,
+    g: impl Fn(usize) -> R,
+    k: usize,
+) -> lindiff_core::Result<()> {
+    let delta = cutoff((0..k).map(&x), k);
+    let mut norm = Norm::new();
+    (0..k).for_each(|i| norm.add(g(i)));
+    let why = match op.0 {
+        GaugeOf::Eigh => EIGH_VALUES,
+        GaugeOf::Eig => EIG_VALUES,
+        GaugeOf::Svd | GaugeOf::SvdTruncated | GaugeOf::LowRankApprox => SVD_VALUES,
+    };
+    let mut worst = Worst::new();
+    note_values(x, g, k, delta, op.kinks(), (op.output(), why), &mut worst);
+    match worst.verdict(op.0.op(), norm.value()) {
+        Err(Failure::NotDifferentiable { op, output, why }) => {
+            Err(lindiff_core::Error::NotDifferentiable { op, output, why })
+        }
+        // `verdict` fails with nothing else.
+        _ => Ok(()),
+    }
 }
 
 /// Writes the norm of column j of `m` (as `T`, imaginary part zero) to

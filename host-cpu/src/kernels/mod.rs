@@ -50,7 +50,7 @@ mod eigh;
 pub(crate) mod finite;
 mod full_piv_lu;
 pub(crate) mod gauge;
-mod gauge_check;
+pub(crate) mod gauge_check;
 pub(crate) mod householder;
 mod kept;
 mod lu;
@@ -130,6 +130,8 @@ fn find_internal<T: Field>(op: &InternalOp) -> Option<&dyn Kernel<T>> {
         InternalOp::EighGaugeCheck(k) => built!("op-eigh", k),
         InternalOp::EigGaugeCheck(k) => built!("op-eig", k),
         InternalOp::CompletionCheck(k) => built!("op-svd", k),
+        // A pass over vectors, not a per-matrix kernel (`prims::values_check`).
+        InternalOp::ValuesCheck(_) => None,
         // Checks the input cotangent of any spectral op.
         InternalOp::TieCheck(k) => Some(k),
     }

@@ -27,6 +27,7 @@ mod strided;
 use crate::field::{with_field, Field};
 use diag::Along;
 use elementwise::Complexify;
+use lindiff_core::op::internal::ValuesCheck;
 use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, Output, PrimOp, Result, TensorDesc, WorkspaceReq,
 };
@@ -83,6 +84,38 @@ pub(crate) fn run(
         });
     };
     with_field!(name, dtype, T => dispatch::<T>(op, inputs, out, exec))
+}
+
+/// The workspace of [`values_check`]: none, once the dtype has kernels in
+/// this build.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a dtype whose feature is off.
+pub(crate) fn values_check_workspace(inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
+    let dtype = inputs.first().map(|d| d.meta.dtype).ok_or_else(|| values_check_arity(inputs.len()))?;
+    with_field!(ValuesCheck::NAME, dtype, _Built => Ok(WorkspaceReq::EMPTY))
+}
+
+/// Runs the internal [`ValuesCheck`]: a pass over vectors of values, as
+/// the primitives make (its check is the gauge checks', in
+/// `kernels::gauge_check`).
+///
+/// # Errors
+/// As [`run`]; the check's `Error::NotDifferentiable`.
+pub(crate) fn values_check(
+    op: &ValuesCheck,
+    inputs: &[Input<'_, Host>],
+    outputs: &mut [Option<Output<'_, '_, Host>>],
+) -> Result<()> {
+    let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(|| values_check_arity(inputs.len()))?;
+    let Some(Some(out)) = outputs.first_mut() else {
+        return Err(Error::Buffer { op: ValuesCheck::NAME, arg: "g", why: "is missing", needed: 1, got: 0 });
+    };
+    with_field!(ValuesCheck::NAME, dtype, T => spectral::values_check::<T>(op, inputs, out))
+}
+
+fn values_check_arity(got: usize) -> Error {
+    Error::Arity { op: ValuesCheck::NAME, expected: ValuesCheck::INPUTS.len(), got }
 }
 
 /// The kernel of `op` for input (or constant) type `T`.

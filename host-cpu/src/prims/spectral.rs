@@ -3,6 +3,8 @@
 //! (the largest |x_i|, each column's pivot row), then one over its output.
 
 use super::strided::{self, View, Walk};
+use crate::kernels::gauge_check::check_values;
+use lindiff_core::op::internal::ValuesCheck;
 use lindiff_core::prim::{Pair, PairInv, Regularize};
 use lindiff_core::{Host, Input, Output, RealScalar, Result, Scalar};
 
@@ -58,6 +60,27 @@ pub(super) fn pair_inv<T: Scalar>(
     // dims), cover every element of the slot.
     unsafe { strided::finish::<T>(out) };
     Ok(())
+}
+
+/// [`ValuesCheck`] per batch item: the check of `x` and `g` (both real
+/// `[k, batch…]`), then `g` copied to the output.
+pub(super) fn values_check<T: Scalar>(
+    op: &ValuesCheck,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+) -> Result<()> {
+    const NAME: &str = ValuesCheck::NAME;
+    let (dx, dg) = (inputs[0].desc, inputs[1].desc);
+    let x = strided::input::<T::Real>(NAME, "x", &inputs[0])?;
+    let g = strided::input::<T::Real>(NAME, "g", &inputs[1])?;
+    let k = dx.meta.shape.dims()[0];
+    let (sx, sg) = (dx.strides[0], dg.strides[0]);
+    let views = [View::new(&[&dx.strides[1..]], dx.offset), View::new(&[&dg.strides[1..]], dg.offset)];
+    for item in Walk::new(&dx.meta.shape.dims()[1..], views) {
+        let [bx, bg] = item.offsets;
+        check_values(op, |i| x[bx + i * sx], |i| g[bg + i * sg], k)?;
+    }
+    strided::write_walk(NAME, "g", out, [View::of(dg)], |p| g[p.offsets[0]])
 }
 
 /// `y[r_j, j] = 1/u[r_j, j]` at each column's first largest-magnitude entry.

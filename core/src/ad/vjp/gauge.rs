@@ -15,8 +15,8 @@
 //!   With a cotangent on s alone (a loss of the values; its rule then
 //!   divides by no gap), the values are checked as for `SvdVals`, with no
 //!   bound; likewise `Eigh` with one on w alone.
-//! * `SvdVals`: zeros for both factors, so only the values are checked
-//!   (kinks, and unequal ∂L/∂s inside a tied group).
+//! * `SvdVals`: the values alone, through [`ValuesCheck`] (kinks, and
+//!   unequal ∂L/∂s inside a tied group; no vectors, no bound).
 //! * `SvdFull`: the thin part (the first k columns of u, rows of vh). A
 //!   nonzero cotangent on a factor with completion columns is already an
 //!   error of the rule, which is left to say so.
@@ -26,7 +26,7 @@
 //! * `LowRankApprox`: the SVD cotangents equivalent to its a_p's on the
 //!   recomputed thin SVD (a cut through a tied group is reported as
 //!   `low_rank_approx`/`a_p`).
-//! * `Eigh`, `EighVals`: likewise with w, v (zeros for `EighVals`).
+//! * `Eigh`: likewise with w, v; `EighVals` through [`ValuesCheck`].
 //! * Options with a derivative broadening ε (`derivative_eps`) reproduce
 //!   the Lorentzian-broadened rule, which does not check: no check there.
 //!
@@ -38,7 +38,7 @@ use crate::ad::rules::{kept_mask, Primals};
 use crate::error::{Error, Result};
 use crate::face::Face;
 use crate::op::internal::{
-    Completion, CompletionCheck, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values,
+    Completion, CompletionCheck, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values, ValuesCheck,
 };
 use crate::op::{Eigh, EighVals, LinalgOp, MatOp, Svd, SvdFull, SvdVals, SvdVectors, MAX_OUTPUTS};
 use crate::prim::{BinaryOp, ReduceOp, UnaryOp};
@@ -108,8 +108,7 @@ pub(super) fn check<F: Face>(
         {
             // Only s is read: the rule forms ds alone, as for `SvdVals`,
             // dividing by no gap. Check the values, no bound.
-            let ([_, gs, _], _) =
-                svd(face, GaugeOf::Svd, a, [out(0), out(1), out(2)], [Tangent::Zero, ct(1), Tangent::Zero])?;
+            let gs = values(face, GaugeOf::Svd, out(1), ct(1))?;
             Ok(checked([ct(0), gs, ct(2)].into_iter().collect(), None, GaugeOf::Svd))
         }
         LinalgOp::Svd(Svd(o)) if SVD && o.derivative_eps.is_none() => {
@@ -118,8 +117,7 @@ pub(super) fn check<F: Face>(
         }
         LinalgOp::SvdVals(SvdVals(o)) if SVD && o.derivative_eps.is_none() => {
             // Values alone divide by no gap: the check, no bound.
-            let ([_, gs, _], _) =
-                svd(face, GaugeOf::Svd, a, [None, out(0), None], [Tangent::Zero, ct(0), Tangent::Zero])?;
+            let gs = values(face, GaugeOf::Svd, out(0), ct(0))?;
             Ok(checked([gs].into_iter().collect(), None, GaugeOf::Svd))
         }
         LinalgOp::SvdFull(SvdFull(o)) if SVD && o.derivative_eps.is_none() => {
@@ -184,15 +182,15 @@ pub(super) fn check<F: Face>(
         }
         LinalgOp::Eigh(Eigh(o)) if EIGH && o.derivative_eps.is_none() && ct(1).is_zero() => {
             // Only w is read: the rule forms dw alone, dividing by no gap.
-            let ([gw, _], _) = eigh(face, a, [out(0), out(1)], [ct(0), Tangent::Zero])?;
+            let gw = values(face, GaugeOf::Eigh, out(0), ct(0))?;
             Ok(checked([gw, Tangent::Zero].into_iter().collect(), None, GaugeOf::Eigh))
         }
         LinalgOp::Eigh(Eigh(o)) if EIGH && o.derivative_eps.is_none() => {
-            let (cts, bound) = eigh(face, a, [out(0), out(1)], [ct(0), ct(1)])?;
+            let (cts, bound) = eigh(face, [out(0), out(1)], [ct(0), ct(1)])?;
             Ok(checked(cts.into_iter().collect(), Some(bound), GaugeOf::Eigh))
         }
         LinalgOp::EighVals(EighVals(o)) if EIGH && o.derivative_eps.is_none() => {
-            let ([gw, _], _) = eigh(face, a, [out(0), None], [ct(0), Tangent::Zero])?;
+            let gw = values(face, GaugeOf::Eigh, out(0), ct(0))?;
             Ok(checked([gw].into_iter().collect(), None, GaugeOf::Eigh))
         }
         LinalgOp::Eig(_) if EIG => {
@@ -406,6 +404,20 @@ fn svd<F: Face>(
     Ok((rejoin(cts, outs)?, bound))
 }
 
+/// The values `x` of a decomposition and their cotangent through
+/// [`ValuesCheck`] (a zero cotangent needs none).
+fn values<F: Face>(
+    face: &mut F,
+    of: GaugeOf,
+    x: Option<F::Tensor>,
+    ct: Tangent<F::Tensor>,
+) -> Result<Tangent<F::Tensor>> {
+    let Tangent::Value(g) = &ct else { return Ok(ct) };
+    let x = x.ok_or_else(|| missing(if of == GaugeOf::Eigh { "w" } else { "s" }))?;
+    let outs = face.apply(ValuesCheck(of).into(), &[&x, g])?;
+    outs.into_iter().next().flatten().map(Tangent::Value).ok_or_else(|| missing("g"))
+}
+
 /// Whether a values cotangent is on the tape (see [`Values`]).
 fn values_read<T>(ct: &Tangent<T>) -> Values {
     match ct {
@@ -414,25 +426,17 @@ fn values_read<T>(ct: &Tangent<T>) -> Values {
     }
 }
 
-/// Runs `EighGaugeCheck` on `[w, v]` (a missing v as zeros) and
-/// cotangents `[gw, gv]`: the checked cotangents and the bound.
+/// Runs `EighGaugeCheck` on `[w, v]` and cotangents `[gw, gv]`: the
+/// checked cotangents and the bound.
 fn eigh<F: Face>(
     face: &mut F,
-    a: &F::Tensor,
     [w, v]: [Option<F::Tensor>; 2],
     cts: [Tangent<F::Tensor>; 2],
 ) -> Result<CheckedCts<F::Tensor, 2>> {
     let w = w.ok_or_else(|| missing("w"))?;
-    let n = rows_cols(face, a).0;
-    let (v, zero_v) = match v {
-        Some(v) => (v, None),
-        None => {
-            let z = zeros(face, a, &[n, n])?;
-            (z.clone(), Some(z))
-        }
-    };
+    let v = v.ok_or_else(|| missing("v"))?;
     let gw = value_or_zeros(face, &cts[0], &w, None)?;
-    let gv = value_or_zeros(face, &cts[1], &v, zero_v.as_ref())?;
+    let gv = value_or_zeros(face, &cts[1], &v, None)?;
     let check = EighGaugeCheck(values_read(&cts[0])).into();
     let outs = face.apply(check, &[&v, &w, &gw, &gv])?;
     let bound = outs.get(2).cloned().flatten().ok_or_else(|| missing("bound"))?;

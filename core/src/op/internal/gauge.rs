@@ -182,8 +182,8 @@ impl GaugeOf {
 
 /// `v` (n×n), `w` (n, real) of an eigh and the cotangents `gw`, `gv` →
 /// `gw`, `gv` unchanged and the `bound`, or an error (see the module
-/// docs). A zero `v` with a zero `gv` stands for eigenvalues computed
-/// alone.
+/// docs). A cotangent of the eigenvalues alone goes through
+/// [`ValuesCheck`](super::ValuesCheck) instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EighGaugeCheck(pub Values);
 

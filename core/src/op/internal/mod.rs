@@ -7,6 +7,8 @@
 //! * [`SvdGaugeCheck`], [`EighGaugeCheck`], [`EigGaugeCheck`] (`gauge.rs`):
 //!   the output cotangents of a spectral op before its rule is
 //!   transposed;
+//! * [`ValuesCheck`] (`values.rs`): the cotangent of a spectral op's values
+//!   when its vectors have none (the values' rule divides by no gap);
 //! * [`TieCheck`] (`tie.rs`): the input cotangent after it, against the
 //!   error bound the gauge check found;
 //! * [`CompletionCheck`] (`completion.rs`): the cotangent of a full SVD's
@@ -15,10 +17,12 @@
 mod completion;
 mod gauge;
 mod tie;
+mod values;
 
 pub use completion::{Completion, CompletionCheck};
 pub use gauge::{why, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values};
 pub use tie::TieCheck;
+pub use values::ValuesCheck;
 
 use super::check::out;
 use super::{OpSpec, Outputs};
@@ -92,6 +96,9 @@ macro_rules! internal_table {
             /// Reverse mode's check of eig cotangents: `v`, `w`, `gw`, `gv` → `gw`,
             /// `gv`, `bound`.
             EigGaugeCheck,
+            /// Reverse mode's check of a spectral op's values cotangent when
+            /// its vectors have none: `x`, `g` → `g`.
+            ValuesCheck,
             /// The input cotangent of a spectral op against its error bound:
             /// `ga`, `bound` → `ga`.
             TieCheck,

@@ -19,7 +19,7 @@ pub struct Live {
     /// The instruction that took it (its index in the program).
     pub instr: usize,
     /// The value it holds (`None`: that instruction's workspace, or an
-    /// output no later instruction reads).
+    /// output the program gives no value).
     pub value: Option<ValueId>,
     /// Its size in bytes.
     pub bytes: usize,
@@ -137,11 +137,11 @@ pub(super) fn output_req(meta: &TensorMeta) -> WorkspaceReq {
 
 impl<P: Provider, const I: usize, const V: usize> Compiled<'_, P, I, V> {
     /// The buffers live when a run of this program reaches
-    /// [`peak_bytes`](Compiled::peak_bytes) on an [`Arena`](crate::Arena),
-    /// in the order the arena holds them: the values kept for later
-    /// instructions and the outputs and workspace of the instruction that
-    /// reaches the peak. Bytes between them that none covers are holes the
-    /// arena cannot reuse (it reclaims at the top only).
+    /// [`peak_bytes`](Compiled::peak_bytes) on an [`Arena`](crate::Arena):
+    /// the values kept for later instructions (in value order), then the
+    /// outputs and the workspace of the instruction that reaches the peak
+    /// (the last of them ends at the peak). Bytes that none covers are
+    /// holes the arena cannot reuse (it reclaims at the top only).
     ///
     /// ```
     /// use lindiff_cpu::prelude::*;

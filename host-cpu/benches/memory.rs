@@ -95,7 +95,11 @@ fn child(side: &str, input: &Path) -> Result<(), String> {
             println!("peak_bytes {}", compiled.peak_bytes());
             for live in compiled.live_at_peak().unwrap().iter() {
                 let instr = &program.instrs()[live.instr];
-                let what = if live.value.is_some() { "a value" } else { "the workspace" };
+                let what = match (live.workspace, live.value) {
+                    (true, _) => "the workspace",
+                    (false, Some(_)) => "a value",
+                    (false, None) => "an output with no value",
+                };
                 let dims: Vec<String> = instr
                     .inputs
                     .iter()

@@ -419,7 +419,8 @@ pub enum Failure {
 }
 
 impl Failure {
-    fn into_error(self, op: &'static str, batch_index: usize) -> Error {
+    /// The error this failure is for op `op` at batch item `batch_index`.
+    pub(crate) fn into_error(self, op: &'static str, batch_index: usize) -> Error {
         match self {
             Failure::NonFinite(arg) => Error::NonFinite { op, arg, batch_index },
             Failure::NotPositiveDefinite(arg) => Error::NotPositiveDefinite { op, arg, batch_index },

@@ -91,15 +91,19 @@ fn pruning_after_ad() {
 
 #[test]
 fn a_loss_of_the_values_alone_builds_no_coupling() {
-    // Reverse mode runs svd_vals (eigh_vals) as svd (eigh) for their
-    // vectors, and the loss reads s (w) alone: the gradient is
-    // U diag(ḡ) Vᴴ (V diag(ḡ) Vᴴ), one matmul, and no coupling matrix.
+    // Reverse mode runs svd_vals as svd for its vectors, and a loss of
+    // svd's s or eigh's w alone reads no vector: the gradient is
+    // U diag(ḡ) Vᴴ (V diag(ḡ) Vᴴ), one matmul, no coupling matrix, and the
+    // check reads the values alone (no n×n zero cotangents).
     let svd = trace_value_and_grad([meta(&[6, 4])], |[a]| a.svd_vals().sum()).unwrap();
     let eigh = trace_value_and_grad([meta(&[5, 5])], |[a]| a.eigh().w.sum()).unwrap();
     for (p, decomposition) in [(&svd, "svd"), (&eigh, "eigh")] {
         let names = ops(p);
         assert!(names.contains(&decomposition), "{names:?}");
-        assert!(!names.contains(&"pair_inv"), "{decomposition}: {names:?}");
+        assert!(names.contains(&"values_check"), "{decomposition}: {names:?}");
+        for absent in ["pair_inv", "svd_gauge_check", "eigh_gauge_check"] {
+            assert!(!names.contains(&absent), "{decomposition}: {absent} in {names:?}");
+        }
         assert_eq!(names.iter().filter(|&&n| n == "matmul").count(), 1, "{decomposition}: {names:?}");
     }
 }

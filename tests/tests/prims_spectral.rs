@@ -1,10 +1,13 @@
 //! The spectral helper primitives on hand-computed spectra: cutoffs at
 //! exact ties and below δ, sums, the Lorentzian, complex spectra, batches,
-//! and the pivot row each column's phase gauge uses.
+//! and the pivot row each column's phase gauge uses; and reverse mode's
+//! values check on batches (a failure in the second item, kinks for the SVD
+//! only).
 
 use lindiff_core::face::direct::Direct;
+use lindiff_core::op::internal::{why, GaugeOf, ValuesCheck};
 use lindiff_core::prim::{Pair, PairInv, Regularize};
-use lindiff_core::{Host, Ops, Provider};
+use lindiff_core::{Error, Face, Host, Ops, Provider};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
@@ -67,8 +70,51 @@ fn suite<P: Provider<Memory = Host>>(p: P) {
     assert!(err.starts_with("pivot_phase: argument `u`"), "{err}");
 }
 
+/// `ValuesCheck` of `x` and `g` (`[3, 2]`: two batch items) as `of`: the
+/// checked `g`, or the error.
+fn values_check<P: Provider<Memory = Host>>(
+    f: &mut Direct<P>,
+    of: GaugeOf,
+    x: [f64; 6],
+    g: [f64; 6],
+) -> Result<Vec<f64>, Error> {
+    let (x, g) = (f.tensor(&[3, 2], &x)?, f.tensor(&[3, 2], &g)?);
+    let outs = f.apply(ValuesCheck(of).into(), &[&x, &g])?;
+    outs.into_iter().next().flatten().expect("the checked g").to_vec::<f64>()
+}
+
+fn values<P: Provider<Memory = Host>>(p: P) {
+    let mut f = Direct::new(p);
+    let svd = GaugeOf::Svd;
+    // Distinct values, then a tie [2, 2] with equal cotangents: passed through.
+    let (x, g) = ([3.0, 2.0, 1.0, 2.0, 2.0, 1.0], [1.0, 2.0, 3.0, 1.0, 1.0, 5.0]);
+    assert_eq!(values_check(&mut f, svd, x, g).unwrap(), g);
+    // The tie in the second item with unequal cotangents.
+    let unequal = [1.0, 2.0, 3.0, 1.0, 2.0, 5.0];
+    match values_check(&mut f, svd, x, unequal) {
+        Err(Error::NotDifferentiable { op: "svd", output: "s", why }) => assert_eq!(why, why::SVD_VALUES),
+        other => panic!("a tie with unequal cotangents: {other:?}"),
+    }
+    match values_check(&mut f, GaugeOf::Eigh, x, unequal) {
+        Err(Error::NotDifferentiable { op: "eigh", output: "w", why }) => assert_eq!(why, why::EIGH_VALUES),
+        other => panic!("eigh, tied values with unequal cotangents: {other:?}"),
+    }
+    // A zero value with a nonzero cotangent: a kink for the SVD, nothing
+    // for eigh (an eigenvalue may be 0).
+    let zero = [3.0, 2.0, 1.0, 2.0, 1.0, 0.0];
+    match values_check(&mut f, svd, zero, g) {
+        Err(Error::NotDifferentiable { op: "svd", output: "s", why }) => assert_eq!(why, why::SVD_KINK),
+        other => panic!("a kink: {other:?}"),
+    }
+    assert_eq!(values_check(&mut f, GaugeOf::Eigh, zero, g).unwrap(), g);
+    // Differences at rounding level are not violations.
+    let close = [1.0, 2.0, 3.0, 1.0, 1.0 + 1e-15, 5.0];
+    assert_eq!(values_check(&mut f, svd, x, close).unwrap(), close);
+}
+
 fn spectral_primitives<P: TestProvider>(provider: &P) {
     suite(*provider);
+    values(*provider);
 }
 
 lindiff_tests::providers!(spectral_primitives);

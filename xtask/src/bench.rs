@@ -398,12 +398,20 @@ fn render(
             // The unit the title names (time tables in µs or ms, memory in MB).
             let unit = ["µs", "MB"].into_iter().find(|u| g.title.contains(u)).unwrap_or("ms");
             let micro = unit == "µs";
+            // Δ, the cost per call in ns, for time tables only.
+            let timed = unit != "MB";
             d.push_str(&format!("| case | n | {} ({unit}) | {} ({unit}) | ratio |", g.ours, g.theirs));
-            d.push_str(" Δ (ns) |");
+            if timed {
+                d.push_str(" Δ (ns) |");
+            }
             if with_processes {
                 d.push_str(&format!(" processes: median ({PROCESSES}), range |"));
             }
-            d.push_str(&format!("\n|---|--:|--:|--:|--:|--:|{}\n", if with_processes { "--:|" } else { "" }));
+            d.push_str(&format!(
+                "\n|---|--:|--:|--:|--:|{}{}\n",
+                if timed { "--:|" } else { "" },
+                if with_processes { "--:|" } else { "" }
+            ));
             for r in &g.rows {
                 let overhead = if micro && r.n <= 32 {
                     format!("{:.0}", (r.ratio - 1.0) * r.theirs * 1e3)
@@ -411,9 +419,12 @@ fn render(
                     String::new()
                 };
                 d.push_str(&format!(
-                    "| {} | {} | {:.3} | {:.3} | {:.3} | {overhead} |",
+                    "| {} | {} | {:.3} | {:.3} | {:.3} |",
                     r.op, r.n, r.ours, r.theirs, r.ratio
                 ));
+                if timed {
+                    d.push_str(&format!(" {overhead} |"));
+                }
                 if with_processes {
                     let cell =
                         r.processes.map_or(String::new(), |(m, lo, hi)| format!("{m:.3} ({lo:.3}–{hi:.3})"));

@@ -18,21 +18,25 @@ use crate::workspace::{BumpStack, WorkspaceReq};
 pub struct Live {
     /// The instruction that took it (its index in the program).
     pub instr: usize,
-    /// The value it holds (`None`: that instruction's workspace, or an
-    /// output the program gives no value).
+    /// The value it holds (`None` for the workspace, and for an output
+    /// the program gives no value).
     pub value: Option<ValueId>,
+    /// `true` for the instruction's workspace, `false` for an output.
+    pub workspace: bool,
     /// Its size in bytes.
     pub bytes: usize,
     /// Where the arena places it: `[begin, end)` in bytes.
     pub offset: usize,
 }
 
-/// A region the model placed: `[begin, end)` and the instruction that took it.
+/// A region the model placed: `[begin, end)`, the instruction that took it
+/// and whether it is that instruction's workspace.
 #[derive(Clone, Copy)]
 struct Region {
     begin: usize,
     end: usize,
     instr: usize,
+    workspace: bool,
 }
 
 /// The arena model and the values it holds, instruction by instruction.
@@ -62,12 +66,14 @@ impl<const V: usize> Planner<V> {
     }
 
     /// Places `req` for instruction `k` (saturating: an impossible request
-    /// takes everything). `fresh` are the regions the instruction holds
-    /// besides the values (its outputs so far).
+    /// takes everything): an output that becomes `value`, or (`None`,
+    /// `workspace`) its workspace. `fresh` are the regions the instruction
+    /// holds besides the values (its outputs so far).
     fn allocate(
         &mut self,
         k: usize,
         req: WorkspaceReq,
+        (value, workspace): (Option<ValueId>, bool),
         fresh: &[(Option<ValueId>, Region)],
     ) -> Result<Region> {
         let (begin, end) = self.stack.place(0, req).unwrap_or((usize::MAX, usize::MAX));
@@ -77,13 +83,14 @@ impl<const V: usize> Planner<V> {
         if self.stack.peak() > before {
             self.peak_event = self.events;
         }
-        let region = Region { begin, end, instr: k };
+        let region = Region { begin, end, instr: k, workspace };
         if self.watch == Some(self.events) {
             let held =
                 self.values.iter().enumerate().filter_map(|(v, r)| r.map(|r| (Some(ValueId(v as u32)), r)));
-            let current = fresh.iter().copied().chain(core::iter::once((None, region)));
+            let current = fresh.iter().copied().chain(core::iter::once((value, region)));
             for (value, r) in held.chain(current) {
-                let live = Live { instr: r.instr, value, bytes: r.end - r.begin, offset: r.begin };
+                let (bytes, offset) = (r.end - r.begin, r.begin);
+                let live = Live { instr: r.instr, value, workspace: r.workspace, bytes, offset };
                 self.snapshot.push(live, "live buffers")?;
             }
         }
@@ -102,11 +109,11 @@ impl<const V: usize> Planner<V> {
     ) -> Result<()> {
         let mut fresh = heapless::Vec::<(Option<ValueId>, Region), MAX_OUTPUTS>::new();
         for &(slot, meta) in outputs {
-            let region = self.allocate(k, output_req(meta), &fresh)?;
+            let region = self.allocate(k, output_req(meta), (slot, false), &fresh)?;
             let _ = fresh.push((slot, region)); // ≤ MAX_OUTPUTS
         }
         // The workspace is given back at once: a last-placed region.
-        let ws = self.allocate(k, workspace, &fresh)?;
+        let ws = self.allocate(k, workspace, (None, true), &fresh)?;
         self.stack.release(ws.begin, ws.end);
         for &(slot, region) in fresh.iter().rev() {
             match slot {

@@ -598,13 +598,7 @@ pub(crate) fn check_values<R: RealScalar>(
     };
     let mut worst = Worst::new();
     note_values(x, g, k, delta, op.kinks(), (op.output(), why), &mut worst);
-    match worst.verdict(op.0.op(), norm.value()) {
-        Err(Failure::NotDifferentiable { op, output, why }) => {
-            Err(lindiff_core::Error::NotDifferentiable { op, output, why })
-        }
-        // `verdict` fails with nothing else.
-        _ => Ok(()),
-    }
+    worst.verdict(op.0.op(), norm.value()).map_err(|f| f.into_error(ValuesCheck::NAME, 0))
 }
 
 /// Writes the norm of column j of `m` (as `T`, imaginary part zero) to

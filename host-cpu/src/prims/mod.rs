@@ -7,6 +7,10 @@
 //! Matmul runs faer's GEMM per batch item; every other primitive is one
 //! column-major walk over its output (`strided.rs`). None needs workspace, and
 //! `run` allocates nothing (faer's GEMM itself may, see the crate docs).
+//!
+//! Reverse mode's internal `ValuesCheck` runs here too (`values_check`): a
+//! pass over vectors, like the primitives, with the check itself shared with
+//! the gauge-check kernels (`kernels::gauge_check`).
 
 // A build without any dtype feature has no kernel to dispatch to.
 #![cfg_attr(
@@ -92,6 +96,7 @@ pub(crate) fn run(
 /// # Errors
 /// [`Error::Unsupported`] for a dtype whose feature is off.
 pub(crate) fn values_check_workspace(inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
+    values_check_built()?;
     let dtype = inputs.first().map(|d| d.meta.dtype).ok_or_else(|| values_check_arity(inputs.len()))?;
     with_field!(ValuesCheck::NAME, dtype, _Built => Ok(WorkspaceReq::EMPTY))
 }
@@ -107,11 +112,26 @@ pub(crate) fn values_check(
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],
 ) -> Result<()> {
+    values_check_built()?;
     let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(|| values_check_arity(inputs.len()))?;
     let Some(Some(out)) = outputs.first_mut() else {
         return Err(Error::Buffer { op: ValuesCheck::NAME, arg: "g", why: "is missing", needed: 1, got: 0 });
     };
     with_field!(ValuesCheck::NAME, dtype, T => spectral::values_check::<T>(op, inputs, out))
+}
+
+/// The check belongs to the SVD and eigh families: a build with neither
+/// (`op-svd`, `op-eigh`) does not link it.
+fn values_check_built() -> Result<()> {
+    if cfg!(any(feature = "op-svd", feature = "op-eigh")) {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        op: ValuesCheck::NAME,
+        provider: "cpu",
+        why:
+            "no CPU kernel for this op in this build (lindiff-cpu's `op-svd` and `op-eigh` features are off)",
+    })
 }
 
 fn values_check_arity(got: usize) -> Error {

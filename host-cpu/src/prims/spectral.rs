@@ -1,6 +1,7 @@
 //! Kernels of the spectral helper primitives (`lindiff_core::prim::PairInv`,
-//! `PivotPhase`). Both work per batch item: a pass over the item's input
-//! (the largest |x_i|, each column's pivot row), then one over its output.
+//! `PivotPhase`) and of the internal `ValuesCheck`. All work per batch item:
+//! a pass over the item's input (the largest |x_i|, each column's pivot row,
+//! the check), then one over its output.
 
 use super::strided::{self, View, Walk};
 use crate::kernels::gauge_check::check_values;

@@ -80,7 +80,7 @@ pub fn runs(op: &Op) -> Runs {
             LinalgOp::MatrixRank(_) => Runs::Unsupported("matrix_rank is not written for the device yet"),
         },
         Op::Internal(_) => Runs::Unsupported(
-            "reverse mode's checks (gauge, tie bound, completion) are not written for the device: \
+            "reverse mode's checks (gauge, values, tie bound, completion) are not written for the device: \
              gradients through svd, eigh and eig are refused here",
         ),
     }

@@ -413,8 +413,9 @@ fn values<F: Face>(
     ct: Tangent<F::Tensor>,
 ) -> Result<Tangent<F::Tensor>> {
     let Tangent::Value(g) = &ct else { return Ok(ct) };
-    let x = x.ok_or_else(|| missing(if of == GaugeOf::Eigh { "w" } else { "s" }))?;
-    let outs = face.apply(ValuesCheck(of).into(), &[&x, g])?;
+    let check = ValuesCheck(of);
+    let x = x.ok_or_else(|| missing(check.output()))?;
+    let outs = face.apply(check.into(), &[&x, g])?;
     outs.into_iter().next().flatten().map(Tangent::Value).ok_or_else(|| missing("g"))
 }
 

@@ -148,8 +148,8 @@ impl GaugeOf {
         }
     }
 
-    /// The output named in the error for a violation found on the factor
-    /// output `factor` ("u", "s" or "vh").
+    /// The output named in the error for a violation found on the output
+    /// `factor` ("u", "s", "vh", or "w" and "v" for the eigen families).
     pub fn output(self, factor: &'static str) -> &'static str {
         match self {
             GaugeOf::LowRankApprox => "a_p",

@@ -23,6 +23,9 @@ use crate::tensor::TensorMeta;
 /// `x` (the values, real, `[k, batch…]`) and their cotangent `g` → `g`
 /// unchanged, or `Error::NotDifferentiable` reported as the decomposition
 /// `self.0` names (see the module docs; kinks only for the SVD family).
+/// Served for the SVD and eigh families: eig's values are complex, and its
+/// values-only cotangent is checked against its eigenvectors
+/// (`EigGaugeCheck`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ValuesCheck(pub GaugeOf);
 

@@ -58,26 +58,16 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                 return Err(Error::Program { why: "a result is a parameter (nothing to compute)" });
             }
         }
-        let descs = |v: ValueId| -> Result<TensorDesc> {
-            match program.params.iter().position(|&p| p == v) {
-                Some(i) => Ok(params[i].clone()),
-                None => {
-                    let meta = program.meta(v)?.clone();
-                    TensorDesc::contiguous(meta.clone()).ok_or(Error::Overflow {
-                        op: "program",
-                        arg: "value",
-                        shape: meta.shape,
-                    })
-                }
-            }
-        };
+        let mut planned = Seq::new();
+        for d in params {
+            planned.push((*d).clone(), "program parameters")?;
+        }
         let last = program.last_uses()?;
         let mut planner = Planner::<V>::new(program.values.len(), None)?;
         let mut align = 1;
         let mut workspaces = Seq::new();
         for (k, instr) in program.instrs.iter().enumerate() {
-            let inputs: heapless::Vec<TensorDesc, MAX_INPUTS> =
-                instr.inputs.iter().map(|&v| descs(v)).collect::<Result<_>>()?;
+            let inputs = input_descs(program, &planned, &instr.inputs)?;
             let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = inputs.iter().collect();
             let prepared = call::prepare(provider, &instr.op, &refs)?;
             let ws = prepared.workspace();
@@ -85,17 +75,13 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             for (i, meta) in prepared.outputs().iter().enumerate() {
                 if let Some(meta) = meta {
                     align = align.max(output_req(meta).align());
-                    let _ = outputs.push((instr.outputs.get(i).copied().flatten(), meta));
                     // ≤ MAX_OUTPUTS
+                    let _ = outputs.push((instr.outputs.get(i).copied().flatten(), meta));
                 }
             }
             align = align.max(ws.align());
             planner.instr(k, &outputs, ws, &instr.inputs, &last)?;
             workspaces.push(ws, "program instructions")?;
-        }
-        let mut planned = Seq::new();
-        for d in params {
-            planned.push((*d).clone(), "program parameters")?;
         }
         let (peak, peak_event) = planner.peak();
         Ok(Compiled { provider, program, params: planned, workspaces, last, peak, peak_event, align })
@@ -163,15 +149,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
     ) -> Result<()> {
         let program = self.program;
         for (k, instr) in program.instrs.iter().enumerate() {
-            let mut descs = heapless::Vec::<TensorDesc, MAX_INPUTS>::new();
-            for &v in &instr.inputs {
-                let d = match program.params.iter().position(|&p| p == v) {
-                    Some(i) => params[i].desc.clone(),
-                    None => TensorDesc::contiguous(program.meta(v)?.clone())
-                        .ok_or(Error::Program { why: "a value's size overflows" })?,
-                };
-                let _ = descs.push(d); // ≤ MAX_INPUTS
-            }
+            let descs = input_descs(program, &self.params, &instr.inputs)?;
             let outs = {
                 let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = descs.iter().collect();
                 call::infer(&instr.op, &refs)?
@@ -233,6 +211,32 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
         }
         Ok(())
     }
+}
+
+/// The layouts of the values `inputs` in a run of `program` with
+/// parameters laid out as `params`: a parameter's own layout, contiguous for
+/// a computed value.
+///
+/// # Errors
+/// [`Error::Overflow`] for a value whose size overflows.
+pub(super) fn input_descs<const I: usize, const V: usize>(
+    program: &Program<I, V>,
+    params: &[TensorDesc],
+    inputs: &[ValueId],
+) -> Result<heapless::Vec<TensorDesc, MAX_INPUTS>> {
+    let mut descs = heapless::Vec::new();
+    for &v in inputs {
+        let desc = match program.params.iter().position(|&p| p == v) {
+            Some(i) => params[i].clone(),
+            None => {
+                let meta = program.meta(v)?.clone();
+                let shape = meta.shape.clone();
+                TensorDesc::contiguous(meta).ok_or(Error::Overflow { op: "program", arg: "value", shape })?
+            }
+        };
+        let _ = descs.push(desc); // one per input: ≤ MAX_INPUTS
+    }
+    Ok(descs)
 }
 
 impl<const I: usize, const V: usize> Program<I, V> {

@@ -4,9 +4,10 @@
 //! each value given back after its last use) on a bump allocator that
 //! reclaims at the top only, exactly [`Arena`](crate::Arena)'s policy.
 
+use super::interp::input_descs;
 use super::{Compiled, ValueId};
 use crate::call;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::Provider;
 use crate::seq::Seq;
@@ -171,15 +172,7 @@ impl<P: Provider, const I: usize, const V: usize> Compiled<'_, P, I, V> {
         let program = self.program;
         let mut planner = Planner::<V>::new(program.values.len(), Some(self.peak_event))?;
         for (k, instr) in program.instrs.iter().enumerate() {
-            let mut descs = heapless::Vec::<TensorDesc, MAX_INPUTS>::new();
-            for &v in &instr.inputs {
-                let d = match program.params.iter().position(|&p| p == v) {
-                    Some(i) => self.params[i].clone(),
-                    None => TensorDesc::contiguous(program.meta(v)?.clone())
-                        .ok_or(Error::Program { why: "a value's size overflows" })?,
-                };
-                let _ = descs.push(d); // ≤ MAX_INPUTS
-            }
+            let descs = input_descs(program, &self.params, &instr.inputs)?;
             let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = descs.iter().collect();
             let metas = call::infer(&instr.op, &refs)?;
             let outputs: heapless::Vec<(Option<ValueId>, &TensorMeta), MAX_OUTPUTS> = metas

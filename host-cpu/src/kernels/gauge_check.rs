@@ -171,12 +171,7 @@ fn column_norms<T: Field>(m: MatRef<'_, T>, j: usize) -> Re<T> {
         return Scalar::sqrt(ssq);
     }
     let mut norm = Norm::new();
-    for i in 0..m.nrows() {
-        norm.add(Scalar::re(m[(i, j)]));
-        if T::IS_COMPLEX {
-            norm.add(Scalar::im(m[(i, j)]));
-        }
-    }
+    m.col(j).iter().for_each(|&x| norm.add_entry(x));
     norm.value()
 }
 
@@ -208,8 +203,16 @@ impl<R: RealScalar> Norm<R> {
         }
     }
 
-    /// Adds every entry of `m` (real and imaginary parts): its plain sum
-    /// of squares when that is safe, else entry by entry.
+    /// Adds an entry: its real part, and its imaginary part if complex.
+    fn add_entry<T: Field + Scalar<Real = R>>(&mut self, x: T) {
+        self.add(Scalar::re(x));
+        if T::IS_COMPLEX {
+            self.add(Scalar::im(x));
+        }
+    }
+
+    /// Adds every entry of `m`: its plain sum of squares when that is
+    /// safe, else entry by entry.
     fn add_mat<T: Field + Scalar<Real = R>>(&mut self, m: MatRef<'_, T>) {
         let ssq = (0..m.ncols()).fold(R::zero(), |s, j| s + plain_ssq(m.col(j)));
         if plain_is_safe(ssq) {
@@ -217,13 +220,7 @@ impl<R: RealScalar> Norm<R> {
             return;
         }
         for j in 0..m.ncols() {
-            for i in 0..m.nrows() {
-                let x = m[(i, j)];
-                self.add(Scalar::re(x));
-                if T::IS_COMPLEX {
-                    self.add(Scalar::im(x));
-                }
-            }
+            m.col(j).iter().for_each(|&x| self.add_entry(x));
         }
     }
 
@@ -314,21 +311,10 @@ fn check_svd<T: Field>(
     let (mut scratch, _) = unsafe { temp_mat_uninit::<T, _, _>(k, 4, stack) };
     let scratch = scratch.as_mat_mut();
     let (mut c, mut norms) = scratch.split_at_col_mut(1);
-    // The values once more, in the scratch: the pair loops below read each
+    // The values once more, in the scratch: the pair loop below reads each
     // k times, and `Item::get` locates its input on every call.
     for i in 0..k {
         norms[(i, 2)] = T::from_real(s(i));
-    }
-    if norm_u == Re::<T>::zero() && norm_v == Re::<T>::zero() {
-        // No vector is read: every gauge projection and coupling is zero,
-        // and so is every error the rule could divide by a gap. What is
-        // left are kinks and unequal cotangents inside ties (in the order
-        // of the loop below, which finds the same).
-        let s = |i: usize| Scalar::re(norms[(i, 2)]);
-        note_values(s, &gs, k, delta, true, ("s", SVD_VALUES), &mut worst);
-        worst.output = of.output(worst.output);
-        worst.verdict(of.op(), norm)?;
-        return Ok(bound);
     }
     fill_column_norms(gu, norms.rb_mut().get_mut(.., 0..1));
     fill_row_norms(gvh, norms.rb_mut().get_mut(.., 1..2));
@@ -446,14 +432,6 @@ fn check_eigh<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> 
     for i in 0..n {
         norms[(i, 1)] = T::from_real(w(i));
     }
-    if norm_v.value() == Re::<T>::zero() {
-        // No vector is read: only unequal cotangents inside ties can fail,
-        // and nothing is divided by a gap.
-        let w = |i: usize| Scalar::re(norms[(i, 1)]);
-        note_values(w, &gw, n, delta, false, ("w", EIGH_VALUES), &mut worst);
-        worst.verdict("eigh", norm)?;
-        return Ok(bound);
-    }
     fill_column_norms(gv, norms.rb_mut().get_mut(.., 0..1));
     let w = |i: usize| Scalar::re(norms[(i, 1)]);
     let gv_norm = |i: usize| Scalar::re(norms[(i, 0)]);
@@ -549,35 +527,11 @@ fn check_eig<T: Field>(item: &Item<'_>, read: Values, stack: &mut MemStack) -> R
     Ok(bound)
 }
 
-/// The part of a check that reads the values alone: unequal cotangents `g`
-/// of tied values `x` (within `delta`) and, with `kinks`, a nonzero
-/// cotangent of a value at most `delta`, noted in the order of the full
-/// checks' loops (which find the same when no vector cotangent is
-/// nonzero). `output` and `why` name a tie violation.
-fn note_values<R: RealScalar>(
-    x: impl Fn(usize) -> R,
-    g: impl Fn(usize) -> R,
-    k: usize,
-    delta: R,
-    kinks: bool,
-    (output, why): (&'static str, &'static str),
-    worst: &mut Worst<R>,
-) {
-    for i in 0..k {
-        let null = kinks && x(i) <= delta;
-        for j in i + 1..k {
-            if Scalar::abs(x(i) - x(j)) <= delta && !(null && x(j) <= delta) {
-                worst.note(Scalar::abs(g(i) - g(j)), output, why);
-            }
-        }
-        if null {
-            worst.note(Scalar::abs(g(i)), output, SVD_KINK);
-        }
-    }
-}
-
 /// [`ValuesCheck`] of one batch item: the values `x` and their cotangent
-/// `g` (module docs of `lindiff_core::op::internal`, `values.rs`).
+/// `g` (module docs of `lindiff_core::op::internal`, `values.rs`). What
+/// the gauge checks find when no vector cotangent is nonzero, in the order
+/// of their loops: unequal cotangents of tied values and, for the SVD, a
+/// nonzero cotangent of a value at most δ.
 ///
 /// # Errors
 /// `Error::NotDifferentiable` naming the decomposition, its values output
@@ -596,8 +550,19 @@ pub(crate) fn check_values<R: RealScalar>(
         GaugeOf::Eig => EIG_VALUES,
         GaugeOf::Svd | GaugeOf::SvdTruncated | GaugeOf::LowRankApprox => SVD_VALUES,
     };
+    let (output, kinks) = (op.output(), op.kinks());
     let mut worst = Worst::new();
-    note_values(x, g, k, delta, op.kinks(), (op.output(), why), &mut worst);
+    for i in 0..k {
+        let null = kinks && x(i) <= delta;
+        for j in i + 1..k {
+            if Scalar::abs(x(i) - x(j)) <= delta && !(null && x(j) <= delta) {
+                worst.note(Scalar::abs(g(i) - g(j)), output, why);
+            }
+        }
+        if null {
+            worst.note(Scalar::abs(g(i)), output, SVD_KINK);
+        }
+    }
     worst.verdict(op.0.op(), norm.value()).map_err(|f| f.into_error(ValuesCheck::NAME, 0))
 }
 
@@ -629,12 +594,7 @@ fn fill_row_norms<T: Field>(m: MatRef<'_, T>, mut norms: MatMut<'_, T>) {
             Scalar::sqrt(ssq)
         } else {
             let mut norm = Norm::new();
-            for j in 0..m.ncols() {
-                norm.add(Scalar::re(m[(i, j)]));
-                if T::IS_COMPLEX {
-                    norm.add(Scalar::im(m[(i, j)]));
-                }
-            }
+            m.row(i).iter().for_each(|&x| norm.add_entry(x));
             norm.value()
         };
         norms[(i, 0)] = T::from_real(norm);

@@ -166,7 +166,7 @@ impl<P: Provider, const I: usize, const V: usize> Compiled<'_, P, I, V> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] when the list cannot grow; the ops' errors
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) when the list cannot grow; the ops' errors
     /// (as when the program was compiled).
     pub fn live_at_peak(&self) -> Result<Seq<Live, V>> {
         let program = self.program;

@@ -319,16 +319,20 @@ fn scale<P: Provider<Memory = Host>>(p: &P) {
 
 // ---------------------------------------------------------------- layout
 
+/// Small matrices, and 37×19 ones whose rows and columns end partway
+/// through a tile of a blocked transpose; contiguous, row-major and padded.
 fn adjoint<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     let mut rng = Rng::new(seed);
-    let ms: Vec<Dense<T>> = (0..3).map(|_| rng.matrix(4, 2)).collect();
-    for input in [HostTensor::batch(&ms), strided(&ms, true, 1, 2)] {
-        for op in OPS {
-            let y = run1(p, PrimOp::Adjoint(Adjoint(op)), &[&input]);
-            let want_dims: &[usize] = if op == MatOp::Identity { &[4, 2, 3] } else { &[2, 4, 3] };
-            assert_eq!(y.dims(), want_dims);
-            for (i, m) in ms.iter().enumerate() {
-                assert_eq!(y.matrix::<T>(i), apply(m, op), "{op:?} item {i}");
+    for (r, c) in [(4, 2), (37, 19)] {
+        let ms: Vec<Dense<T>> = (0..3).map(|_| rng.matrix(r, c)).collect();
+        for input in [HostTensor::batch(&ms), strided(&ms, true, 1, 2), strided(&ms, false, 3, 1)] {
+            for op in OPS {
+                let y = run1(p, PrimOp::Adjoint(Adjoint(op)), &[&input]);
+                let want_dims: &[usize] = if op == MatOp::Identity { &[r, c, 3] } else { &[c, r, 3] };
+                assert_eq!(y.dims(), want_dims);
+                for (i, m) in ms.iter().enumerate() {
+                    assert_eq!(y.matrix::<T>(i), apply(m, op), "{op:?} {r}×{c} item {i}");
+                }
             }
         }
     }

@@ -7,7 +7,9 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::op::internal::{why, GaugeOf, ValuesCheck};
 use lindiff_core::prim::{Pair, PairInv, Regularize};
-use lindiff_core::{Error, Face, Host, Ops, Provider};
+use lindiff_core::{Error, Face, Host, Ops, PrimOp, Provider, RealScalar, Scalar, Shape, TensorDesc, TensorMeta};
+use lindiff_tests::dense::Re;
+use lindiff_tests::host::{run, HostTensor};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
@@ -112,9 +114,62 @@ fn values<P: Provider<Memory = Host>>(p: P) {
     assert_eq!(values_check(&mut f, svd, x, close).unwrap(), close);
 }
 
+/// `PairInv` over `[21, 2]` spectra laid out contiguously and with a row
+/// stride of 3 (NaN between the entries): the same bits from both layouts,
+/// and the formula y[i, j] = g(x_j ∓ x_i) computed here, for both pairs,
+/// both regularizations, real and complex.
+fn pair_inv_layouts<T: Scalar, P: Provider<Memory = Host>>(p: P) {
+    let k = 21;
+    // Entries with exact ties (i % 7) and a zero, both batch items.
+    let xs: Vec<T> = (0..2 * k)
+        .map(|i| T::from_parts(Re::<T>::from_f64((i % 7) as f64 - 2.0), Re::<T>::from_f64((i % 3) as f64 * 0.5)))
+        .collect();
+    let mut padded = vec![T::from_parts(Re::<T>::from_f64(f64::NAN), Re::<T>::zero()); 3 * 2 * k];
+    for (i, &v) in xs.iter().enumerate() {
+        padded[3 * i] = v;
+    }
+    let meta = TensorMeta::new(T::DTYPE, Shape::new(&[k, 2]).unwrap());
+    let contiguous = HostTensor::new(&[k, 2], &xs);
+    let strided = HostTensor::with_desc(TensorDesc { meta, strides: [3, 3 * k].into_iter().collect(), offset: 0 }, &padded);
+    let ops = [
+        PairInv { pair: Pair::Diff, regularize: Regularize::Cutoff { relative: 1e-12 } },
+        PairInv { pair: Pair::Sum, regularize: Regularize::Cutoff { relative: 1e-12 } },
+        PairInv { pair: Pair::Diff, regularize: Regularize::Lorentzian { eps: 0.25 } },
+        PairInv { pair: Pair::Sum, regularize: Regularize::Lorentzian { eps: 0.25 } },
+    ];
+    for op in ops {
+        let y = run(&p, PrimOp::PairInv(op), &[&contiguous]).unwrap().remove(0).unwrap().to_vec::<T>();
+        let ys = run(&p, PrimOp::PairInv(op), &[&strided]).unwrap().remove(0).unwrap().to_vec::<T>();
+        assert!(y.iter().zip(&ys).all(|(a, b)| a == b), "{op:?}: layouts differ");
+        for b in 0..2 {
+            let x = &xs[b * k..(b + 1) * k];
+            let delta = x.iter().map(|v| v.abs().to_f64()).fold(0.0, f64::max) * 1e-12;
+            for j in 0..k {
+                for i in 0..k {
+                    let z = if op.pair == Pair::Diff { x[j] - x[i] } else { x[i] + x[j] };
+                    let want = match op.regularize {
+                        _ if op.pair == Pair::Diff && i == j => T::zero(),
+                        Regularize::Cutoff { .. } if z.abs().to_f64() > delta => T::one() / z,
+                        Regularize::Cutoff { .. } => T::zero(),
+                        Regularize::Lorentzian { eps } => {
+                            z.conj() * T::from_real(Re::<T>::from_f64(1.0 / (z.abs2().to_f64() + eps * eps)))
+                        }
+                    };
+                    let got = y[b * k * k + i + k * j];
+                    let tol = 1e-5 * (1.0 + want.abs().to_f64());
+                    assert!((got - want).abs().to_f64() <= tol, "{op:?} b={b} ({i},{j}): {got:?} vs {want:?}");
+                }
+            }
+        }
+    }
+}
+
 fn spectral_primitives<P: TestProvider>(provider: &P) {
     suite(*provider);
     values(*provider);
+    pair_inv_layouts::<f64, P>(*provider);
+    pair_inv_layouts::<Complex<f64>, P>(*provider);
+    pair_inv_layouts::<f32, P>(*provider);
 }
 
 lindiff_tests::providers!(spectral_primitives);

@@ -16,6 +16,7 @@
 //! ```
 
 use super::{Applied, Face};
+use core::cell::Cell;
 use crate::call::{self, Prepared};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
@@ -51,7 +52,16 @@ struct Block {
     /// Which plan output last labelled the block with `desc` ([`Label`]),
     /// or [`Label::NONE`].
     label: Label,
+    /// Bytes lent by [`PoolAllocator`]'s `allocate` while the block is
+    /// leased (the request, not the capacity: a kernel zero-fills what it
+    /// was lent beyond its output, so lending a large block whole would
+    /// cost a fill of all of it), so that `release` knows the exact region.
+    lent: Cell<usize>,
 }
+
+/// [`Block::lent`] of a block not leased by [`PoolAllocator`] (no buffer is
+/// that long).
+const NOT_LENT: usize = usize::MAX;
 
 /// A plan output's number, unique within one [`Direct`] face: a block
 /// still carrying its output's label from the last call carries that
@@ -76,7 +86,7 @@ impl Block {
         let boxed = storage.into_boxed_slice();
         // SAFETY: `Box::into_raw` never returns null.
         let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(boxed).cast::<Chunk>()) };
-        Some(Block { ptr, chunks, desc, label })
+        Some(Block { ptr, chunks, desc, label, lent: Cell::new(NOT_LENT) })
     }
 
     fn capacity(&self) -> usize {
@@ -219,6 +229,10 @@ fn workspace_desc() -> TensorDesc {
 ///     let buf = Allocator::<Host>::allocate(&mut lease, WorkspaceReq::of::<f64>(100))?;
 ///     lease.release(buf);
 /// }
+/// // A smaller request reuses the block and is lent just what it asked for.
+/// let small = Allocator::<Host>::allocate(&mut lease, WorkspaceReq::of::<f64>(10))?;
+/// assert_eq!(small.len(), 80);
+/// lease.release(small);
 /// drop(lease);
 /// assert_eq!(pool.block_count(), 1); // one block, reused
 /// # Ok::<(), lindiff_core::Error>(())
@@ -269,8 +283,8 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
         let bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
         let block = self.pool.take(bytes, None)?;
         let ptr = block.ptr.as_ptr().cast::<MaybeUninit<u8>>();
-        // The whole block is lent, so `release` can recognise it exactly.
-        let bytes = block.capacity();
+        // `release` recognises the block by this exact region.
+        block.lent.set(bytes);
         // The lease is this strong count: the block is not free until
         // `release` gives it back.
         core::mem::forget(block);
@@ -285,9 +299,10 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
         let start = region.as_ptr().cast::<Chunk>();
         // Only the exact region lent (start and length) releases its block:
         // a part of it may still be borrowed elsewhere.
-        let lent = |b: &&Rc<Block>| core::ptr::eq(b.ptr.as_ptr(), start) && b.capacity() == region.len();
+        let lent = |b: &&Rc<Block>| core::ptr::eq(b.ptr.as_ptr(), start) && b.lent.get() == region.len();
         if let Some(block) = self.pool.blocks.iter().find(lent) {
             if Rc::strong_count(block) > 1 {
+                block.lent.set(NOT_LENT);
                 // SAFETY: `allocate` forgot one strong reference to this
                 // block; this gives exactly that one back.
                 unsafe { Rc::decrement_strong_count(Rc::as_ptr(block)) };

@@ -17,11 +17,56 @@ pub(super) fn adjoint<T: Scalar>(
     let x = strided::input::<T>(NAME, "x", &inputs[0])?;
     let s = &desc.strides;
     let swapped = View::new(&[&[s[1], s[0]], &s[2..]], desc.offset);
+    if op.0 != MatOp::Identity {
+        if let Some(xs) = strided::contiguous(desc, x) {
+            let conj = op.0 == MatOp::Adjoint;
+            return transpose_contiguous(NAME, xs, desc.meta.shape.dims(), conj, out);
+        }
+    }
     match op.0 {
         MatOp::Identity => strided::write_walk(NAME, "y", out, [View::of(desc)], |p| x[p.offsets[0]]),
         MatOp::Transpose => strided::write_walk(NAME, "y", out, [swapped], |p| x[p.offsets[0]]),
         MatOp::Adjoint => strided::write_walk(NAME, "y", out, [swapped], |p| Scalar::conj(x[p.offsets[0]])),
     }
+}
+
+/// Side of the square tiles of [`transpose_contiguous`]: 16 columns of the
+/// source and 16 of the destination (2 KiB each in f64) stay in L1 while a
+/// tile is copied, where a column-at-a-time walk over a power-of-two column
+/// stride evicts its own lines (4× slower at n = 512).
+const TILE: usize = 16;
+
+/// `y = xᵀ` (or `xᴴ` with `conj`) for each matrix of a contiguous
+/// column-major `x` with dims `dims` ([m, n, batch…]), tile by tile.
+fn transpose_contiguous<T: Scalar>(
+    op: &'static str,
+    x: &[T],
+    dims: &[usize],
+    conj: bool,
+    out: &mut Output<'_, '_, Host>,
+) -> Result<()> {
+    let (m, n) = (dims[0], dims[1]);
+    let y = strided::output::<T>(op, "y", out)?;
+    if m > 0 && n > 0 {
+        for (xm, ym) in x.chunks_exact(m * n).zip(y.chunks_exact_mut(m * n)) {
+            // y is n×m: y[j + i·n] = x[i + j·m].
+            for i0 in (0..m).step_by(TILE) {
+                for j0 in (0..n).step_by(TILE) {
+                    for i in i0..(i0 + TILE).min(m) {
+                        let ycol = &mut ym[i * n..(i + 1) * n];
+                        for j in j0..(j0 + TILE).min(n) {
+                            let v = xm[i + j * m];
+                            ycol[j].write(if conj { Scalar::conj(v) } else { v });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // SAFETY: the tiles cover every (i, j) of every matrix, so all
+    // m·n·batch elements of the output were written.
+    unsafe { strided::finish::<T>(out) };
+    Ok(())
 }
 
 /// `max` keeping NaN: once a NaN is seen it stays.

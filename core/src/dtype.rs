@@ -50,6 +50,12 @@ impl DType {
         !matches!(self, DType::I64)
     }
 
+    /// `true` for `F32` and `F64`: the dtypes whose conjugate is the value
+    /// itself.
+    pub const fn is_real_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
     /// The real dtype of the same precision: `C64 → F64`, `C32 → F32`; real
     /// dtypes and `I64` map to themselves.
     pub const fn real(self) -> DType {

@@ -13,7 +13,8 @@ use lindiff_core::op::{EighOptions, LinalgOp, SvdOptions};
 use lindiff_core::prim::{ReduceOp, UnaryOp};
 use lindiff_core::var::trace_value_and_grad;
 use lindiff_core::{
-    Arena, DType, Error, Face, Host, HostData, Input, Memory, Op, Ops, Result, Shape, TensorDesc, TensorMeta,
+    Arena, DType, Error, Face, Host, HostData, Input, Memory, Op, Ops, PrimOp, Result, Shape, TensorDesc,
+    TensorMeta,
 };
 use lindiff_tests::counting::{count, expect_zero, Counting};
 use lindiff_tests::dense::Rng;
@@ -105,6 +106,21 @@ fn a_loss_of_the_values_alone_builds_no_coupling() {
             assert!(!names.contains(&absent), "{decomposition}: {absent} in {names:?}");
         }
         assert_eq!(names.iter().filter(|&&n| n == "matmul").count(), 1, "{decomposition}: {names:?}");
+    }
+}
+
+#[test]
+fn real_data_is_never_conjugated() {
+    // conj of real data is that data: neither the primal nor a tangent or
+    // cotangent gets a conjugating copy (abs2's and abs's rules, conj's
+    // transpose, inv's), while complex data keeps its conj.
+    let is_conj = |op: &Op| matches!(op, Op::Prim(PrimOp::Unary(u)) if u.0 == UnaryOp::Conj);
+    let loss = |[a]: [lindiff_core::var::Var<_>; 1]| a.conj().abs2().sum() + a.inv().abs().sum();
+    for (dtype, conj_expected) in [(DType::F64, false), (DType::C64, true)] {
+        let m = TensorMeta::new(dtype, Shape::new(&[3, 3]).unwrap());
+        let p = trace_value_and_grad([m], loss).unwrap();
+        let conjs = p.instrs().iter().filter(|i| is_conj(&i.op)).count();
+        assert_eq!(conjs > 0, conj_expected, "{dtype:?}: {conjs} conj in {:?}", ops(&p));
     }
 }
 

@@ -122,6 +122,12 @@ pub trait Lin: Cx {
     /// # Errors
     /// As [`Cx::linear`].
     fn unary(&mut self, how: UnaryOp, x: &Tangent<Self::T>) -> Result<Tangent<Self::T>> {
+        if let (UnaryOp::Conj, Tangent::Value(t)) = (how, x) {
+            if self.tangent_meta(t).dtype.is_real_float() {
+                // conj of a real tangent is that tangent: no copy.
+                return Ok(x.clone());
+            }
+        }
         self.lin_prim(PrimOp::Unary(Unary(how)), x)
     }
 

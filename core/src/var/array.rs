@@ -203,9 +203,12 @@ impl<F: Face> Var<F> {
         self.single(PrimOp::Unary(Unary(how)).into(), &[])
     }
 
-    /// conj(x) (identity for real).
+    /// conj(x); for real data x itself (no copy).
     pub fn conj(&self) -> Var<F> {
-        self.map(UnaryOp::Conj)
+        match self.meta() {
+            Ok(m) if m.dtype.is_real_float() => self.clone(),
+            _ => self.map(UnaryOp::Conj),
+        }
     }
 
     /// Re x (real dtype).

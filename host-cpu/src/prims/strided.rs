@@ -221,6 +221,32 @@ pub(super) fn write_values<E: Element>(
     Ok(())
 }
 
+/// [`write_values`] for values whose count is known up front (maps over
+/// contiguous inputs): checked once, so the loop keeps no count and
+/// vectorizes.
+///
+/// # Errors
+/// [`Error::Buffer`] when the buffer is misaligned for `E`.
+///
+/// # Panics
+/// When `values` has another length than `out` (a kernel bug).
+pub(super) fn write_exact<E: Element>(
+    op: &'static str,
+    arg: &'static str,
+    out: &mut Output<'_, '_, Host>,
+    values: impl ExactSizeIterator<Item = E>,
+) -> Result<()> {
+    let slot = output::<E>(op, arg, out)?;
+    assert_eq!(values.len(), slot.len(), "{op}: kernel produced a wrong number of elements");
+    for (o, v) in slot.iter_mut().zip(values) {
+        o.write(v);
+    }
+    // SAFETY: `values` has exactly the slot's length (checked above), so
+    // every element was written.
+    unsafe { finish::<E>(out) };
+    Ok(())
+}
+
 /// Walks `out`'s dims in column-major order and writes `f(position)` at each
 /// position; `views` locate the inputs' elements over the output's dims.
 ///

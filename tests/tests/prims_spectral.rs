@@ -7,7 +7,9 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::op::internal::{why, GaugeOf, ValuesCheck};
 use lindiff_core::prim::{Pair, PairInv, Regularize};
-use lindiff_core::{Error, Face, Host, Ops, PrimOp, Provider, RealScalar, Scalar, Shape, TensorDesc, TensorMeta};
+use lindiff_core::{
+    Error, Face, Host, Ops, PrimOp, Provider, RealScalar, Scalar, Shape, TensorDesc, TensorMeta,
+};
 use lindiff_tests::dense::Re;
 use lindiff_tests::host::{run, HostTensor};
 use lindiff_tests::TestProvider;
@@ -122,7 +124,9 @@ fn pair_inv_layouts<T: Scalar, P: Provider<Memory = Host>>(p: P) {
     let k = 21;
     // Entries with exact ties (i % 7) and a zero, both batch items.
     let xs: Vec<T> = (0..2 * k)
-        .map(|i| T::from_parts(Re::<T>::from_f64((i % 7) as f64 - 2.0), Re::<T>::from_f64((i % 3) as f64 * 0.5)))
+        .map(|i| {
+            T::from_parts(Re::<T>::from_f64((i % 7) as f64 - 2.0), Re::<T>::from_f64((i % 3) as f64 * 0.5))
+        })
         .collect();
     let mut padded = vec![T::from_parts(Re::<T>::from_f64(f64::NAN), Re::<T>::zero()); 3 * 2 * k];
     for (i, &v) in xs.iter().enumerate() {
@@ -130,7 +134,10 @@ fn pair_inv_layouts<T: Scalar, P: Provider<Memory = Host>>(p: P) {
     }
     let meta = TensorMeta::new(T::DTYPE, Shape::new(&[k, 2]).unwrap());
     let contiguous = HostTensor::new(&[k, 2], &xs);
-    let strided = HostTensor::with_desc(TensorDesc { meta, strides: [3, 3 * k].into_iter().collect(), offset: 0 }, &padded);
+    let strided = HostTensor::with_desc(
+        TensorDesc { meta, strides: [3, 3 * k].into_iter().collect(), offset: 0 },
+        &padded,
+    );
     let ops = [
         PairInv { pair: Pair::Diff, regularize: Regularize::Cutoff { relative: 1e-12 } },
         PairInv { pair: Pair::Sum, regularize: Regularize::Cutoff { relative: 1e-12 } },
@@ -157,7 +164,10 @@ fn pair_inv_layouts<T: Scalar, P: Provider<Memory = Host>>(p: P) {
                     };
                     let got = y[b * k * k + i + k * j];
                     let tol = 1e-5 * (1.0 + want.abs().to_f64());
-                    assert!((got - want).abs().to_f64() <= tol, "{op:?} b={b} ({i},{j}): {got:?} vs {want:?}");
+                    assert!(
+                        (got - want).abs().to_f64() <= tol,
+                        "{op:?} b={b} ({i},{j}): {got:?} vs {want:?}"
+                    );
                 }
             }
         }

@@ -16,7 +16,6 @@
 //! ```
 
 use super::{Applied, Face};
-use core::cell::Cell;
 use crate::call::{self, Prepared};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
@@ -29,6 +28,7 @@ use crate::Host;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
+use core::cell::Cell;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 

@@ -56,8 +56,12 @@ pub(super) fn pair_inv<T: Scalar>(
                 match (xs, op.pair, op.regularize) {
                     // The common cases get a loop each, with the pair and
                     // the regularization fixed inside it.
-                    (Some(xs), Pair::Diff, Regularize::Cutoff { .. }) => fill(column, xs, |xi| cutoff(xj - xi, delta)),
-                    (Some(xs), Pair::Sum, Regularize::Cutoff { .. }) => fill(column, xs, |xi| cutoff(xi + xj, delta)),
+                    (Some(xs), Pair::Diff, Regularize::Cutoff { .. }) => {
+                        fill(column, xs, |xi| cutoff(xj - xi, delta))
+                    }
+                    (Some(xs), Pair::Sum, Regularize::Cutoff { .. }) => {
+                        fill(column, xs, |xi| cutoff(xi + xj, delta))
+                    }
                     (Some(xs), ..) => fill(column, xs, g),
                     (None, ..) => {
                         for (i, y) in column.iter_mut().enumerate() {

@@ -130,7 +130,7 @@ impl Provider for Blas {
                     return Ok(req);
                 }
             }
-            // Primitives and the gauge checks run on host-cpu's kernels.
+            // Primitives, the gauge checks and chains run on host-cpu's kernels.
             Op::Prim(_) | Op::Internal(_) => {}
         }
         self.fallback().workspace(op, inputs)
@@ -152,7 +152,7 @@ impl Provider for Blas {
                     return result;
                 }
             }
-            // Primitives and the gauge checks run on host-cpu's kernels.
+            // Primitives, the gauge checks and chains run on host-cpu's kernels.
             Op::Prim(_) | Op::Internal(_) => {}
         }
         // SAFETY: the caller's contract for `run_into` is the same for

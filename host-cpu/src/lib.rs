@@ -53,6 +53,7 @@ mod batch;
 mod batch_run;
 mod field;
 pub mod kernel_api;
+#[macro_use]
 pub(crate) mod kernels;
 use kernels::KernelOp;
 #[cfg(feature = "std")]
@@ -131,6 +132,7 @@ impl Provider for Cpu {
         let req = match op {
             Op::Linalg(op) => kernels::workspace(KernelOp::Linalg(op), inputs, self.exec),
             Op::Internal(InternalOp::ValuesCheck(_)) => prims::values_check_workspace(inputs),
+            Op::Internal(InternalOp::Chain(_)) => prims::chain_workspace(inputs),
             Op::Internal(op) => kernels::workspace(KernelOp::Internal(op), inputs, self.exec),
             Op::Prim(op) => prims::workspace(op, inputs, self.exec),
         }?;
@@ -150,6 +152,7 @@ impl Provider for Cpu {
                 kernels::run(KernelOp::Linalg(op), inputs, outputs, workspace, self.exec)
             },
             Op::Internal(InternalOp::ValuesCheck(op)) => prims::values_check(op, inputs, outputs),
+            Op::Internal(InternalOp::Chain(op)) => prims::chain(op, inputs, outputs),
             // SAFETY: as above.
             Op::Internal(op) => unsafe {
                 kernels::run(KernelOp::Internal(op), inputs, outputs, workspace, self.exec)

@@ -11,7 +11,7 @@
 //! prints the table.
 
 use lindiff_core::face::direct::{Direct, Tensor};
-use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck, ValuesCheck};
+use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::*;
 use lindiff_core::{Face, LinalgOp, MatOp, Op, Ops, Scalar};
 use lindiff_cpu::Cpu;
@@ -86,6 +86,7 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
         (LinalgOp::MatrixRank(MatrixRank::default()), vec![ta.clone()]),
     ];
     let internal = [
+        (chain().into(), vec![ta.clone(), ta.clone(), ta.clone()]),
         (
             SvdGaugeCheck::default().into(),
             vec![ta.clone(), tv.clone(), ta.clone(), ta.clone(), tv.clone(), ta.clone()],
@@ -94,6 +95,15 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
         (ValuesCheck::default().into(), vec![tv.clone(), tv.clone()]),
     ];
     linalg.into_iter().map(|(op, inputs)| (Op::Linalg(op), inputs)).chain(internal).collect()
+}
+
+/// A compiled plan's chain, (x0 + x1) · ½ − x2, over three inputs.
+fn chain() -> Chain {
+    let mut chain = Chain::new(3);
+    let sum = chain.push(Link { op: LinkOp::Add, a: Operand::Input(0), b: Operand::Input(1) }).unwrap();
+    let half = chain.push(Link { op: LinkOp::Scale(0.5), a: sum, b: sum }).unwrap();
+    chain.push(Link { op: LinkOp::Sub, a: half, b: Operand::Input(2) }).unwrap();
+    chain
 }
 
 fn table<T: Scalar, P: TestProvider>(provider: P, label: &str) -> Vec<String> {

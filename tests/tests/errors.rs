@@ -3,7 +3,7 @@
 //! point `call::run_into` on a provider whose memory is opaque handles, so the
 //! checks are proven to run in core, before any provider code.
 
-use lindiff_core::op::internal::{EighGaugeCheck, SvdGaugeCheck, ValuesCheck};
+use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::{
     Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
     FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
@@ -263,7 +263,30 @@ fn internal_table() -> Vec<(Op, Vec<TensorMeta>, &'static str)> {
             vec![f64s(&[3]), f64s(&[2])],
             "values_check: argument `g` must have 3 elements to match `x`, got [2]",
         ),
+        (
+            Op::from(chain(2, Operand::Input(1))),
+            vec![f64s(&[3, 2]), f64s(&[2, 3])],
+            "elementwise_chain: argument `x1` must have the shape of `x0` (3×2), got 2×3",
+        ),
+        (
+            Op::from(chain(2, Operand::Input(1))),
+            vec![f64s(&[3, 2]), meta(DType::C64, &[3, 2])],
+            "elementwise_chain: argument `x1` must have dtype f64, got c64",
+        ),
+        (
+            Op::from(chain(2, Operand::Input(2))),
+            vec![f64s(&[3, 2]), f64s(&[3, 2])],
+            "elementwise_chain: option `links` must read only the chain's inputs and earlier links",
+        ),
+        (Op::from(Chain::new(1)), vec![f64s(&[3, 2])], "elementwise_chain: option `links` must not be empty"),
     ]
+}
+
+/// A compiled plan's chain over `inputs` inputs: x0 + `b`.
+fn chain(inputs: usize, b: Operand) -> Chain {
+    let mut chain = Chain::new(inputs);
+    chain.push(Link { op: LinkOp::Add, a: Operand::Input(0), b }).unwrap();
+    chain
 }
 
 #[test]

@@ -12,8 +12,8 @@
 
 use lindiff_core::ad::ad_support_ops;
 use lindiff_core::op::internal::{
-    CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, SvdGaugeCheck, TieCheck, Values, ValuesCheck,
-    BOUND_LEN,
+    Chain, CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, Link, LinkOp, Operand, SvdGaugeCheck,
+    TieCheck, Values, ValuesCheck, BOUND_LEN,
 };
 use lindiff_core::op::LinalgOp;
 use lindiff_core::prim::{Pad, PrimOp, Reshape, Slice, Spread};
@@ -87,11 +87,20 @@ fn inputs(op: &Op, m: usize, n: usize) -> Option<Vec<(Vec<usize>, bool)>> {
             InternalOp::TieCheck(_) => vec![mat(m, n), vec_(BOUND_LEN)],
             InternalOp::ValuesCheck(_) => vec![vec_(m), vec_(m)],
             InternalOp::CompletionCheck(_) => vec![mat(m, n)],
+            InternalOp::Chain(_) => vec![mat(m, n), mat(m, n)],
         },
     })
 }
 
-/// Reverse mode's internal checks, which providers also run.
+/// x0 + x1 as a compiled plan's chain of one link.
+fn sum_chain() -> Chain {
+    let mut chain = Chain::new(2);
+    chain.push(Link { op: LinkOp::Add, a: Operand::Input(0), b: Operand::Input(1) }).unwrap();
+    chain
+}
+
+/// Reverse mode's internal checks and a compiled plan's chain, which
+/// providers also run.
 fn internal_ops() -> impl Iterator<Item = Op> {
     [
         Op::from(SvdGaugeCheck::default()),
@@ -100,6 +109,7 @@ fn internal_ops() -> impl Iterator<Item = Op> {
         Op::from(TieCheck::default()),
         Op::from(CompletionCheck::default()),
         Op::from(ValuesCheck::default()),
+        Op::from(sum_chain()),
     ]
     .into_iter()
 }

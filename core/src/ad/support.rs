@@ -21,6 +21,7 @@
 //! [`Error::UnsupportedDerivative`]: crate::Error::UnsupportedDerivative
 
 use crate::dtype::DType;
+use crate::op::internal::InternalOp;
 use crate::op::{LinalgOp, QrMode, Svd, SvdFull, SvdOptions, SvdVectors, Triangle, MAX_OUTPUTS};
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, ExtremeMask, Eye, Fill, Matmul, Pad, Pair, PairInv,
@@ -137,6 +138,7 @@ pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS
             let _ = one.push(prim(p)); // every primitive has one output
             one
         }
+        Op::Internal(InternalOp::Chain(_)) => op.output_names().iter().map(|_| CHAIN).collect(),
         Op::Internal(_) => op.output_names().iter().map(|_| CHECK).collect(),
     };
     op.output_names().iter().copied().zip(supports).collect()
@@ -380,6 +382,10 @@ const OK: Support = Support::Supported { caveat: None };
 
 /// The gauge checks of reverse mode (internal ops) are never differentiated.
 const CHECK: Support = Support::Unsupported { why: "a gauge check of reverse mode is never differentiated" };
+
+/// A compiled plan's elementwise chains are made after differentiation.
+const CHAIN: Support =
+    Support::Unsupported { why: "an elementwise chain of a compiled plan is never differentiated" };
 
 /// `NotDifferentiable` because integer-valued.
 const INT: Support = Support::NotDifferentiable { why: INTEGER };

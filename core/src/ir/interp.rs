@@ -6,15 +6,19 @@
 //! plan replays that sequence on an arena model (`peak.rs`), so
 //! [`Compiled::peak_bytes`] is the exact size of an [`Arena`](crate::Arena)
 //! that runs the program, known before it runs, and
-//! [`Compiled::live_at_peak`] lists what it holds there.
+//! [`Compiled::live_at_peak`] lists what it holds there. With `alloc`, the
+//! plan runs chains of elementwise steps as one instruction each where the
+//! provider can (`fuse.rs`, [`Compiled::ops`]); everything above holds
+//! for the instructions as the plan runs them.
 
+use super::fuse::Fusion;
 use super::peak::{output_req, Planner};
 use super::{Program, ValueId, MAX_PARAMS};
 use crate::call;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
-use crate::provider::{Input, Provider};
+use crate::provider::{Input, Op, Provider};
 use crate::seq::{Seq, SmallSeq};
 use crate::tensor::{TensorDesc, TensorMeta};
 use crate::workspace::{Allocator, WorkspaceReq};
@@ -23,6 +27,8 @@ use crate::workspace::{Allocator, WorkspaceReq};
 pub struct Compiled<'p, P, const I: usize, const V: usize> {
     provider: &'p P,
     pub(super) program: &'p Program<I, V>,
+    /// How each instruction runs: as written, or fused into a chain.
+    pub(super) fusion: Fusion<I>,
     pub(super) params: Seq<TensorDesc, MAX_PARAMS>,
     pub(super) workspaces: Seq<WorkspaceReq, I>,
     pub(super) last: Seq<usize, V>,
@@ -62,29 +68,31 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
         for d in params {
             planned.push((*d).clone(), "program parameters")?;
         }
-        let last = program.last_uses()?;
+        let fusion = Fusion::plan(provider, program, &planned)?;
+        let last = fusion.last_uses(program)?;
         let mut planner = Planner::<V>::new(program.values.len(), None)?;
         let mut align = 1;
-        let mut workspaces = Seq::new();
-        for (k, instr) in program.instrs.iter().enumerate() {
-            let inputs = input_descs(program, &planned, &instr.inputs)?;
+        // One per instruction (an absorbed one's is never used).
+        let mut workspaces = Seq::filled(program.instrs.len(), WorkspaceReq::EMPTY, "program instructions")?;
+        for (k, (op, ins, outs)) in fusion.steps(program) {
+            let inputs = input_descs(program, &planned, ins)?;
             let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = inputs.iter().collect();
-            let prepared = call::prepare(provider, &instr.op, &refs)?;
+            let prepared = call::prepare(provider, op, &refs)?;
             let ws = prepared.workspace();
             let mut outputs = heapless::Vec::<(Option<ValueId>, &TensorMeta), MAX_OUTPUTS>::new();
             for (i, meta) in prepared.outputs().iter().enumerate() {
                 if let Some(meta) = meta {
                     align = align.max(output_req(meta).align());
                     // ≤ MAX_OUTPUTS
-                    let _ = outputs.push((instr.outputs.get(i).copied().flatten(), meta));
+                    let _ = outputs.push((outs.get(i).copied().flatten(), meta));
                 }
             }
             align = align.max(ws.align());
-            planner.instr(k, &outputs, ws, &instr.inputs, &last)?;
-            workspaces.push(ws, "program instructions")?;
+            planner.instr(k, &outputs, ws, ins, &last)?;
+            workspaces[k] = ws;
         }
         let (peak, peak_event) = planner.peak();
-        Ok(Compiled { provider, program, params: planned, workspaces, last, peak, peak_event, align })
+        Ok(Compiled { provider, program, fusion, params: planned, workspaces, last, peak, peak_event, align })
     }
 
     /// Bytes an [`Arena`](crate::Arena) whose start is aligned to
@@ -97,6 +105,28 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
     /// The largest alignment any buffer of the run asks for.
     pub fn alignment(&self) -> usize {
         self.align
+    }
+
+    /// The ops a run calls, in order: the program's, except that chains of
+    /// elementwise arithmetic whose intermediate values nothing else reads
+    /// run as one `elementwise_chain` each, where the provider runs those
+    /// (`lindiff-cpu` in `std` builds). The results are the same bits.
+    ///
+    /// ```
+    /// use lindiff_cpu::prelude::*;
+    /// use lindiff_core::var::trace_value_and_grad;
+    /// let meta = TensorMeta::new(DType::F64, Shape::new(&[4, 4])?);
+    /// // (2a − a)·a, summed: three elementwise steps in a row.
+    /// let program = trace_value_and_grad([meta.clone()], |[a]| ((&a * 2.0 - &a) * &a).sum())?;
+    /// let cpu = Cpu::new();
+    /// let desc = TensorDesc::contiguous(meta).unwrap();
+    /// let compiled = program.compile(&cpu, &[&desc])?;
+    /// assert!(compiled.ops().any(|op| op.name() == "elementwise_chain"));
+    /// assert!(compiled.ops().count() < program.instrs().len());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn ops(&self) -> impl Iterator<Item = &Op> + '_ {
+        self.fusion.steps(self.program).map(|(_, (op, _, _))| op)
     }
 
     /// Runs the program on `params` (laid out as planned), taking every
@@ -148,11 +178,11 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
         values: &mut SmallSeq<Option<<P::Memory as Memory>::Buffer<'m>>, V>,
     ) -> Result<()> {
         let program = self.program;
-        for (k, instr) in program.instrs.iter().enumerate() {
-            let descs = input_descs(program, &self.params, &instr.inputs)?;
+        for (k, (op, ins, outputs)) in self.fusion.steps(program) {
+            let descs = input_descs(program, &self.params, ins)?;
             let outs = {
                 let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = descs.iter().collect();
-                call::infer(&instr.op, &refs)?
+                call::infer(op, &refs)?
             };
             let mut buffers = heapless::Vec::<Option<<P::Memory as Memory>::Buffer<'m>>, MAX_OUTPUTS>::new();
             for meta in &outs {
@@ -165,7 +195,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             let mut workspace = alloc.allocate(self.workspaces[k])?;
             let ran = {
                 let mut inputs = heapless::Vec::<Input<'_, P::Memory>, MAX_INPUTS>::new();
-                for (&v, desc) in instr.inputs.iter().zip(&descs) {
+                for (&v, desc) in ins.iter().zip(&descs) {
                     let data = match program.params.iter().position(|&p| p == v) {
                         Some(i) => <P::Memory as Memory>::shorten(params[i].data),
                         None => values[v.index()]
@@ -177,7 +207,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
                 }
                 let mut refs: heapless::Vec<Option<&mut <P::Memory as Memory>::Buffer<'m>>, MAX_OUTPUTS> =
                     buffers.iter_mut().map(Option::as_mut).collect();
-                call::run_into(self.provider, &instr.op, &inputs, &mut refs, &mut workspace)
+                call::run_into(self.provider, op, &inputs, &mut refs, &mut workspace)
             };
             alloc.release(workspace);
             // Keep the outputs that are read later or returned; give back the rest.
@@ -185,7 +215,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             let mut spare = heapless::Vec::<<P::Memory as Memory>::Buffer<'m>, MAX_OUTPUTS>::new();
             for (i, b) in buffers.into_iter().enumerate() {
                 let Some(b) = b else { continue };
-                match instr.outputs.get(i).copied().flatten() {
+                match outputs.get(i).copied().flatten() {
                     Some(v) if ran.is_ok() && self.last[v.index()] > k => {
                         let _ = keep.push((v.index(), b));
                     }
@@ -201,7 +231,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             for (v, b) in keep {
                 values[v] = Some(b);
             }
-            for v in &instr.inputs {
+            for v in ins {
                 if self.last[v.index()] == k {
                     if let Some(b) = values[v.index()].take() {
                         alloc.release(b);

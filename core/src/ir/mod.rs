@@ -13,6 +13,7 @@
 
 mod builder;
 mod eval;
+mod fuse;
 mod interp;
 pub mod passes;
 mod peak;

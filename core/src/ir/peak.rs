@@ -171,16 +171,16 @@ impl<P: Provider, const I: usize, const V: usize> Compiled<'_, P, I, V> {
     pub fn live_at_peak(&self) -> Result<Seq<Live, V>> {
         let program = self.program;
         let mut planner = Planner::<V>::new(program.values.len(), Some(self.peak_event))?;
-        for (k, instr) in program.instrs.iter().enumerate() {
-            let descs = input_descs(program, &self.params, &instr.inputs)?;
+        for (k, (op, ins, outs)) in self.fusion.steps(program) {
+            let descs = input_descs(program, &self.params, ins)?;
             let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = descs.iter().collect();
-            let metas = call::infer(&instr.op, &refs)?;
+            let metas = call::infer(op, &refs)?;
             let outputs: heapless::Vec<(Option<ValueId>, &TensorMeta), MAX_OUTPUTS> = metas
                 .iter()
                 .enumerate()
-                .filter_map(|(i, m)| m.as_ref().map(|m| (instr.outputs.get(i).copied().flatten(), m)))
+                .filter_map(|(i, m)| m.as_ref().map(|m| (outs.get(i).copied().flatten(), m)))
                 .collect();
-            planner.instr(k, &outputs, self.workspaces[k], &instr.inputs, &self.last)?;
+            planner.instr(k, &outputs, self.workspaces[k], ins, &self.last)?;
         }
         Ok(planner.snapshot)
     }

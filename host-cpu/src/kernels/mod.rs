@@ -130,8 +130,9 @@ fn find_internal<T: Field>(op: &InternalOp) -> Option<&dyn Kernel<T>> {
         InternalOp::EighGaugeCheck(k) => built!("op-eigh", k),
         InternalOp::EigGaugeCheck(k) => built!("op-eig", k),
         InternalOp::CompletionCheck(k) => built!("op-svd", k),
-        // A pass over vectors, not a per-matrix kernel (`prims::values_check`).
-        InternalOp::ValuesCheck(_) => None,
+        // Passes over whole tensors, not per-matrix kernels
+        // (`prims::values_check`, `prims::chain`).
+        InternalOp::ValuesCheck(_) | InternalOp::Chain(_) => None,
         // Checks the input cotangent of any spectral op.
         InternalOp::TieCheck(k) => Some(k),
     }

@@ -10,7 +10,10 @@
 //!
 //! Reverse mode's internal `ValuesCheck` runs here too (`values_check`): a
 //! pass over vectors, like the primitives, with the check itself shared with
-//! the gauge-check kernels (`kernels::gauge_check`).
+//! the gauge-check kernels (`kernels::gauge_check`); and, in `std` builds,
+//! the internal `Chain` of a compiled plan (`chain`: several elementwise
+//! primitives in one pass). Firmware builds answer `Unsupported` for chains,
+//! so their plans run the primitives one by one and link no chain kernel.
 
 // A build without any dtype feature has no kernel to dispatch to.
 #![cfg_attr(
@@ -18,6 +21,7 @@
     allow(dead_code, unused_variables)
 )]
 
+mod chain;
 mod constant;
 mod diag;
 mod elementwise;
@@ -31,7 +35,7 @@ mod strided;
 use crate::field::{with_field, Field};
 use diag::Along;
 use elementwise::Complexify;
-use lindiff_core::op::internal::ValuesCheck;
+use lindiff_core::op::internal::{Chain, ValuesCheck};
 use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, Output, PrimOp, Result, TensorDesc, WorkspaceReq,
 };
@@ -168,4 +172,57 @@ fn dispatch<T: Field + Complexify>(
         PrimOp::RankMask(m) => mask::rank_mask::<T>(m, inputs, out),
         PrimOp::ExtremeMask(m) => extreme::extreme_mask::<T>(m, inputs, out),
     }
+}
+
+/// The workspace of [`chain`]: none, in a `std` build with the dtype's
+/// kernels.
+///
+/// # Errors
+/// [`Error::Unsupported`] without `std` or for a dtype whose feature is
+/// off; [`Error::Arity`] for a chain without inputs.
+pub(crate) fn chain_workspace(inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
+    chain_built()?;
+    let dtype = inputs.first().map(|d| d.meta.dtype).ok_or_else(chain_arity)?;
+    with_field!(Chain::NAME, dtype, _Built => Ok(WorkspaceReq::EMPTY))
+}
+
+/// Runs a compiled plan's [`Chain`] (`std` builds).
+///
+/// # Errors
+/// As [`chain_workspace`]; [`Error::Buffer`] for a misaligned buffer.
+pub(crate) fn chain(
+    op: &Chain,
+    inputs: &[Input<'_, Host>],
+    outputs: &mut [Option<Output<'_, '_, Host>>],
+) -> Result<()> {
+    chain_built()?;
+    let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(chain_arity)?;
+    let Some(Some(out)) = outputs.first_mut() else {
+        return Err(Error::Buffer { op: Chain::NAME, arg: "y", why: "is missing", needed: 1, got: 0 });
+    };
+    #[cfg(feature = "std")]
+    return with_field!(Chain::NAME, dtype, T => chain::chain::<T>(op, inputs, out));
+    #[cfg(not(feature = "std"))]
+    return {
+        let _ = (op, out, dtype);
+        Err(chain_unsupported())
+    };
+}
+
+/// Chains run in `std` builds only: firmware keeps the primitives' code
+/// alone (.text counts there), and its plans do not fuse.
+fn chain_built() -> Result<()> {
+    if cfg!(feature = "std") {
+        Ok(())
+    } else {
+        Err(chain_unsupported())
+    }
+}
+
+fn chain_unsupported() -> Error {
+    Error::Unsupported { op: Chain::NAME, provider: "cpu", why: "elementwise chains run in std builds only" }
+}
+
+fn chain_arity() -> Error {
+    Error::Arity { op: Chain::NAME, expected: 1, got: 0 }
 }

@@ -66,6 +66,8 @@ mod direct_plans;
 mod eig;
 #[path = "../face_methods.rs"]
 mod face_methods;
+#[path = "../fusion.rs"]
+mod fusion;
 #[path = "../lu.rs"]
 mod lu;
 #[path = "../outputs_on_error.rs"]

@@ -12,13 +12,17 @@
 //! * [`TieCheck`] (`tie.rs`): the input cotangent after it, against the
 //!   error bound the gauge check found;
 //! * [`CompletionCheck`] (`completion.rs`): the cotangent of a full SVD's
-//!   completion columns, which must be zero.
+//!   completion columns, which must be zero;
+//! * [`Chain`] (`chain.rs`), not a check: elementwise steps that a compiled
+//!   plan runs as one pass. No face records it and it has no derivative.
 
+mod chain;
 mod completion;
 mod gauge;
 mod tie;
 mod values;
 
+pub use chain::{Chain, Link, LinkOp, Operand, MAX_LINKS, MAX_SCALES};
 pub use completion::{Completion, CompletionCheck};
 pub use gauge::{why, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values};
 pub use tie::TieCheck;
@@ -57,7 +61,7 @@ macro_rules! internal_ops {
 
             /// Input names, in order.
             pub fn input_names(&self) -> &'static [&'static str] {
-                match self { $( InternalOp::$V(_) => $V::INPUTS, )* }
+                match self { $( InternalOp::$V(op) => op.input_names(), )* }
             }
 
             /// Output names, in order.
@@ -104,9 +108,28 @@ macro_rules! internal_table {
             TieCheck,
             /// A full SVD's completion cotangent, which must be zero: `g` → `g`.
             CompletionCheck,
+            /// Elementwise steps run as one pass by a compiled plan: `x0`, …
+            /// → `y`.
+            Chain,
         }
     };
 }
 pub(crate) use internal_table;
 
 internal_table!(internal_ops);
+
+/// The input names of the ops with a fixed arity (a [`Chain`]'s depend on
+/// the chain).
+macro_rules! fixed_inputs {
+    ($($V:ident),*) => {
+        $(
+            impl $V {
+                /// Input names, in order.
+                pub fn input_names(&self) -> &'static [&'static str] {
+                    Self::INPUTS
+                }
+            }
+        )*
+    };
+}
+fixed_inputs!(SvdGaugeCheck, EighGaugeCheck, EigGaugeCheck, ValuesCheck, TieCheck, CompletionCheck);

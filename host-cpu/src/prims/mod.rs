@@ -21,6 +21,7 @@
     allow(dead_code, unused_variables)
 )]
 
+#[cfg(feature = "std")]
 mod chain;
 mod constant;
 mod diag;

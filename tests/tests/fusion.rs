@@ -6,12 +6,13 @@
 //! face; and a provider that refuses chains gets the unfused plan.
 
 use lindiff_core::face::direct::Direct;
+use lindiff_core::ir::{Builder, Program};
 use lindiff_core::op::internal::{Chain, Link, LinkOp, Operand};
 use lindiff_core::prim::{Binary, BinaryOp, PrimOp, Scale, Unary, UnaryOp};
 use lindiff_core::var::{trace_value_and_grad, Var};
 use lindiff_core::{
-    DType, Error, Exec, Face, Host, HostBuffer, Input, Op, Output, Provider, Result, Scalar, Shape,
-    TensorDesc, TensorMeta, WorkspaceReq,
+    DType, Error, Exec, Face, Host, HostBuffer, Input, Op, Ops, Output, Provider, RealScalar, Result, Scalar,
+    Shape, TensorDesc, TensorMeta, WorkspaceReq,
 };
 use lindiff_tests::dense::{Dense, Rng};
 use lindiff_tests::host::{run, HostTensor};
@@ -47,11 +48,15 @@ fn row_major<T: Scalar>(ms: &[Dense<T>]) -> HostTensor {
     HostTensor::with_desc(desc, &data)
 }
 
+/// Equal bit patterns (a −0 against a +0, or two NaNs, would show).
 fn same_bits<T: Scalar>(got: &HostTensor, want: &HostTensor, what: &str) {
-    let (g, w) = (got.to_vec::<T>(), want.to_vec::<T>());
+    let parts = |v: Vec<T>| -> Vec<(u64, u64)> {
+        v.iter().map(|x| (x.re().to_f64().to_bits(), x.im().to_f64().to_bits())).collect()
+    };
+    let (g, w) = (parts(got.to_vec::<T>()), parts(want.to_vec::<T>()));
     assert_eq!(g.len(), w.len(), "{what}: length");
     for (k, (a, b)) in g.iter().zip(&w).enumerate() {
-        assert!(format!("{a:?}") == format!("{b:?}"), "{what}[{k}]: chain {a:?}, primitives {b:?}");
+        assert_eq!(a, b, "{what}[{k}]: chain vs primitives (bits of re, im)");
     }
 }
 
@@ -175,6 +180,97 @@ fn runs_chains<P: Provider<Memory = Host>>(p: &P) -> bool {
     p.workspace(&Op::from(chain), &[&desc]).is_ok()
 }
 
+/// Runs `program` (three 5×3 parameters) as compiled on `p` and op by op
+/// on the direct face; asserts the same bits and returns the plan's op
+/// names.
+fn fused_vs_by_op<P: TestProvider>(p: &P, program: &Program) -> Vec<&'static str> {
+    let mut face = Direct::new(*p);
+    let mut rng = Rng::new(9);
+    let params: Vec<_> = (0..3)
+        .map(|_| {
+            // Entries away from zero: some chains divide.
+            let m = rng.matrix::<f64>(5, 3);
+            let data: Vec<f64> = m.data.iter().map(|x| x + x.signum() * 0.5).collect();
+            face.tensor(&[5, 3], &data).unwrap()
+        })
+        .collect();
+    let refs: Vec<_> = params.iter().collect();
+    let descs: Vec<_> = params.iter().map(|t| t.desc()).collect();
+    let compiled = program.compile(p, &descs).unwrap();
+    let names: Vec<&'static str> = compiled.ops().map(Op::name).collect();
+    let fused = face.run(&compiled, &refs).unwrap();
+    let by_op = program.eval(&mut face, &refs).unwrap();
+    assert_eq!(fused.len(), by_op.len());
+    for (k, (x, y)) in fused.iter().zip(by_op.iter()).enumerate() {
+        let bits = |t: &lindiff_core::face::direct::Tensor| {
+            t.to_vec::<f64>().unwrap().iter().map(|e| e.to_bits()).collect::<Vec<_>>()
+        };
+        assert_eq!(bits(x), bits(y), "result {k}: plan {names:?}");
+    }
+    names
+}
+
+/// The planner on hand-built programs: operand order, a value read twice
+/// or returned (never absorbed), three nested scalings (a chain holds
+/// two), and runs longer than a chain (split into several).
+fn planner_cases<P: TestProvider>(p: &P) {
+    let meta = TensorMeta::new(DType::F64, Shape::new(&[5, 3]).unwrap());
+    let start = || {
+        let mut b: Builder = Builder::new();
+        let x: Vec<_> = (0..3).map(|_| b.param(meta.clone()).unwrap()).collect();
+        (b, x)
+    };
+    let chains = |names: &[&str]| names.iter().filter(|&&n| n == Chain::NAME).count();
+    let fuses = runs_chains(p);
+
+    // ((a − b) / c) − (b / a): order kept in every Sub and Div.
+    let (mut b, x) = start();
+    let d = b.binary(BinaryOp::Sub, &x[0], &x[1]).unwrap();
+    let q = b.binary(BinaryOp::Div, &d, &x[2]).unwrap();
+    let r = b.binary(BinaryOp::Div, &x[1], &x[0]).unwrap();
+    let y = b.binary(BinaryOp::Sub, &q, &r).unwrap();
+    let names = fused_vs_by_op(p, &b.finish(&[&y]).unwrap());
+    assert_eq!(names.len(), if fuses { 1 } else { 4 }, "{names:?}");
+
+    // t = a + b read twice (t·t), so t stays an instruction of its own.
+    let (mut b, x) = start();
+    let t = b.binary(BinaryOp::Add, &x[0], &x[1]).unwrap();
+    let u = b.binary(BinaryOp::Mul, &t, &t).unwrap();
+    let y = b.binary(BinaryOp::Sub, &u, &x[2]).unwrap();
+    let names = fused_vs_by_op(p, &b.finish(&[&y]).unwrap());
+    assert_eq!(names.len(), if fuses { 2 } else { 3 }, "{names:?}");
+
+    // t = a + b is also a result: not absorbed.
+    let (mut b, x) = start();
+    let t = b.binary(BinaryOp::Add, &x[0], &x[1]).unwrap();
+    let n = b.unary(UnaryOp::Neg, &t).unwrap();
+    let y = b.binary(BinaryOp::Mul, &n, &x[2]).unwrap();
+    let names = fused_vs_by_op(p, &b.finish(&[&t, &y]).unwrap());
+    assert_eq!(names.len(), if fuses { 2 } else { 3 }, "{names:?}");
+
+    // Three nested scalings and a sum: a chain takes two of them.
+    let (mut b, x) = start();
+    let s1 = b.scale(&x[0], 2.0).unwrap();
+    let s2 = b.scale(&s1, 3.0).unwrap();
+    let s3 = b.scale(&s2, 0.1).unwrap();
+    let y = b.binary(BinaryOp::Add, &s3, &x[1]).unwrap();
+    let names = fused_vs_by_op(p, &b.finish(&[&y]).unwrap());
+    assert_eq!(names.len(), if fuses { 2 } else { 4 }, "{names:?}");
+    assert_eq!(chains(&names), usize::from(fuses));
+
+    // Twenty alternating steps: more than one chain's links.
+    let (mut b, x) = start();
+    let mut acc = b.binary(BinaryOp::Add, &x[0], &x[1]).unwrap();
+    for k in 0..20 {
+        let op = [BinaryOp::Mul, BinaryOp::Sub, BinaryOp::Add, BinaryOp::Div][k % 4];
+        acc = b.binary(op, &acc, &x[k % 3]).unwrap();
+    }
+    let names = fused_vs_by_op(p, &b.finish(&[&acc]).unwrap());
+    if fuses {
+        assert!(chains(&names) >= 3 && names.len() < 21, "{names:?}");
+    }
+}
+
 fn fusion<P: TestProvider>(p: &P) {
     if runs_chains(p) {
         chain_matches_primitives::<f64, P>(p, 1);
@@ -183,6 +279,7 @@ fn fusion<P: TestProvider>(p: &P) {
         chain_matches_primitives::<Complex<f32>, P>(p, 4);
     }
     plans_fuse_and_agree(p);
+    planner_cases(p);
 }
 
 lindiff_tests::providers!(fusion);

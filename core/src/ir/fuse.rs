@@ -108,14 +108,13 @@ impl<const I: usize> Fusion<I> {
             let mut grow = Grow::default();
             let absorbable = |v: ValueId| {
                 let p = writer[v.index()]?;
-                let single = reads[v.index()] == 1 && program.instrs[p].outputs.len() == 1;
-                (single && link_op(&program.instrs[p].op).is_some()).then_some(p)
+                // Read by this chain alone; elementwise ops have one output.
+                (reads[v.index()] == 1 && link_op(&program.instrs[p].op).is_some()).then_some(p)
             };
             if grow.link(program, root, &absorbable).is_none() || grow.taken.len() < 2 {
                 continue;
             }
-            let Some(chain) = grow.chain() else { continue };
-            let op = Op::Internal(InternalOp::Chain(chain));
+            let op = Op::Internal(InternalOp::Chain(grow.chain()));
             let descs = input_descs(program, params, &grow.leaves)?;
             let refs: heapless::Vec<&TensorDesc, MAX_INPUTS> = descs.iter().collect();
             if call::prepare(provider, &op, &refs).is_err() {
@@ -228,12 +227,14 @@ impl Grow {
             return None;
         }
         let mark = (self.links.len(), self.leaves.len(), self.taken.len(), self.scales);
-        // Room for this link first, so producers only take what is left.
+        // Room for this link first (and its scale factor), so producers
+        // only take what is left.
         self.taken.push(k).ok()?;
+        self.scales += usize::from(scale);
         let mut operands = [Operand::Input(0); 2];
         for (slot, &v) in operands.iter_mut().zip(&instr.inputs) {
             let linked = match absorbable(v) {
-                Some(p) if self.taken.len() < MAX_LINKS => self.link(program, p, absorbable),
+                Some(p) => self.link(program, p, absorbable),
                 _ => None,
             };
             match linked.or_else(|| self.leaf(v)) {
@@ -247,7 +248,6 @@ impl Grow {
         let at = self.links.len() as u8;
         // `taken` (same capacity) had room for this link, so `links` does.
         let _ = self.links.push(Link { op, a: operands[0], b: operands[1] });
-        self.scales += usize::from(scale);
         Some(Operand::Link(at))
     }
 
@@ -272,13 +272,14 @@ impl Grow {
         self.scales = scales;
     }
 
-    /// The chain over exactly its leaves, or `None` if it does not fit one
-    /// (never: `link` kept to the chain's capacities).
-    fn chain(&self) -> Option<Chain> {
+    /// The chain over exactly its leaves (`link` kept to a chain's
+    /// capacities: links, inputs, scale factors).
+    fn chain(&self) -> Chain {
         let mut chain = Chain::new(self.leaves.len());
         for link in &self.links {
-            chain.push(*link)?;
+            let pushed = chain.push(*link);
+            debug_assert!(pushed.is_some(), "a grown chain fits a Chain");
         }
-        Some(chain)
+        chain
     }
 }

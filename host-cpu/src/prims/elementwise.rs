@@ -51,7 +51,7 @@ fn map_body<T: Scalar, U: Scalar, F: Fn(T) -> U + ?Sized>(
 ) -> Result<()> {
     let x = strided::input::<T>(op, "x", input)?;
     if let Some(xs) = strided::contiguous(input.desc, x) {
-        return strided::write_exact(op, "y", out, xs.iter().map(|&v| f(v)));
+        return strided::write_map(op, "y", out, xs, f);
     }
     strided::write_walk(op, "y", out, [View::of(input.desc)], |p| f(x[p.offsets[0]]))
 }
@@ -133,7 +133,7 @@ fn zip_body<T: Scalar, F: Fn(T, T) -> T + ?Sized>(
     let y = strided::input::<T>(name, "y", &inputs[1])?;
     let fast = strided::contiguous(inputs[0].desc, x).zip(strided::contiguous(inputs[1].desc, y));
     if let Some((xs, ys)) = fast {
-        return strided::write_exact(name, "z", out, xs.iter().zip(ys).map(|(&a, &b)| f(a, b)));
+        return strided::write_zip(name, "z", out, (xs, ys), f);
     }
     let views = [View::of(inputs[0].desc), View::of(inputs[1].desc)];
     strided::write_walk(name, "z", out, views, |p| f(x[p.offsets[0]], y[p.offsets[1]]))

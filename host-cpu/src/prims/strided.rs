@@ -221,28 +221,53 @@ pub(super) fn write_values<E: Element>(
     Ok(())
 }
 
-/// [`write_values`] for values whose count is known up front (maps over
-/// contiguous inputs): checked once, so the loop keeps no count and
-/// vectorizes.
+/// `out[i] = f(xs[i])` for a contiguous input of the output's length: no
+/// count in the loop, so it vectorizes.
 ///
 /// # Errors
 /// [`Error::Buffer`] when the buffer is misaligned for `E`.
 ///
 /// # Panics
-/// When `values` has another length than `out` (a kernel bug).
-pub(super) fn write_exact<E: Element>(
+/// When `xs` has another length than `out` (a kernel bug).
+pub(super) fn write_map<A: Copy, E: Element>(
     op: &'static str,
     arg: &'static str,
     out: &mut Output<'_, '_, Host>,
-    values: impl ExactSizeIterator<Item = E>,
+    xs: &[A],
+    f: impl Fn(A) -> E,
 ) -> Result<()> {
     let slot = output::<E>(op, arg, out)?;
-    assert_eq!(values.len(), slot.len(), "{op}: kernel produced a wrong number of elements");
-    for (o, v) in slot.iter_mut().zip(values) {
-        o.write(v);
+    assert_eq!(xs.len(), slot.len(), "{op}: input and output lengths differ");
+    for (o, &x) in slot.iter_mut().zip(xs) {
+        o.write(f(x));
     }
-    // SAFETY: `values` has exactly the slot's length (checked above), so
-    // every element was written.
+    // SAFETY: `xs` has the slot's length (asserted), so the zip wrote every
+    // element.
+    unsafe { finish::<E>(out) };
+    Ok(())
+}
+
+/// `out[i] = f(xs[i], ys[i])`, as [`write_map`].
+///
+/// # Errors
+/// [`Error::Buffer`] when the buffer is misaligned for `E`.
+///
+/// # Panics
+/// When `xs` or `ys` has another length than `out` (a kernel bug).
+pub(super) fn write_zip<A: Copy, B: Copy, E: Element>(
+    op: &'static str,
+    arg: &'static str,
+    out: &mut Output<'_, '_, Host>,
+    (xs, ys): (&[A], &[B]),
+    f: impl Fn(A, B) -> E,
+) -> Result<()> {
+    let slot = output::<E>(op, arg, out)?;
+    assert!(xs.len() == slot.len() && ys.len() == slot.len(), "{op}: input and output lengths differ");
+    for ((o, &x), &y) in slot.iter_mut().zip(xs).zip(ys) {
+        o.write(f(x, y));
+    }
+    // SAFETY: both inputs have the slot's length (asserted), so the zip
+    // wrote every element.
     unsafe { finish::<E>(out) };
     Ok(())
 }

@@ -111,16 +111,44 @@ fn a_loss_of_the_values_alone_builds_no_coupling() {
 
 #[test]
 fn real_data_is_never_conjugated() {
-    // conj of real data is that data: neither the primal nor a tangent or
-    // cotangent gets a conjugating copy (abs2's and abs's rules, conj's
-    // transpose, inv's), while complex data keeps its conj.
+    // The rules conjugate no real data: neither a primal (abs2's and abs's
+    // rules) nor a tangent or cotangent (transposes, inv's rule) gets a
+    // conjugating copy, while complex data keeps its conj.
     let is_conj = |op: &Op| matches!(op, Op::Prim(PrimOp::Unary(u)) if u.0 == UnaryOp::Conj);
-    let loss = |[a]: [lindiff_core::var::Var<_>; 1]| a.conj().abs2().sum() + a.inv().abs().sum();
+    let loss = |[a]: [lindiff_core::var::Var<_>; 1]| a.abs2().sum() + a.inv().abs().sum();
     for (dtype, conj_expected) in [(DType::F64, false), (DType::C64, true)] {
         let m = TensorMeta::new(dtype, Shape::new(&[3, 3]).unwrap());
         let p = trace_value_and_grad([m], loss).unwrap();
         let conjs = p.instrs().iter().filter(|i| is_conj(&i.op)).count();
         assert_eq!(conjs > 0, conj_expected, "{dtype:?}: {conjs} conj in {:?}", ops(&p));
+    }
+}
+
+#[test]
+fn derivatives_that_pass_a_parameter_through_compile_and_run() {
+    // The tangent of x + c is dx and the cotangent of x is ȳ: the JVP and
+    // VJP programs return a copy of a parameter, which compiles and runs.
+    let m = meta(&[3]);
+    let mut b: Builder = Builder::new();
+    let x = b.param(m.clone()).unwrap();
+    let c = b.param(m.clone()).unwrap();
+    let y = b.binary(lindiff_core::prim::BinaryOp::Add, &x, &c).unwrap();
+    let program = b.finish(&[&y]).unwrap();
+    let mut face = Direct::new(lindiff_cpu::Cpu::new());
+    let (xs, cs, ts) = ([1.0f64, 2.0, 3.0], [0.5f64, 0.25, 0.125], [7.0f64, -8.0, 9.0]);
+    let (xt, ct, tt) =
+        (face.tensor(&[3], &xs).unwrap(), face.tensor(&[3], &cs).unwrap(), face.tensor(&[3], &ts).unwrap());
+    for (name, derived) in
+        [("jvp", lindiff_core::ad::jvp(&program, &[0])), ("vjp", lindiff_core::ad::vjp(&program, &[0]))]
+    {
+        let derived = derived.unwrap();
+        let params = [&xt, &ct, &tt];
+        let descs: Vec<_> = params.iter().map(|t| t.desc()).collect();
+        let cpu = lindiff_cpu::Cpu::new();
+        let compiled = derived.compile(&cpu, &descs).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let out = face.run(&compiled, &params).unwrap();
+        assert_eq!(out[0].to_vec::<f64>().unwrap(), vec![1.5, 2.25, 3.125], "{name}: y");
+        assert_eq!(out[1].to_vec::<f64>().unwrap(), ts.to_vec(), "{name}: the derivative is the seed");
     }
 }
 

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::face::{Applied, Face};
 use crate::ir::{passes, Builder, Program, ValueId, MAX_PARAMS};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
+use crate::prim::UnaryOp;
 use crate::provider::Op;
 use crate::seq::Seq;
 use crate::Ops;
@@ -202,13 +203,21 @@ impl<const I: usize, const V: usize> Replay<I, V> {
         Ok(grads)
     }
 
-    fn finish(self, program: &Program<I, V>, extra: &[ValueId]) -> Result<Program<I, V>> {
+    fn finish(mut self, program: &Program<I, V>, extra: &[ValueId]) -> Result<Program<I, V>> {
         let mut results = Seq::<ValueId, MAX_PARAMS>::new();
         for &r in program.results() {
             results.push(self.get(r)?, "program results")?;
         }
         for &e in extra {
             results.push(e, "program results")?;
+        }
+        // A derivative that passes a parameter through (the tangent of
+        // x + c, the cotangent of conj(x) for real x) is returned as a copy:
+        // a program's result is computed, never one of its parameters.
+        for r in results.iter_mut() {
+            if self.builder.program().params().contains(r) {
+                *r = self.builder.unary(UnaryOp::Copy, r)?;
+            }
         }
         let mut refs = Seq::<&ValueId, MAX_PARAMS>::new();
         for r in results.iter() {

@@ -124,10 +124,6 @@ pub trait Ops: Face {
     /// # Errors
     /// Dtype errors (e.g. `exp` of a complex tensor).
     fn unary(&mut self, op: UnaryOp, x: &Self::Tensor) -> Result<Self::Tensor> {
-        if op == UnaryOp::Conj && self.meta(x).dtype.is_real_float() {
-            // conj of real data is that data: no copy.
-            return Ok(x.clone());
-        }
         self.single(Op::Prim(PrimOp::Unary(Unary(op))), &[x])
     }
 

@@ -203,12 +203,9 @@ impl<F: Face> Var<F> {
         self.single(PrimOp::Unary(Unary(how)).into(), &[])
     }
 
-    /// conj(x); for real data x itself (no copy).
+    /// conj(x) (identity for real).
     pub fn conj(&self) -> Var<F> {
-        match self.meta() {
-            Ok(m) if m.dtype.is_real_float() => self.clone(),
-            _ => self.map(UnaryOp::Conj),
-        }
+        self.map(UnaryOp::Conj)
     }
 
     /// Re x (real dtype).

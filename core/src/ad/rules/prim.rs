@@ -126,14 +126,14 @@ fn unary<C: Cx + ?Sized>(
     match how {
         UnaryOp::Abs2 => {
             // d|x|² = 2 Re(conj(x) dx).
-            let xc = cx.primal().unary(UnaryOp::Conj, x)?;
+            let xc = if complex { cx.primal().unary(UnaryOp::Conj, x)? } else { x.clone() };
             let prod = cx.mul(&xc, dx)?;
             let re = if complex { cx.unary(UnaryOp::Real, &prod)? } else { prod };
             cx.scale(&re, 2.0)
         }
         UnaryOp::Abs => {
             // d|x| = Re(conj(x) dx) / |x|.
-            let xc = cx.primal().unary(UnaryOp::Conj, x)?;
+            let xc = if complex { cx.primal().unary(UnaryOp::Conj, x)? } else { x.clone() };
             let prod = cx.mul(&xc, dx)?;
             let re = if complex { cx.unary(UnaryOp::Real, &prod)? } else { prod };
             cx.div(&re, y)

@@ -280,6 +280,11 @@ impl<'p> crate::Allocator<'p, Host> for PoolAllocator<'p> {
         if !req.is_satisfiable() {
             return Err(Error::OutOfMemory { bytes: req.bytes(), align: req.align(), available: 0 });
         }
+        if req.bytes() == 0 {
+            // Most ops need no workspace: an empty buffer, no block leased
+            // (`release` finds no block for it and does nothing).
+            return Ok(HostBuffer::from_uninit(&mut []));
+        }
         let bytes = if req.align() <= 64 { req.bytes() } else { req.bytes_unaligned() };
         let block = self.pool.take(bytes, None)?;
         let ptr = block.ptr.as_ptr().cast::<MaybeUninit<u8>>();

@@ -82,16 +82,8 @@ pub(crate) fn run(
 ) -> Result<()> {
     let name = op.name();
     let dtype = dtype_of(op, inputs.first().map(|i| i.desc)).ok_or_else(|| no_input(op))?;
-    // Every primitive has one output, always present (`call` checked it).
-    let Some(Some(out)) = outputs.first_mut() else {
-        return Err(Error::Buffer {
-            op: name,
-            arg: op.output_names()[0],
-            why: "is missing",
-            needed: 1,
-            got: 0,
-        });
-    };
+    // Every primitive has one output.
+    let out = first_output(name, op.output_names()[0], outputs)?;
     with_field!(name, dtype, T => dispatch::<T>(op, inputs, out, exec))
 }
 
@@ -119,9 +111,7 @@ pub(crate) fn values_check(
 ) -> Result<()> {
     values_check_built()?;
     let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(|| values_check_arity(inputs.len()))?;
-    let Some(Some(out)) = outputs.first_mut() else {
-        return Err(Error::Buffer { op: ValuesCheck::NAME, arg: "g", why: "is missing", needed: 1, got: 0 });
-    };
+    let out = first_output(ValuesCheck::NAME, "g", outputs)?;
     with_field!(ValuesCheck::NAME, dtype, T => spectral::values_check::<T>(op, inputs, out))
 }
 
@@ -196,18 +186,32 @@ pub(crate) fn chain(
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],
 ) -> Result<()> {
-    chain_built()?;
-    let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(chain_arity)?;
-    let Some(Some(out)) = outputs.first_mut() else {
-        return Err(Error::Buffer { op: Chain::NAME, arg: "y", why: "is missing", needed: 1, got: 0 });
-    };
-    #[cfg(feature = "std")]
-    return with_field!(Chain::NAME, dtype, T => chain::chain::<T>(op, inputs, out));
     #[cfg(not(feature = "std"))]
     return {
-        let _ = (op, out, dtype);
+        let _ = (op, inputs, outputs);
         Err(chain_unsupported())
     };
+    #[cfg(feature = "std")]
+    return {
+        let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(chain_arity)?;
+        let out = first_output(Chain::NAME, "y", outputs)?;
+        with_field!(Chain::NAME, dtype, T => chain::chain::<T>(op, inputs, out))
+    };
+}
+
+/// Output 0 of a one-output op (always present: `call` checked it).
+///
+/// # Errors
+/// [`Error::Buffer`] naming `arg` if it is missing.
+fn first_output<'o, 'a, 'm>(
+    op: &'static str,
+    arg: &'static str,
+    outputs: &'o mut [Option<Output<'a, 'm, Host>>],
+) -> Result<&'o mut Output<'a, 'm, Host>> {
+    match outputs.first_mut() {
+        Some(Some(out)) => Ok(out),
+        _ => Err(Error::Buffer { op, arg, why: "is missing", needed: 1, got: 0 }),
+    }
 }
 
 /// Chains run in `std` builds only: firmware keeps the primitives' code

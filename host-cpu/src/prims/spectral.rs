@@ -45,8 +45,7 @@ pub(super) fn pair_inv<T: Scalar>(
                         Pair::Sum => xi + xj,
                     };
                     match op.regularize {
-                        Regularize::Cutoff { .. } if z.abs() > delta => T::one() / z,
-                        Regularize::Cutoff { .. } => T::zero(),
+                        Regularize::Cutoff { .. } => cutoff(z, delta),
                         Regularize::Lorentzian { eps } => {
                             let eps = T::Real::from_f64(eps);
                             z.conj().scale(T::Real::one() / (z.abs2() + eps * eps))

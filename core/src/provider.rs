@@ -66,9 +66,12 @@ crate::op::internal::internal_table!(internal_into_op);
 
 impl Op {
     /// Whether the op is a check of reverse mode (an internal op): an
-    /// assertion that program passes never remove.
+    /// assertion that program passes never remove. Forward mode's
+    /// [`TangentTieCheck`](crate::op::internal::TangentTieCheck) is not one:
+    /// it guards the tangent it passes through, so it goes when nothing
+    /// reads that tangent (a forward-mode loss of the values alone).
     pub fn is_check(&self) -> bool {
-        matches!(self, Op::Internal(_))
+        matches!(self, Op::Internal(i) if !matches!(i, crate::op::internal::InternalOp::TangentTieCheck(_)))
     }
 
     /// The op's name as used in messages.

@@ -132,6 +132,7 @@ impl Provider for Cpu {
         let req = match op {
             Op::Linalg(op) => kernels::workspace(KernelOp::Linalg(op), inputs, self.exec),
             Op::Internal(InternalOp::ValuesCheck(_)) => prims::values_check_workspace(inputs),
+            Op::Internal(InternalOp::TangentTieCheck(_)) => prims::tangent_tie_check_workspace(inputs),
             Op::Internal(InternalOp::Chain(_)) => prims::chain_workspace(inputs),
             Op::Internal(op) => kernels::workspace(KernelOp::Internal(op), inputs, self.exec),
             Op::Prim(op) => prims::workspace(op, inputs, self.exec),
@@ -152,6 +153,7 @@ impl Provider for Cpu {
                 kernels::run(KernelOp::Linalg(op), inputs, outputs, workspace, self.exec)
             },
             Op::Internal(InternalOp::ValuesCheck(op)) => prims::values_check(op, inputs, outputs),
+            Op::Internal(InternalOp::TangentTieCheck(op)) => prims::tangent_tie_check(op, inputs, outputs),
             Op::Internal(InternalOp::Chain(op)) => prims::chain(op, inputs, outputs),
             // SAFETY: as above.
             Op::Internal(op) => unsafe {

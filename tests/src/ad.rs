@@ -25,8 +25,8 @@ use lindiff_core::face::direct::{Direct, Pool, Tensor};
 use lindiff_core::face::Face;
 use lindiff_core::ir::{Builder, Program};
 use lindiff_core::{
-    Element, Host, HostData, Input as OpInput, Memory, Provider, RealScalar, Result, Scalar, TensorDesc,
-    TensorMeta,
+    Element, Error, Host, HostData, Input as OpInput, Memory, Provider, RealScalar, Result, Scalar,
+    TensorDesc, TensorMeta,
 };
 
 /// A real scalar function of some tensors, written once for every face.
@@ -193,6 +193,9 @@ pub struct Report {
     /// max |⟨g, t⟩ − jvp(t)| / (‖g‖·‖t‖) over the directions tried
     /// (forward mode and the traced jvp program).
     pub dot_product: f64,
+    /// Directions along which both forward faces reported a tie (only
+    /// with [`CheckOptions::at_ties`]).
+    pub forward_ties: usize,
 }
 
 /// Inputs with at most this many entries in all get the entrywise
@@ -430,9 +433,20 @@ pub struct CheckOptions {
     /// f64, 1e-4 in f32). An ill-conditioned linear map — the opt-in
     /// Lorentzian broadening at an exact tie has coefficients ~ gap/ε² — needs more.
     pub dot: Option<f64>,
+    /// The inputs have exactly tied values (or zero singular values):
+    /// forward mode may report a direction that couples their vectors
+    /// (docs/ad-rules.md#second-order), on both faces alike; the reverse
+    /// gradient is still checked.
+    pub ties: bool,
 }
 
 impl CheckOptions {
+    /// Inputs with exact ties ([`CheckOptions::ties`]).
+    pub fn at_ties(mut self) -> Self {
+        self.ties = true;
+        self
+    }
+
     /// Sets the dot-product tolerance.
     pub fn dot(mut self, tolerance: f64) -> Self {
         self.dot = Some(tolerance);
@@ -466,6 +480,16 @@ where
     let g_norm = eager.iter().flatten().map(|x| x.abs2().to_f64()).sum::<f64>().sqrt();
     for _ in 0..3 {
         let ds: Vec<Input<T>> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
+        if options.ties {
+            if let Err(e) = forward(provider.clone(), loss, xs, &ds) {
+                assert!(is_forward_tie(&e), "{name}: jvp: {e}");
+                let traced =
+                    traced_jvp(provider, loss, xs, &ds).expect_err("the traced jvp reports the tie too");
+                assert_eq!(traced, e, "{name}: the traced jvp reports another error");
+                report.forward_ties += 1;
+                continue;
+            }
+        }
         let (jvp, err) = forward_vs_fd(provider, loss, xs, &ds, l);
         report.forward_vs_fd = report.forward_vs_fd.max(err);
         // Dot-product test: ⟨g, t⟩ against the JVP, both ways of computing it.
@@ -490,6 +514,13 @@ where
         report.grad_vs_fd = entrywise(provider, loss, xs, &eager, l);
     }
     report
+}
+
+/// Whether `e` is forward mode's report of a direction that couples tied
+/// vectors (`TangentTieCheck`).
+pub fn is_forward_tie(e: &Error) -> bool {
+    use lindiff_core::op::internal::why::{FORWARD_NULL, FORWARD_TIE};
+    matches!(e, Error::NotDifferentiable { why, .. } if *why == FORWARD_TIE || *why == FORWARD_NULL)
 }
 
 /// The (re, im) bits of a scalar, for comparisons that must be exact.

@@ -15,6 +15,7 @@ pub mod dense;
 pub mod fuzz;
 pub mod handle_provider;
 pub mod host;
+pub mod hvp;
 pub mod losses;
 pub mod reference;
 pub mod spectral;

@@ -15,7 +15,7 @@
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
-use lindiff_core::{Element, Error, Host, Ops, Provider, Result, Scalar};
+use lindiff_core::{Element, Host, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, forward, Input, Loss};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::TestProvider;
@@ -286,15 +286,21 @@ fn seed_det<P: Provider<Memory = Host> + Clone>(p: &P) {
     println!("seed det: forward vs fd {:.1e}", r.forward_vs_fd);
 }
 
-/// Forward mode through the adjugate reports its missing rule.
-fn adjugate_has_no_derivative<P: Provider<Memory = Host> + Clone>(p: &P) {
-    let a = Input::matrix(&Rng::new(3).matrix::<f64>(3, 3));
-    let err = forward(p.clone(), &AdjugateLoss, core::slice::from_ref(&a), core::slice::from_ref(&a))
-        .expect_err("adjugate has no derivative");
-    assert!(
-        matches!(err, Error::UnsupportedDerivative { op: "adjugate", output: "adj" }),
-        "unexpected error {err}"
-    );
+/// The adjugate's derivative (through an SVD of A, exact everywhere: adj
+/// is a polynomial) against finite differences, forward and reverse, at a
+/// generic matrix and at singular ones of corank 1 and 2 — where
+/// adj(A) = det(A)·A⁻¹ has no meaning and the derivative is still finite
+/// (nonzero at corank 2, where adj itself vanishes).
+fn adjugate_derivative<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P)
+where
+    Re<T>: Element,
+{
+    let mut rng = Rng::new(3);
+    let inputs: [Dense<T>; 3] =
+        [rng.matrix(3, 3), rng.with_spectrum(3, 3, &[2.0, 0.7]), rng.with_spectrum(3, 3, &[1.5])];
+    for a in inputs {
+        check(p, &AdjugateLoss, &[Input::matrix(&a)]);
+    }
 }
 
 /// Every determinant check on one provider.
@@ -310,7 +316,8 @@ fn suite<P: Provider<Memory = Host> + Clone>(p: &P) {
     slogdet_at_singular::<f64, P>(p);
     slogdet_at_singular::<Complex<f64>, P>(p);
     seed_det(p);
-    adjugate_has_no_derivative(p);
+    adjugate_derivative::<f64, P>(p);
+    adjugate_derivative::<Complex<f64>, P>(p);
 }
 
 fn det_derivatives<P: TestProvider>(provider: &P) {

@@ -42,7 +42,7 @@
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::{Element, Host, Ops, Provider, Scalar};
-use lindiff_tests::ad::{check, eager_grad, Input, Loss};
+use lindiff_tests::ad::{check_with, eager_grad, CheckOptions, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::spectral::{assert_reported, EighLoss, SvdLoss, Via};
 use lindiff_tests::TestProvider;
@@ -75,7 +75,7 @@ fn agrees<T: Scalar + Element, P: Provider<Memory = Host> + Clone, L: Loss>(
 where
     Re<T>: Element,
 {
-    let report = check(p, loss, xs);
+    let report = check_with(p, loss, xs, CheckOptions::default().at_ties());
     let g = eager_grad(p.clone(), loss, xs).unwrap_or_else(|e| panic!("{}: eager: {e}", loss.name()));
     (g, report.grad_vs_fd)
 }

@@ -11,7 +11,10 @@ use lindiff_core::op::{Svd, SvdOptions, SvdVectors};
 use lindiff_core::prim::BinaryOp;
 use lindiff_core::Host;
 use lindiff_core::{Element, Error, LinalgOp, MatOp, Op, Ops, Provider, Result, Scalar};
-use lindiff_tests::ad::{check, finite_difference, forward, step, tolerance, value, Input, Loss, Report};
+use lindiff_tests::ad::{
+    check, check_with, finite_difference, forward, is_forward_tie, step, tolerance, value, CheckOptions,
+    Input, Loss, Report,
+};
 use lindiff_tests::dense::{Re, Rng};
 use lindiff_tests::losses::{pairing, total};
 use lindiff_tests::TestProvider;
@@ -184,6 +187,19 @@ where
     check(p, &loss, xs)
 }
 
+/// [`run`] at an exact tie or zero value, where forward mode may report a
+/// direction that couples the tied vectors.
+fn run_tied<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(
+    p: &P,
+    loss: SvdLoss,
+    xs: &[Input<T>],
+) -> Report
+where
+    Re<T>: Element,
+{
+    check_with(p, &loss, xs, CheckOptions::default().at_ties())
+}
+
 /// Every observable on tall, wide, square (and k = 1) inputs; the worst error.
 fn thin_suite<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P, seed: u64) -> f64
 where
@@ -249,22 +265,22 @@ where
         let tie = [2.0, 2.0, 1.0];
         for obs in [Obs::SumSquares, Obs::ProjU(2), Obs::ProjV(2), Obs::ProjU(3), Obs::ProjV(3)] {
             let xs = inputs::<T>(obs, m, n, &tie, &mut rng);
-            worst = worst.max(run(p, SvdLoss { via: Via::Thin, obs }, &xs).forward_vs_fd);
+            worst = worst.max(run_tied(p, SvdLoss { via: Via::Thin, obs }, &xs).forward_vs_fd);
         }
-        // A projector splitting the tie is not differentiable, but the rule
-        // still gives a finite number (no NaN for any spectrum).
+        // A projector splitting the tie is not differentiable: forward mode
+        // reports the direction that couples the tied vectors.
         let obs = Obs::ProjU(1);
         let xs = inputs::<T>(obs, m, n, &tie, &mut rng);
         let ds: Vec<_> = xs.iter().map(|x| x.random_direction(&mut rng)).collect();
-        let d = forward(p.clone(), &SvdLoss { via: Via::Thin, obs }, &xs, &ds).unwrap();
-        assert!(d.is_finite(), "split tie gave {d}");
+        let e = forward(p.clone(), &SvdLoss { via: Via::Thin, obs }, &xs, &ds).unwrap_err();
+        assert!(is_forward_tie(&e), "split tie: {e}");
         // A zero singular value: Σ s² is smooth there, and so is the
         // projector onto the nonzero part (the broadened rule's defect: P₂ at
         // s = (2, 1, 0)).
         let zero = [2.0, 1.0, 0.0];
         for obs in [Obs::SumSquares, Obs::ProjU(2), Obs::ProjV(2), Obs::ProjU(1)] {
             let xs = inputs::<T>(obs, m, n, &zero[..m.min(n)], &mut rng);
-            worst = worst.max(run(p, SvdLoss { via: Via::Thin, obs }, &xs).forward_vs_fd);
+            worst = worst.max(run_tied(p, SvdLoss { via: Via::Thin, obs }, &xs).forward_vs_fd);
         }
     }
     worst

@@ -25,7 +25,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use lindiff_core::ad::{ad_support, ad_support_ops, Support};
+use lindiff_core::ad::{ad_support, ad_support_ops, ad_support_second_order, Support};
 use lindiff_core::op::LinalgOp;
 use lindiff_core::Op;
 
@@ -140,20 +140,22 @@ fn render() -> String {
     let wasm = wasm_dtypes().join(", ");
     let mut out = String::new();
     out.push_str(
-        "| op | family | cpu (faer) | blas | cuda (unverified on a GPU) | wasm | embedded | derivative per output |\n",
+        "| op | family | cpu (faer) | blas | cuda (unverified on a GPU) | wasm | embedded | derivative per output | second order |\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for op in LinalgOp::all() {
         let name = op.name();
         let family = op.family().feature;
         let blas = if BLAS_LAPACK.contains(&name) { "LAPACK" } else { "faer" };
         let cuda = if CUDA_UNSUPPORTED.contains(&name) { "–" } else { "✓" };
         let embedded = if families.contains(family) { "✓" } else { "–" };
+        let second = mark("", &ad_support_second_order(&Op::Linalg(op.clone())));
         let support = ad_support(&Op::Linalg(op));
         let derivative: Vec<String> = support.iter().map(|(o, s)| mark(o, s)).collect();
         out.push_str(&format!(
-            "| `{name}` | `{family}` | ✓ | {blas} | {cuda} | {wasm} | {embedded} | {} |\n",
-            derivative.join(", ")
+            "| `{name}` | `{family}` | ✓ | {blas} | {cuda} | {wasm} | {embedded} | {} | {} |\n",
+            derivative.join(", "),
+            second.trim()
         ));
     }
     // The primitives in one row: the ones without a full derivative named.
@@ -171,7 +173,7 @@ fn render() -> String {
         }
     }
     out.push_str(&format!(
-        "| {prims} primitives (matmul, maps, reductions, masks, …) | core | ✓ | faer | ✓ except `extreme_mask` | {wasm} | ✓ | ✓, but {} |\n",
+        "| {prims} primitives (matmul, maps, reductions, masks, …) | core | ✓ | faer | ✓ except `extreme_mask` | {wasm} | ✓ | ✓, but {} | as first order |\n",
         partial.join(", ")
     ));
     out

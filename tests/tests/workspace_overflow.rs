@@ -13,7 +13,7 @@
 use lindiff_core::ad::ad_support_ops;
 use lindiff_core::op::internal::{
     Chain, CompletionCheck, EigGaugeCheck, EighGaugeCheck, InternalOp, Link, LinkOp, Operand, SvdGaugeCheck,
-    TieCheck, Values, ValuesCheck, BOUND_LEN,
+    TangentTieCheck, TieCheck, Values, ValuesCheck, BOUND_LEN,
 };
 use lindiff_core::op::LinalgOp;
 use lindiff_core::prim::{Pad, PrimOp, Reshape, Slice, Spread};
@@ -86,6 +86,7 @@ fn inputs(op: &Op, m: usize, n: usize) -> Option<Vec<(Vec<usize>, bool)>> {
             }
             InternalOp::TieCheck(_) => vec![mat(m, n), vec_(BOUND_LEN)],
             InternalOp::ValuesCheck(_) => vec![vec_(m), vec_(m)],
+            InternalOp::TangentTieCheck(_) => vec![vec_(m), mat(m, m)],
             InternalOp::CompletionCheck(_) => vec![mat(m, n)],
             InternalOp::Chain(_) => vec![mat(m, n), mat(m, n)],
         },
@@ -109,6 +110,7 @@ fn internal_ops() -> impl Iterator<Item = Op> {
         Op::from(TieCheck::default()),
         Op::from(CompletionCheck::default()),
         Op::from(ValuesCheck::default()),
+        Op::from(TangentTieCheck::default()),
         Op::from(sum_chain()),
     ]
     .into_iter()

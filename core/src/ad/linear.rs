@@ -4,6 +4,7 @@
 
 use super::cx::{Arg, Cx, Tangent};
 use crate::error::{Error, Result};
+use crate::op::internal::InternalOp;
 use crate::op::{
     FullPivLuSolvePrepared, HouseholderQrApply, LinalgOp, LuSolvePrepared, MatOp, SolveOptions, Triangle,
     TriangularSolve, TriangularSolveOptions,
@@ -59,7 +60,14 @@ pub trait Lin: Cx {
                 got: args.len(),
             })?;
         }
-        self.linear(op, &plain).map(Tangent::Value)
+        let guards = matches!(op, Op::Internal(InternalOp::TangentTieCheck(_)));
+        match self.linear(op, &plain) {
+            // Forward mode's tie check, run at once (`Dual`): its verdict
+            // belongs to the tangent it guards, an error only where that
+            // tangent is read.
+            Err(e @ Error::NotDifferentiable { .. }) if guards => Ok(Tangent::Undefined(e)),
+            result => result.map(Tangent::Value),
+        }
     }
 
     /// A primitive applied to one tangent.

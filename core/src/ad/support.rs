@@ -21,7 +21,7 @@
 //! [`Error::UnsupportedDerivative`]: crate::Error::UnsupportedDerivative
 
 use crate::dtype::DType;
-use crate::op::internal::InternalOp;
+use crate::op::internal::{InternalOp, BOUND_WHY};
 use crate::op::{LinalgOp, QrMode, Svd, SvdFull, SvdOptions, SvdVectors, Triangle, MAX_OUTPUTS};
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, ExtremeMask, Eye, Fill, Matmul, Pad, Pair, PairInv,
@@ -139,7 +139,18 @@ pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS
             one
         }
         Op::Internal(InternalOp::Chain(_)) => op.output_names().iter().map(|_| CHAIN).collect(),
-        Op::Internal(_) => op.output_names().iter().map(|_| CHECK).collect(),
+        Op::Internal(_) => {
+            op.output_names()
+                .iter()
+                .map(|&name| {
+                    if name == "bound" {
+                        Support::NotDifferentiable { why: BOUND_WHY }
+                    } else {
+                        ok(CHECKED)
+                    }
+                })
+                .collect()
+        }
     };
     op.output_names().iter().copied().zip(supports).collect()
 }
@@ -170,6 +181,40 @@ pub fn ad_support_table() -> impl Iterator<Item = (&'static str, &'static str, S
     })
 }
 
+/// Whether second derivatives go through `op`: a Hessian-vector product
+/// by forward over reverse (the JVP of a gradient program, or the eager
+/// tape over [`Dual`](super::Dual)) or by reverse over reverse. Every rule
+/// is written with ops that have rules of their own, so this is the
+/// first-order support of the op's differentiable outputs, with the
+/// caveats second order adds (docs/ad-rules.md#second-order): for the
+/// spectral ops and the composites built on them, ties and the
+/// broadened rules. An op none of whose outputs is differentiable answers
+/// its first output's support.
+///
+/// ```
+/// use lindiff_cpu::prelude::*;
+/// let det = Op::Linalg(LinalgOp::Det(op::Det));
+/// assert_eq!(ad_support_second_order(&det), Support::Supported { caveat: None });
+/// let svd = ad_support_second_order(&Op::Linalg(LinalgOp::Svd(op::Svd::default())));
+/// assert!(svd.note().is_some_and(|n| n.contains("tie")));
+/// ```
+pub fn ad_support_second_order(op: &Op) -> Support {
+    let first = ad_support(op);
+    let supported = first.iter().find_map(|(_, s)| match s {
+        Support::Supported { caveat } => Some(*caveat),
+        _ => None,
+    });
+    match (supported, op) {
+        (None, _) => first.first().map_or(Support::Unsupported { why: "the op has no outputs" }, |(_, s)| *s),
+        (Some(_), Op::Linalg(l))
+            if matches!(l.family().feature, "op-svd" | "op-eigh" | "op-eig" | "op-recombine") =>
+        {
+            ok(SECOND_SPECTRAL)
+        }
+        (Some(caveat), _) => Support::Supported { caveat },
+    }
+}
+
 // ------------------------------------------------------------ caveats ----
 //
 // Shared phrases are macros so that `concat!` can join them into one
@@ -195,9 +240,11 @@ macro_rules! s_values {
 macro_rules! svd_vectors {
     () => {
         "the forward fixes the gauge (largest-magnitude entry of each column of u real and positive) \
-         and forward mode follows it; reverse mode checks the cotangent and reports (NotDifferentiable) \
+         and forward mode follows it, reporting (NotDifferentiable) a direction that couples tied \
+         vectors or zero values; reverse mode checks the cotangent and reports (NotDifferentiable) \
          one that depends on the basis inside a tied group, on a complex phase or on null-space \
-         vectors; gauge-invariant losses are exact at ties (e.g. projectors onto whole tied groups)"
+         vectors; gauge-invariant losses are exact at ties in reverse mode (e.g. projectors onto \
+         whole tied groups)"
     };
 }
 macro_rules! svd_eps {
@@ -311,9 +358,10 @@ const EIGH_VALS_W: &str = concat!(
 const EIGH_V: &str = concat!(
     lower!(),
     "; the forward fixes the gauge (largest-magnitude entry of each column real and positive) and \
-     forward mode follows it; reverse mode checks the cotangent and reports (NotDifferentiable) one \
-     that depends on the basis inside a tied group or on a complex phase; gauge-invariant losses are \
-     exact at ties (e.g. projectors onto whole tied groups)"
+     forward mode follows it, reporting (NotDifferentiable) a direction that couples tied vectors; \
+     reverse mode checks the cotangent and reports (NotDifferentiable) one that depends on the basis \
+     inside a tied group or on a complex phase; gauge-invariant losses are exact at ties in reverse \
+     mode (e.g. projectors onto whole tied groups)"
 );
 const EIGH_V_EPS: &str =
     concat!(lower!(), "; EighOptions::derivative_eps: Lorentzian-broadened coupling, biased near ties");
@@ -337,7 +385,7 @@ const PREPARED_SOLVE: &str = "differentiable in b and in the packed lu (its tang
                               dL, dU); the integer permutation inputs carry no tangent";
 const TRIANGULAR: &str = "reads one triangle of a (not its diagonal when unit): the gradient of a lives \
                           on that triangle; a zero diagonal entry gives infinities, as in the forward pass";
-const DET: &str = "adjugate rule: finite at singular matrices (exact at corank 1, zero at corank ≥ 2)";
+const DET: &str = "adjugate rule: finite and exact at singular matrices (zero at corank ≥ 2)";
 const SIGN: &str = concat!("locally constant for real input (a zero tangent); complex input: ", singular!());
 const LOGABSDET: &str = singular!();
 const LOW_RANK: &str = "needs the kept values separated from the discarded ones (s_p > s_{p+1}, and no \
@@ -350,7 +398,6 @@ const POLAR: &str = "needs a of full rank; exact with tied singular values; at a
 const PINV: &str = "constant-rank derivative: exact where the dropped singular values are zero (full \
                     rank, or exactly rank-deficient); off by O(s_{r+1}/s_r) where they are small but \
                     nonzero; not differentiable where the rank changes";
-const ADJUGATE: &str = "no derivative rule (the adjugate is itself the derivative of det)";
 
 const AT_ZERO: &str = at_zero!();
 const SQRT: &str =
@@ -360,9 +407,21 @@ const DIV: &str = "not differentiable where the divisor is 0 (the tangent is non
 const CONSTANT: &str = "a constant (no inputs): its tangent is zero";
 const MAX_MIN: &str = "d max = dx at the argmax: not differentiable where the extreme value is attained \
                        twice (reported as NotDifferentiable when a derivative is asked for there)";
-const EXTREME_MASK: &str = "primal-side helper of the max/min rules (piecewise constant): no derivative rule";
-const SPECTRAL_HELPER: &str = "primal-side helper of the spectral rules: no derivative rule";
-const RANK_MASK: &str = "primal-side helper of the truncation rules (integer input): no derivative rule";
+const EXTREME_MASK: &str = "a 0/1 mask of the extreme (piecewise constant): derivative 0; a tied extreme \
+                            fails on the primal side";
+const PAIR_INV: &str = "entries cut off (|z| ≤ δ) stay 0: their tangent is 0, which is exact only where \
+                        the pair's own tangent vanishes there; the spectral rules check that before a \
+                        tangent reaches them";
+const PIVOT_PHASE: &str = "the pivot row (largest |u| of each column, the first on ties) is locally \
+                           constant: not differentiable where two entries tie for it";
+const RANK_MASK: &str = "a 0/1 mask of an integer rank (piecewise constant): derivative 0";
+const CHECKED: &str = "the identity on the values the check lets through (the check is not repeated \
+                       on their tangents)";
+const SECOND_SPECTRAL: &str = "forward over reverse through the rules: at an exact tie (or a zero singular \
+                               value) forward mode reports a tangent that splits it; near a tie the \
+                               error of the second derivative grows as 1/gap²; a broadened rule \
+                               (derivative_eps) differentiates its own broadened first derivative; \
+                               svd_full of a rectangular input stops at its completion columns";
 const INDICATOR: &str = "a 0/1 indicator (piecewise constant): derivative 0 away from x = 0; at x = 0, \
                          where it jumps, the rule also gives 0 (cond uses it only where its other terms \
                          are not differentiable either)";
@@ -379,9 +438,6 @@ const fn ok(caveat: &'static str) -> Support {
 
 /// `Supported` everywhere.
 const OK: Support = Support::Supported { caveat: None };
-
-/// The gauge checks of reverse mode (internal ops) are never differentiated.
-const CHECK: Support = Support::Unsupported { why: "a gauge check of reverse mode is never differentiated" };
 
 /// A compiled plan's elementwise chains are made after differentiation.
 const CHAIN: Support =
@@ -489,9 +545,10 @@ fn prim(p: &PrimOp) -> Support {
         | PrimOp::Slice(_)
         | PrimOp::Pad(_) => OK,
         PrimOp::Fill(_) | PrimOp::Eye(_) => ok(CONSTANT),
-        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) => Support::Unsupported { why: SPECTRAL_HELPER },
-        PrimOp::RankMask(_) => Support::Unsupported { why: RANK_MASK },
-        PrimOp::ExtremeMask(_) => Support::Unsupported { why: EXTREME_MASK },
+        PrimOp::PairInv(_) => ok(PAIR_INV),
+        PrimOp::PivotPhase(_) => ok(PIVOT_PHASE),
+        PrimOp::RankMask(_) => ok(RANK_MASK),
+        PrimOp::ExtremeMask(_) => ok(EXTREME_MASK),
     }
 }
 

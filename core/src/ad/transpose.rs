@@ -19,6 +19,7 @@ mod solve;
 
 use super::cx::{Cx, Tangent};
 use crate::error::{DTypeReq, Error, Result};
+use crate::op::internal::InternalOp;
 use crate::op::{LinalgOp, MAX_INPUTS};
 use crate::prim::{BinaryOp, PrimOp, ReduceOp};
 use crate::provider::Op;
@@ -76,6 +77,9 @@ pub fn transpose<C: Cx + ?Sized>(
     match op {
         Op::Prim(p) => prim::transpose(cx, op, p, &primals, &metas, pos, ct),
         Op::Linalg(l) => solve::transpose(cx, op, l, &primals, &metas, pos, ct),
+        // The identity on the coupling (reverse mode's gauge checks see the
+        // cotangent instead); the spectrum is primal.
+        Op::Internal(InternalOp::TangentTieCheck(_)) => Ok([Tangent::Zero, ct.clone()].into_iter().collect()),
         // Linear in no input: `check_linear` rejected it above.
         Op::Internal(_) => Err(Error::UnsupportedDerivative { op: op.name(), output: "?" }),
     }
@@ -124,6 +128,8 @@ fn linearity(op: &Op) -> Linearity {
             LinalgOp::FullPivLuSolvePrepared(_) => One(&[3]),
             _ => Nowhere,
         },
+        // Forward mode's tie check passes its coupling through.
+        Op::Internal(InternalOp::TangentTieCheck(_)) => One(&[1]),
         Op::Internal(_) => Nowhere,
     }
 }

@@ -465,7 +465,7 @@ macro_rules! op_table {
             Adjugate {
                 name: "adjugate", family: "op-det", dtypes: [F32, F64, C32, C64],
                 inputs: [a], outputs: [adj], rule: det,
-                support: |_op| list(&[Support::Unsupported { why: ADJUGATE }]),
+                support: |_op| list(&[OK]),
                 methods: {
                     /// The adjugate `adj(a)` (`a · adj = det(a) · I`; finite at singular
                     /// `a`, zero at corank ≥ 2). The derivative of `det`.

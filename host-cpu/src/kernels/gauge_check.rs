@@ -82,7 +82,7 @@ impl<R: RealScalar> Worst<R> {
 
 /// eps^{3/4}·`norm`: the size above which a part of a cotangent is not
 /// rounding.
-fn threshold<R: RealScalar>(norm: R) -> R {
+pub(crate) fn threshold<R: RealScalar>(norm: R) -> R {
     (R::EPSILON.ln() * R::from_f64(0.75)).exp() * norm
 }
 

@@ -131,8 +131,8 @@ fn find_internal<T: Field>(op: &InternalOp) -> Option<&dyn Kernel<T>> {
         InternalOp::EigGaugeCheck(k) => built!("op-eig", k),
         InternalOp::CompletionCheck(k) => built!("op-svd", k),
         // Passes over whole tensors, not per-matrix kernels
-        // (`prims::values_check`, `prims::chain`).
-        InternalOp::ValuesCheck(_) | InternalOp::Chain(_) => None,
+        // (`prims::values_check`, `prims::tangent_tie_check`, `prims::chain`).
+        InternalOp::ValuesCheck(_) | InternalOp::TangentTieCheck(_) | InternalOp::Chain(_) => None,
         // Checks the input cotangent of any spectral op.
         InternalOp::TieCheck(k) => Some(k),
     }

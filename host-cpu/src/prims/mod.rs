@@ -36,7 +36,7 @@ mod strided;
 use crate::field::{with_field, Field};
 use diag::Along;
 use elementwise::Complexify;
-use lindiff_core::op::internal::{Chain, ValuesCheck};
+use lindiff_core::op::internal::{Chain, TangentTieCheck, ValuesCheck};
 use lindiff_core::{
     DType, Error, Exec, Host, HostBuffer, Input, Output, PrimOp, Result, TensorDesc, WorkspaceReq,
 };
@@ -113,6 +113,35 @@ pub(crate) fn values_check(
     let dtype = inputs.first().map(|i| i.desc.meta.dtype).ok_or_else(|| values_check_arity(inputs.len()))?;
     let out = first_output(ValuesCheck::NAME, "g", outputs)?;
     with_field!(ValuesCheck::NAME, dtype, T => spectral::values_check::<T>(op, inputs, out))
+}
+
+/// The workspace of [`tangent_tie_check`]: none, once `c`'s dtype has
+/// kernels in this build.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a dtype whose feature is off.
+pub(crate) fn tangent_tie_check_workspace(inputs: &[&TensorDesc]) -> Result<WorkspaceReq> {
+    let c = inputs.get(1).ok_or(tangent_tie_check_arity(inputs.len()))?;
+    with_field!(TangentTieCheck::NAME, c.meta.dtype, _Built => Ok(WorkspaceReq::EMPTY))
+}
+
+/// Runs forward mode's [`TangentTieCheck`]: a pass over the couplings at
+/// the cut pairs of each spectrum.
+///
+/// # Errors
+/// As [`run`]; the check's `Error::NotDifferentiable`.
+pub(crate) fn tangent_tie_check(
+    op: &TangentTieCheck,
+    inputs: &[Input<'_, Host>],
+    outputs: &mut [Option<Output<'_, '_, Host>>],
+) -> Result<()> {
+    let dtype = inputs.get(1).map(|i| i.desc.meta.dtype).ok_or(tangent_tie_check_arity(inputs.len()))?;
+    let out = first_output(TangentTieCheck::NAME, "c", outputs)?;
+    with_field!(TangentTieCheck::NAME, dtype, T => spectral::tangent_tie_check::<T>(op, inputs, out))
+}
+
+fn tangent_tie_check_arity(got: usize) -> Error {
+    Error::Arity { op: TangentTieCheck::NAME, expected: TangentTieCheck::INPUTS.len(), got }
 }
 
 /// The check belongs to the SVD and eigh families: a build with neither

@@ -4,8 +4,8 @@
 //! the check), then one over its output.
 
 use super::strided::{self, View, Walk};
-use crate::kernels::gauge_check::check_values;
-use lindiff_core::op::internal::ValuesCheck;
+use crate::kernels::gauge_check::{check_values, threshold};
+use lindiff_core::op::internal::{TangentTieCheck, ValuesCheck};
 use lindiff_core::prim::{Pair, PairInv, Regularize};
 use lindiff_core::{Host, Input, Output, RealScalar, Result, Scalar};
 
@@ -118,6 +118,55 @@ pub(super) fn values_check<T: Scalar>(
         check_values(op, |i| x[bx + i * sx], |i| g[bg + i * sg], k)?;
     }
     strided::write_walk(NAME, "g", out, [View::of(dg)], |p| g[p.offsets[0]])
+}
+
+/// [`TangentTieCheck`] per batch item: `c` (`[k, k, batch…]`) against the
+/// pairs of `x` (`[k, batch…]`, real or complex) the cutoff cuts, then `c`
+/// copied to the output.
+pub(super) fn tangent_tie_check<T: Scalar>(
+    op: &TangentTieCheck,
+    inputs: &[Input<'_, Host>],
+    out: &mut Output<'_, '_, Host>,
+) -> Result<()> {
+    const NAME: &str = TangentTieCheck::NAME;
+    let (dx, dc) = (inputs[0].desc, inputs[1].desc);
+    // The spectrum as T: real values widened, complex ones (eig) as they are.
+    let (real, complex) = if dx.meta.dtype.is_complex() {
+        (None, Some(strided::input::<T>(NAME, "x", &inputs[0])?))
+    } else {
+        (Some(strided::input::<T::Real>(NAME, "x", &inputs[0])?), None)
+    };
+    let x = |p: usize| match (real, complex) {
+        (Some(r), _) => T::from_real(r[p]),
+        (_, Some(c)) => c[p],
+        _ => T::zero(),
+    };
+    let c = strided::input::<T>(NAME, "c", &inputs[1])?;
+    let k = dx.meta.shape.dims()[0];
+    let (sx, sr, sc) = (dx.strides[0], dc.strides[0], dc.strides[1]);
+    let views = [View::new(&[&dx.strides[1..]], dx.offset), View::new(&[&dc.strides[2..]], dc.offset)];
+    for item in Walk::new(&dx.meta.shape.dims()[1..], views) {
+        let [bx, bc] = item.offsets;
+        let at = |i: usize| x(bx + i * sx);
+        let coupling = |i: usize, j: usize| c[bc + i * sr + j * sc].abs();
+        let largest = (0..k).map(|i| at(i).abs()).fold(T::Real::zero(), |m, a| m.max_real(a));
+        let delta = largest * T::Real::from_f64(op.relative);
+        let size = (0..k).flat_map(|j| (0..k).map(move |i| (i, j))).map(|(i, j)| coupling(i, j));
+        let limit = threshold(size.fold(T::Real::zero(), |m, a| m.max_real(a)));
+        for j in 0..k {
+            for i in 0..k {
+                let z = match op.pair {
+                    Pair::Diff if i == j => continue,
+                    Pair::Diff => at(j) - at(i),
+                    Pair::Sum => at(i) + at(j),
+                };
+                if z.abs() <= delta && coupling(i, j) > limit {
+                    return Err(op.error());
+                }
+            }
+        }
+    }
+    strided::write_walk(NAME, "c", out, [View::of(dc)], |p| c[p.offsets[0]])
 }
 
 /// `y[r_j, j] = 1/u[r_j, j]` at each column's first largest-magnitude entry.

@@ -40,6 +40,8 @@ mod ad_pinv;
 mod ad_qr;
 #[path = "../ad_recombine.rs"]
 mod ad_recombine;
+#[path = "../ad_second_order.rs"]
+mod ad_second_order;
 #[path = "../ad_seed.rs"]
 mod ad_seed;
 #[path = "../ad_solve.rs"]

@@ -13,13 +13,15 @@
 //!   (logabsdet = −∞, gradient A⁻ᴴ unbounded); a rule cannot inspect values
 //!   (its primal face may be a tracer), so there the tangent is non-finite
 //!   (infinities or NaN) rather than an error.
-//! * `adjugate`: no derivative rule (unsupported).
+//! * `adjugate`: d adj(A) through an SVD of A, exact at every A (a singular A
+//!   included): see [`adjugate`].
 
 use super::{tangents, unsupported, Primals, Tangents};
+use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
 use crate::op::{Diagonal, LinalgOp, LuSolvePrepared, MatOp, SolveOptions, Triangle, TriangularSolveOptions};
-use crate::prim::UnaryOp;
+use crate::prim::{BinaryOp, PrimOp, Spread, UnaryOp};
 use crate::provider::Op;
 use crate::Ops;
 
@@ -31,7 +33,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
     dx: &[Tangent<C::T>],
 ) -> Result<Tangents<C::T>> {
     let a = primals.input(0);
-    if !matches!(dx[0], Tangent::Value(_)) && !matches!(l, LinalgOp::Adjugate(_)) {
+    if !matches!(dx[0], Tangent::Value(_)) {
         // An undefined input tangent: no primal work (`jvp` already answered
         // the all-zero case).
         return Ok((0..op.output_names().len()).map(|_| dx[0].clone()).collect());
@@ -57,8 +59,66 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let phase = cx.unary(UnaryOp::MulI, &im)?;
             Ok(tangents([cx.mul(sign, &phase)?, log]))
         }
+        LinalgOp::Adjugate(_) => Ok(tangents([adjugate(cx, a, &dx[0])?])),
         _ => Ok(unsupported(op)),
     }
+}
+
+/// d adj(A) through A = U Σ Vᴴ, exact at every A (docs/ad-rules.md#determinants):
+/// adj(A) = c · V adj(Σ) Uᴴ with c = det(U) det(Vᴴ), and adj is a
+/// polynomial, so d adj(A) = c · V D Uᴴ with B = Uᴴ dA V and
+/// D = diag(P diag(B)) − P∘B, P_ij = Π_{l≠i,j} σ_l (P_ii = 0) — the
+/// derivative of adj at the diagonal Σ, which divides by nothing.
+/// P_ij is the j-th diagonal entry of adj(Σ⁽ⁱ⁾), Σ⁽ⁱ⁾ = Σ with σ_i
+/// replaced by 1: one batch of k diagonal adjugates.
+fn adjugate<C: Cx + ?Sized>(cx: &mut C, a: &C::P, da: &Tangent<C::T>) -> Result<Tangent<C::T>> {
+    let f = cx.primal();
+    let meta = f.meta(a);
+    let (dtype, dims) = (meta.dtype, meta.shape.dims());
+    let (k, batch) = (dims[0], &dims[2..]);
+    let svd = f.svd(a)?;
+    // T[j, i] = σ_j off the diagonal, 1 on it.
+    let mut core = heapless::Vec::new();
+    let _ = core.push(k); // one of MAX_RANK ≥ 1 dims
+    let rows = f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[&svd.s])?;
+    let by_row = f.adjoint(&rows, MatOp::Transpose)?;
+    let sigma = f.diag_embed(&svd.s)?;
+    let eye = f.eye(dtype.real(), k, batch)?;
+    let off = f.binary(BinaryOp::Sub, &by_row, &sigma)?;
+    let with_ones = f.binary(BinaryOp::Add, &off, &eye)?;
+    let diagonals = f.diag_embed(&with_ones)?;
+    let adj = f.adjugate(&diagonals)?;
+    let p_full = f.diag_part(&adj)?;
+    let p_diag = f.diag_part(&p_full)?;
+    let p_diag = f.diag_embed(&p_diag)?;
+    let mut pairs = f.binary(BinaryOp::Sub, &p_full, &p_diag)?;
+    let v = f.adjoint(&svd.vh, MatOp::Adjoint)?;
+    let mut c = {
+        let du = f.det(&svd.u)?;
+        let dv = f.det(&svd.vh)?;
+        let c = f.binary(BinaryOp::Mul, &du, &dv)?;
+        let mut core = heapless::Vec::new();
+        let _ = core.extend_from_slice(&[k, k]); // two of MAX_RANK ≥ 2 dims
+        f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[&c])?
+    };
+    if dtype.is_complex() {
+        pairs = f.unary(UnaryOp::ToComplex, &pairs)?;
+    } else {
+        c = f.unary(UnaryOp::Real, &c)?;
+    }
+    let id = MatOp::Identity;
+    let bu = cx.matmul(p(&svd.u), MatOp::Adjoint, t(da), id)?;
+    let b = cx.matmul(t(&bu), id, p(&v), id)?;
+    let diag = cx.diag_part(&b)?;
+    let column = cx.reshape(&diag, &[&[k, 1][..], batch].concat())?;
+    let pb = cx.matmul(p(&pairs), id, t(&column), id)?;
+    let pb = cx.reshape(&pb, &[&[k][..], batch].concat())?;
+    let pb = cx.diag_embed(&pb)?;
+    let pbm = cx.mul(&pairs, &b)?;
+    let d = cx.sub(&pb, &pbm)?;
+    let vd = cx.matmul(p(&v), id, t(&d), id)?;
+    let vdu = cx.matmul(t(&vd), id, p(&svd.u), MatOp::Adjoint)?;
+    cx.mul(&c, &vdu)
 }
 
 /// A⁻ᵀ (primal) from a partial-pivot LU, A⁻¹ = U⁻¹ (L⁻¹ P): the U solve

@@ -30,10 +30,12 @@
 //! `EigVals` rule assumes a spectrum whose order both runs agree on.
 
 use super::eigh::{pivot_phase, scale_columns, tie_cutoff};
+use super::tie_checked;
 use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
+use crate::op::internal::GaugeOf;
 use crate::op::{LinalgOp, LuFactor, LuSolvePrepared, MatOp, SolveOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -103,9 +105,11 @@ fn left_vectors<C: Cx + ?Sized>(cx: &mut C, v: &C::P) -> Result<C::P> {
 fn vectors<C: Cx + ?Sized>(cx: &mut C, w: &C::P, v: &C::P, dp: &Tangent<C::T>) -> Result<Tangent<C::T>> {
     let meta = cx.primal().meta(w);
     let n = meta.shape.dims().first().copied().unwrap_or(0);
-    let regularize = Regularize::Cutoff { relative: tie_cutoff(meta.dtype, n) };
-    let f = cx.primal().pair_inv(w, PairInv { pair: Pair::Diff, regularize })?;
-    let g = cx.mul(&f, dp)?;
+    let relative = tie_cutoff(meta.dtype, n);
+    let dp = tie_checked(cx, GaugeOf::Eig, w, Pair::Diff, relative, dp)?;
+    let f =
+        cx.primal().pair_inv(w, PairInv { pair: Pair::Diff, regularize: Regularize::Cutoff { relative } })?;
+    let g = cx.mul(&f, &dp)?;
     let dv0 = cx.matmul(p(v), MatOp::Identity, t(&g), MatOp::Identity)?;
     // −Re(v_iᴴ dV₀_i), made complex.
     let vc = cx.primal().unary(UnaryOp::Conj, v)?;

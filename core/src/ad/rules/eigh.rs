@@ -31,11 +31,13 @@
 //! cost of the values-only forward); reverse mode runs `Eigh` in its place
 //! (`LinalgOp::with_vectors`).
 
+use super::tie_checked;
 use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::dtype::DType;
 use crate::error::Result;
+use crate::op::internal::GaugeOf;
 use crate::op::{Eigh, EighOptions, EighVals, LinalgOp, MatOp, Triangle};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -112,9 +114,13 @@ fn vectors<C: Cx + ?Sized>(
         Some(eps) => Regularize::Lorentzian { eps },
         None => Regularize::Cutoff { relative: tie_cutoff(meta.dtype, n) },
     };
+    let dp = match regularize {
+        Regularize::Cutoff { relative } => tie_checked(cx, GaugeOf::Eigh, w, Pair::Diff, relative, dp)?,
+        Regularize::Lorentzian { .. } => dp.clone(),
+    };
     let f = cx.primal().pair_inv(w, PairInv { pair: Pair::Diff, regularize })?;
     let f = if complex { cx.primal().unary(UnaryOp::ToComplex, &f)? } else { f };
-    let g = cx.mul(&f, dp)?;
+    let g = cx.mul(&f, &dp)?;
     let dv = cx.matmul(p(v), MatOp::Identity, t(&g), MatOp::Identity)?;
     if !complex {
         return Ok(dv);

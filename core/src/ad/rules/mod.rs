@@ -14,6 +14,7 @@ mod eig;
 mod eigh;
 mod full_piv_lu;
 mod householder;
+mod internal;
 mod lu;
 mod prim;
 mod qr;
@@ -24,8 +25,12 @@ pub(crate) use svd_truncated::kept_mask;
 mod triangular_solve;
 
 use super::cx::{Cx, Tangent};
+use super::linear::{p, t};
+use super::Lin;
 use crate::error::{Error, Result};
+use crate::op::internal::{GaugeOf, InternalOp, TangentTieCheck};
 use crate::op::{LinalgOp, MAX_OUTPUTS};
+use crate::prim::Pair;
 use crate::provider::Op;
 
 /// One tangent per output of an op.
@@ -124,8 +129,7 @@ pub fn jvp<C: Cx + ?Sized>(
     match op {
         Op::Prim(p) => prim::jvp(cx, op, p, primals, tangents),
         Op::Linalg(l) => linalg_jvp(cx, op, l, primals, tangents),
-        // The gauge checks of reverse mode have no rule.
-        Op::Internal(_) => Ok(unsupported(op)),
+        Op::Internal(i) => Ok(internal::jvp(op, i, primals, tangents)),
     }
 }
 
@@ -157,6 +161,25 @@ macro_rules! linalg_rules {
 }
 
 crate::op::op_table!(linalg_rules);
+
+/// `c` through forward mode's [`TangentTieCheck`]: the coupling a spectral
+/// rule multiplies by the pair inverse of `x` with the cutoff `relative`,
+/// undefined (an error where it is read) when it is not zero at a pair the
+/// cutoff cuts.
+///
+/// # Errors
+/// As [`Cx::linear`].
+pub(crate) fn tie_checked<C: Cx + ?Sized>(
+    cx: &mut C,
+    of: GaugeOf,
+    x: &C::P,
+    pair: Pair,
+    relative: f64,
+    c: &Tangent<C::T>,
+) -> Result<Tangent<C::T>> {
+    let check = TangentTieCheck { of, pair, relative };
+    cx.lin(Op::Internal(InternalOp::TangentTieCheck(check)), &[p(x), t(c)])
+}
 
 /// Every output of `op` undefined with the same error.
 pub(crate) fn all_undefined<T>(op: &Op, error: impl Fn(&'static str) -> Error) -> Tangents<T> {

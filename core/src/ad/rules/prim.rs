@@ -3,12 +3,14 @@
 //! ones (matmul, elementwise product, row/column scaling) use the product
 //! rule; the nonlinear maps multiply by their derivative.
 
-use super::{tangents, unsupported, Primals, Tangents};
+use super::{tangents, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
-use crate::prim::{BinaryOp, PrimOp, ReduceOp, UnaryOp};
+use crate::op::MatOp;
+use crate::prim::{BinaryOp, Pair, PairInv, PrimOp, ReduceOp, Regularize, Spread, UnaryOp};
 use crate::provider::Op;
+use crate::tensor::TensorMeta;
 use crate::Ops;
 
 pub(super) fn jvp<C: Cx + ?Sized>(
@@ -70,10 +72,21 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let picked = cx.mul(&mask, &dx[0])?;
             cx.sum(&picked, r.core_rank)?
         }
-        // The spectral helpers and masks (primal-side only) have no rule.
-        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) | PrimOp::ExtremeMask(_) => return Ok(unsupported(op)),
-        // An integer input: never differentiated (rules use it primal-side).
-        PrimOp::RankMask(_) => return Ok(unsupported(op)),
+        PrimOp::PairInv(how) => pair_inv(cx, op, how, primals, &dx[0])?,
+        // y = 1/u at each column's pivot, 0 elsewhere (the pivot row is
+        // locally constant): dy = −y² du, zero off the pivots.
+        PrimOp::PivotPhase(_) => {
+            let y = primals.output(op, 0)?;
+            let y2 = cx.primal().binary(BinaryOp::Mul, y, y)?;
+            let d = cx.mul(&y2, &dx[0])?;
+            cx.neg(&d)?
+        }
+        // A 0/1 indicator of the extreme: piecewise constant (a tied
+        // extreme already failed on the primal side).
+        PrimOp::ExtremeMask(_) => Tangent::Zero,
+        // A 0/1 mask of an integer rank: locally constant (the rank's own
+        // tangent is undefined; the mask does not depend on it smoothly).
+        PrimOp::RankMask(_) => Tangent::Zero,
         // Linear in their one input: the same primitive on the tangent.
         PrimOp::Scale(_)
         | PrimOp::Adjoint(_)
@@ -160,5 +173,63 @@ fn unary<C: Cx + ?Sized>(
         | UnaryOp::Copy => cx.unary(how, dx),
         // A 0/1 indicator: the caller gives it a zero tangent before here.
         UnaryOp::NonzeroMask => Ok(Tangent::Zero),
+    }
+}
+
+/// The pair inverse y_ij = g(z_ij), z_ij = x_j ∓ x_i (docs/ad-rules.md#second-order):
+/// dz = 1·dxᵀ ∓ dx·1ᵀ, then
+/// * cutoff, g(z) = 1/z where |z| > δ, 0 elsewhere: dy = −y² dz (zero on
+///   the entries cut off, whose cut is locally constant only where dz = 0
+///   there — the spectral rules check that before a tangent reaches here);
+/// * Lorentzian, g(z) = z̄/(|z|² + ε²): dy = ε² r² dz̄ − y² dz with
+///   r = 1/(|z|² + ε²) (for real z, (ε² − z²) r² dz).
+fn pair_inv<C: Cx + ?Sized>(
+    cx: &mut C,
+    op: &Op,
+    how: &PairInv,
+    primals: &Primals<'_, C::P>,
+    dx: &Tangent<C::T>,
+) -> Result<Tangent<C::T>> {
+    let x = primals.input(0);
+    let y = primals.output(op, 0)?;
+    let k = cx.primal().meta(x).shape.dims()[0];
+    let rows = cx.spread(dx, &[k])?;
+    let cols = cx.adjoint(&rows, MatOp::Transpose)?;
+    let dz = match how.pair {
+        Pair::Diff => cx.sub(&rows, &cols)?,
+        Pair::Sum => cx.add(&rows, &cols)?,
+    };
+    let y2 = cx.primal().binary(BinaryOp::Mul, y, y)?;
+    let minus_y2_dz = {
+        let d = cx.mul(&y2, &dz)?;
+        cx.neg(&d)?
+    };
+    match how.regularize {
+        Regularize::Cutoff { .. } => Ok(minus_y2_dz),
+        Regularize::Lorentzian { eps } => {
+            // r = 1/(|z|² + ε²) on the primal side, z from x as dz from dx.
+            let f = cx.primal();
+            let mut core = heapless::Vec::new();
+            let _ = core.push(k); // one of MAX_RANK ≥ 1 dims
+            let rows = f.single(Op::Prim(PrimOp::Spread(Spread { core })), &[x])?;
+            let cols = f.adjoint(&rows, MatOp::Transpose)?;
+            let z = match how.pair {
+                Pair::Diff => f.binary(BinaryOp::Sub, &rows, &cols)?,
+                Pair::Sum => f.binary(BinaryOp::Add, &rows, &cols)?,
+            };
+            let meta = f.meta(&z);
+            let abs2 = f.unary(UnaryOp::Abs2, &z)?;
+            let eps2 = f.fill(TensorMeta::new(meta.dtype.real(), meta.shape.clone()), eps * eps)?;
+            let d = f.binary(BinaryOp::Add, &abs2, &eps2)?;
+            let r = f.unary(UnaryOp::Recip, &d)?;
+            let r2 = f.binary(BinaryOp::Mul, &r, &r)?;
+            let mut c = f.scale(&r2, eps * eps)?;
+            if meta.dtype.is_complex() {
+                c = f.unary(UnaryOp::ToComplex, &c)?;
+            }
+            let dz_conj = cx.unary(UnaryOp::Conj, &dz)?;
+            let first = cx.mul(&c, &dz_conj)?;
+            cx.add(&first, &minus_y2_dz)
+        }
     }
 }

@@ -41,12 +41,14 @@
 //! that whole output's tangent is `NotDifferentiable` when completion columns
 //! exist, and fully defined when A is square (or on the side without them).
 
+use super::tie_checked;
 use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::face::SvdFactors;
+use crate::op::internal::GaugeOf;
 use crate::op::{LinalgOp, MatOp, SvdOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -323,6 +325,10 @@ fn partial_fraction<C: Cx + ?Sized>(
     let dph = cx.adjoint(dp, MatOp::Adjoint)?;
     let herm2 = cx.add(dp, &dph)?;
     let ah2 = cx.sub(dp, &dph)?;
+    // At a tie F⁻ is cut, at a pair of zero values F⁺: the couplings they
+    // multiply must vanish there.
+    let herm2 = tie_checked(cx, GaugeOf::Svd, s, Pair::Diff, relative, &herm2)?;
+    let ah2 = tie_checked(cx, GaugeOf::Svd, s, Pair::Sum, relative, &ah2)?;
     let fh = cx.mul(&f_minus, &herm2)?;
     let fk = cx.mul(&f_plus, &ah2)?;
     Ok(Coupling { omega_u: cx.add(&fh, &fk)?, omega_v: cx.sub(&fh, &fk)?, inv_s })

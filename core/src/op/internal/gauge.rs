@@ -79,6 +79,14 @@ pub mod why {
     /// ∂L/∂λ differs inside a tied group (eig).
     pub const EIG_VALUES: &str = "∂L/∂λ differs between repeated eigenvalues (the loss is not a \
                                   symmetric function of them)";
+    /// Forward mode: the tangent couples vectors of tied values.
+    pub const FORWARD_TIE: &str = "forward mode at a tie: the direction couples the vectors of two tied \
+                                   values, whose tangent then depends on how the tie splits (a 0/0 the \
+                                   rule cannot resolve); second derivatives stop here too";
+    /// Forward mode: the tangent couples vectors of zero singular values.
+    pub const FORWARD_NULL: &str = "forward mode at a zero singular value: the direction moves it or \
+                                    couples null-space vectors, whose tangent then depends on how they \
+                                    split (a 0/0 the rule cannot resolve); second derivatives stop here too";
     /// A repeated eigenvalue with too few eigenvectors (eig).
     pub const EIG_DEFECTIVE: &str = "the eigenvalue is defective (its eigenvectors coincide): neither \
                                      the eigenvectors nor the eigenvalues are differentiable there";

@@ -1,8 +1,8 @@
 //! Internal ops: what reverse mode records and every provider runs, but no
 //! user calls — the checks that let reverse mode report instead of guess.
-//! They are not in [`LinalgOp`](super::LinalgOp): no face method, no entry
-//! in the support table; their derivative passes the checked values
-//! through (second order sees them as identities).
+//! They are not in [`LinalgOp`](super::LinalgOp): no face method; their
+//! derivative passes the checked values through (second order sees them
+//! as identities).
 //!
 //! * [`SvdGaugeCheck`], [`EighGaugeCheck`], [`EigGaugeCheck`] (`gauge.rs`):
 //!   the output cotangents of a spectral op before its rule is
@@ -13,18 +13,22 @@
 //!   error bound the gauge check found;
 //! * [`CompletionCheck`] (`completion.rs`): the cotangent of a full SVD's
 //!   completion columns, which must be zero;
+//! * [`TangentTieCheck`] (`tangent_tie.rs`), forward mode's: the tangent
+//!   coupling of a spectral op's rule at its tied pairs, which must be zero;
 //! * [`Chain`] (`chain.rs`), not a check: elementwise steps that a compiled
 //!   plan runs as one pass. No face records it and it has no derivative.
 
 mod chain;
 mod completion;
 mod gauge;
+mod tangent_tie;
 mod tie;
 mod values;
 
 pub use chain::{Chain, Link, LinkOp, Operand, MAX_LINKS, MAX_SCALES};
 pub use completion::{Completion, CompletionCheck};
 pub use gauge::{why, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values};
+pub use tangent_tie::TangentTieCheck;
 pub use tie::TieCheck;
 pub use values::ValuesCheck;
 
@@ -33,6 +37,9 @@ use super::{OpSpec, Outputs};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::TensorMeta;
+
+/// Why a gauge check's `bound` has no derivative.
+pub const BOUND_WHY: &str = "it is an error estimate (a maximum over pairs), not a value of the loss";
 
 /// Entries of a gauge check's `bound`: the estimated error of ∂L/∂A, the
 /// gradient's natural scale, the worst pair (i, j) and its gap.
@@ -108,6 +115,9 @@ macro_rules! internal_table {
             TieCheck,
             /// A full SVD's completion cotangent, which must be zero: `g` → `g`.
             CompletionCheck,
+            /// Forward mode's check of a spectral rule's coupling at its tied
+            /// pairs: `x`, `c` → `c`.
+            TangentTieCheck,
             /// Elementwise steps run as one pass by a compiled plan: `x0`, …
             /// → `y`.
             Chain,
@@ -132,4 +142,12 @@ macro_rules! fixed_inputs {
         )*
     };
 }
-fixed_inputs!(SvdGaugeCheck, EighGaugeCheck, EigGaugeCheck, ValuesCheck, TieCheck, CompletionCheck);
+fixed_inputs!(
+    SvdGaugeCheck,
+    EighGaugeCheck,
+    EigGaugeCheck,
+    ValuesCheck,
+    TieCheck,
+    CompletionCheck,
+    TangentTieCheck
+);

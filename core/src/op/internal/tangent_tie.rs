@@ -1,0 +1,89 @@
+//! [`TangentTieCheck`]: forward mode's check at a tie. A spectral op's
+//! JVP rule multiplies a coupling matrix C (for eigh, Vᴴ dA V) entry by
+//! entry by a pair inverse F_ij = 1/(x_j ∓ x_i), cut to 0 where
+//! |x_j ∓ x_i| ≤ δ (`PairInv` with `Regularize::Cutoff`). At a cut pair the
+//! exact term is C_ij/0: it has a limit only when C_ij = 0 — the direction
+//! does not couple the tied vectors — and then the cut gives it. Where
+//! C_ij ≠ 0 the vectors' tangent depends on how the tie splits along the
+//! direction, which the rule cannot see, so the check reports it instead of
+//! letting a 0 through (docs/ad-rules.md#second-order). Reverse mode
+//! never runs it (its transpose is the identity); its gauge checks see the
+//! cotangent instead.
+//!
+//! C_ij counts as zero when |C_ij| ≤ eps^{3/4}·max|C| over the batch item,
+//! the gauge checks' measure. Cost: O(k²) per batch item.
+
+use super::GaugeOf;
+use crate::error::{Dim, Error, Result};
+use crate::op::check::{dim, float_matrix, out, outputs, same_batch, vector};
+use crate::op::{OpSpec, Outputs};
+use crate::prim::Pair;
+use crate::tensor::TensorMeta;
+
+/// `x` (the spectrum, `[k, batch…]`, real or complex) and a tangent
+/// coupling `c` (`[k, k, batch…]`, complex when `x` is) → `c` unchanged,
+/// or `Error::NotDifferentiable` reported as the decomposition `of` names,
+/// when `c` is nonzero at a pair the cutoff `relative` cuts for `pair`
+/// (i ≠ j for [`Pair::Diff`]; every (i, j) for [`Pair::Sum`], a pair of
+/// zero singular values).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TangentTieCheck {
+    /// The decomposition named in the error.
+    pub of: GaugeOf,
+    /// Which combination of values the rule inverts.
+    pub pair: Pair,
+    /// δ relative to max|x| (the rule's cutoff).
+    pub relative: f64,
+}
+
+impl Default for TangentTieCheck {
+    fn default() -> Self {
+        TangentTieCheck { of: GaugeOf::default(), pair: Pair::Diff, relative: 0.0 }
+    }
+}
+
+impl TangentTieCheck {
+    /// The op's name as used in messages.
+    pub const NAME: &'static str = "tangent_tie_check";
+    /// Input names, in order.
+    pub const INPUTS: &'static [&'static str] = &["x", "c"];
+    /// Output names, in order.
+    pub const OUTPUTS: &'static [&'static str] = &["c"];
+
+    /// The output a violation is reported on (the vectors).
+    pub fn output(self) -> &'static str {
+        self.of.output(match self.of {
+            GaugeOf::Eigh | GaugeOf::Eig => "v",
+            GaugeOf::Svd | GaugeOf::SvdTruncated | GaugeOf::LowRankApprox => "u",
+        })
+    }
+
+    /// The error for a coupled pair.
+    pub fn error(self) -> Error {
+        let why = match self.pair {
+            Pair::Diff => super::why::FORWARD_TIE,
+            Pair::Sum => super::why::FORWARD_NULL,
+        };
+        Error::NotDifferentiable { op: self.of.op(), output: self.output(), why }
+    }
+}
+
+impl OpSpec for TangentTieCheck {
+    fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
+        const OP: &str = TangentTieCheck::NAME;
+        if !(self.relative.is_finite() && self.relative >= 0.0) {
+            return Err(Error::InvalidOption {
+                op: OP,
+                option: "relative",
+                why: "needs a finite cutoff ≥ 0",
+            });
+        }
+        let c = float_matrix(OP, "c", inputs[1])?;
+        let x_dtype = if inputs[0].dtype.is_complex() { c.dtype } else { c.dtype.real() };
+        let (k, batch) = vector(OP, "x", inputs[0], x_dtype)?;
+        same_batch(OP, ("c", &inputs[1].shape, c.batch), ("x", &inputs[0].shape, batch))?;
+        dim(OP, "c", &inputs[1].shape, Dim::Rows, c.rows, k, "x")?;
+        dim(OP, "c", &inputs[1].shape, Dim::Cols, c.cols, k, "x")?;
+        Ok(outputs([Some(out(OP, "c", c.dtype, &[k, k], batch)?)]))
+    }
+}

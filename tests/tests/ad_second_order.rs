@@ -1,0 +1,620 @@
+//! Second order (docs/ad-rules.md#second-order): Hessian-vector products by
+//! forward over reverse, through every op whose gradient is built from
+//! rules — the spectral ops, det/slogdet, the factorizations, solve and the
+//! composites. For each loss, in f64 and c64:
+//! * the eager face (the tape over `Dual`) and the traced face
+//!   (`jvp(grad(program))`) give the same bits;
+//! * the HVP matches central differences of the gradient (step 1e-4·‖x‖
+//!   along a direction of norm ‖x‖) to 1e-6 relative (∞-norm over all
+//!   inputs, against the HVP's own ∞-norm);
+//! * in f32 and c32 it matches the f64/c64 HVP to 1e-3 relative.
+
+use lindiff_core::face::Face;
+use lindiff_core::op::{EighOptions, SvdOptions, Triangle, TriangularSolveOptions, Truncation};
+use lindiff_core::prim::{BinaryOp, Pair, PairInv, ReduceOp, Regularize};
+use lindiff_core::{Element, Linalg, MatOp, Ops, Result, Scalar, Shape, TensorMeta};
+use lindiff_tests::ad::{Input, Loss};
+use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::hvp::{assert_same_bits, eager_hvp, fd_hvp, relative_error, reverse_hvp, traced_hvp};
+use lindiff_tests::losses::{probe, total};
+use lindiff_tests::TestProvider;
+use num_complex::Complex;
+
+/// A loss through one op: the [`probe`] of its outputs (a weighted sum and
+/// a weighted sum of squares, so every second derivative is exercised).
+#[derive(Clone, Copy, Debug)]
+enum Case {
+    /// U_2 U_2ᴴ and s² through the thin SVD (well-separated values).
+    Svd,
+    /// Σ s³ through `svd_vals`.
+    SvdVals,
+    /// V_2 V_2ᴴ and w through eigh (Hermitian input).
+    Eigh,
+    /// Σ w³ through `eigvalsh`.
+    EighVals,
+    /// Re Σ λ² + Σ |λ|² through eig's values.
+    EigVals,
+    /// V diag(λ²) V⁻¹ through eig's vectors (= A², gauge-free).
+    EigVectors,
+    /// det(A).
+    Det,
+    /// det(A) at a singular A of corank 1, then 2 (seeds 1, 2): the
+    /// Hessian is a polynomial in A, finite there.
+    DetSingular,
+    /// log|det A|.
+    Slogdet,
+    /// Q and R.
+    Qr,
+    /// L and U of a partial-pivot LU.
+    Lu,
+    /// L (Hermitian positive definite input).
+    Cholesky,
+    /// A⁻¹B with a fixed B.
+    Solve,
+    /// A⁻¹.
+    Inv,
+    /// A⁺ (tall, full rank).
+    Pinv,
+    /// argmin ‖AX − B‖ (tall).
+    Lstsq,
+    /// The unitary polar factor.
+    Polar,
+    /// U_2 U_2ᴴ and s² through the Lorentzian-broadened SVD rule (ε = 1e-5: its bias
+    /// (ε/gap)² stays below the tolerance; forward mode follows the broadened
+    /// rule too).
+    SvdBroadened,
+    /// V_2 V_2ᴴ through the Lorentzian-broadened eigh rule (ε = 1e-5).
+    EighBroadened,
+    /// U_2 diag(s_2) V_2ᴴ through `low_rank_approx`.
+    LowRank,
+    /// V_2 V_2ᴴ through `svd_full` of a square input (a rectangular one:
+    /// see [`full_svd_with_completion_columns`]).
+    SvdFull,
+    /// L and U of a full-pivot LU.
+    FullPivLu,
+    /// The Householder vectors and τ of a QR.
+    Householder,
+    /// A lower-triangular solve with a fixed right-hand side.
+    TriangularSolve,
+}
+
+/// [`probe`] of a matrix, or of a vector as one column.
+fn weigh<F: Face + ?Sized>(f: &mut F, x: &F::Tensor) -> Result<F::Tensor> {
+    let dims = f.meta(x).shape.dims().to_vec();
+    if dims.len() == 1 {
+        let column = f.reshape(x, &[dims[0], 1])?;
+        probe(f, &column)
+    } else {
+        probe(f, x)
+    }
+}
+
+/// A fixed right-hand side shaped `rows`×2 of `a`'s dtype.
+fn rhs<F: Face + ?Sized>(f: &mut F, a: &F::Tensor) -> Result<F::Tensor> {
+    let meta = f.meta(a);
+    let rows = meta.shape.dims()[0];
+    let ones = f.fill(TensorMeta::new(meta.dtype, Shape::new(&[rows, 2])?), 1.0)?;
+    let eye = f.eye(meta.dtype, rows, &[])?;
+    let first = f.slice(&eye, [0, 0], [rows, 2])?;
+    f.binary(BinaryOp::Add, &ones, &first)
+}
+
+impl Loss for Case {
+    fn name(&self) -> String {
+        format!("{self:?}")
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let a = &xs[0];
+        let m = f.meta(a).shape.dims()[0];
+        let sum = |f: &mut F, x: F::Tensor, y: F::Tensor| f.binary(BinaryOp::Add, &x, &y);
+        match self {
+            Case::Svd => {
+                let svd = f.svd(a)?;
+                let u2 = f.slice(&svd.u, [0, 0], [m, 2])?;
+                let proj = f.matmul_with(&u2, MatOp::Identity, &u2, MatOp::Adjoint)?;
+                let s2 = f.binary(BinaryOp::Mul, &svd.s, &svd.s)?;
+                let (p, q) = (weigh(f, &proj)?, weigh(f, &s2)?);
+                sum(f, p, q)
+            }
+            Case::SvdVals | Case::EighVals => {
+                let s = if matches!(self, Case::SvdVals) { f.svd_vals(a)? } else { f.eigvalsh(a)? };
+                let s2 = f.binary(BinaryOp::Mul, &s, &s)?;
+                let s3 = f.binary(BinaryOp::Mul, &s2, &s)?;
+                total(f, &s3)
+            }
+            Case::Eigh => {
+                let e = f.eigh(a)?;
+                let v2 = f.slice(&e.v, [0, 0], [m, 2])?;
+                let proj = f.matmul_with(&v2, MatOp::Identity, &v2, MatOp::Adjoint)?;
+                let (p, q) = (weigh(f, &proj)?, weigh(f, &e.w)?);
+                sum(f, p, q)
+            }
+            Case::EigVals => {
+                let w = f.eigvals(a)?;
+                let w2 = f.binary(BinaryOp::Mul, &w, &w)?;
+                let re = total(f, &w2)?;
+                let abs2 = f.unary(lindiff_core::prim::UnaryOp::Abs2, &w)?;
+                let sq = f.reduce(ReduceOp::Sum, &abs2, 1)?;
+                sum(f, re, sq)
+            }
+            Case::EigVectors => {
+                let e = f.eig(a)?;
+                let w2 = f.binary(BinaryOp::Mul, &e.w, &e.w)?;
+                let scaled = f.scale_cols(&e.v, &w2)?;
+                let vinv = f.inv(&e.v)?;
+                let a2 = f.matmul(&scaled, &vinv)?;
+                weigh(f, &a2)
+            }
+            Case::Det | Case::DetSingular => {
+                let d = f.det(a)?;
+                total(f, &d)
+            }
+            Case::Slogdet => {
+                let (_, log) = f.slogdet(a)?;
+                total(f, &log)
+            }
+            Case::Qr => {
+                let qr = f.qr(a)?;
+                let (p, q) = (weigh(f, &qr.q)?, weigh(f, &qr.r)?);
+                sum(f, p, q)
+            }
+            Case::Lu => {
+                let lu = f.lu(a)?;
+                let (p, q) = (weigh(f, &lu.l)?, weigh(f, &lu.u)?);
+                sum(f, p, q)
+            }
+            Case::Cholesky => {
+                let l = f.cholesky(a)?;
+                weigh(f, &l)
+            }
+            Case::Solve => {
+                let b = rhs(f, a)?;
+                let x = f.solve(a, &b)?;
+                weigh(f, &x)
+            }
+            Case::Inv => {
+                let x = f.inv(a)?;
+                weigh(f, &x)
+            }
+            Case::Pinv => {
+                let x = f.pinv(a)?;
+                weigh(f, &x)
+            }
+            Case::Lstsq => {
+                let b = rhs(f, a)?;
+                let x = f.lstsq(a, &b)?;
+                weigh(f, &x)
+            }
+            Case::Polar => {
+                let w = f.polar(a)?;
+                weigh(f, &w)
+            }
+            Case::SvdBroadened => {
+                let svd = f.svd_with_options(a, SvdOptions::default().derivative_eps(1e-5))?;
+                let u2 = f.slice(&svd.u, [0, 0], [m, 2])?;
+                let proj = f.matmul_with(&u2, MatOp::Identity, &u2, MatOp::Adjoint)?;
+                let s2 = f.binary(BinaryOp::Mul, &svd.s, &svd.s)?;
+                let (p, q) = (weigh(f, &proj)?, weigh(f, &s2)?);
+                sum(f, p, q)
+            }
+            Case::EighBroadened => {
+                let e = f.eigh_with_options(a, EighOptions::default().derivative_eps(1e-5))?;
+                let v2 = f.slice(&e.v, [0, 0], [m, 2])?;
+                let proj = f.matmul_with(&v2, MatOp::Identity, &v2, MatOp::Adjoint)?;
+                weigh(f, &proj)
+            }
+            Case::LowRank => {
+                let (ap, _) = f.low_rank_approx(a, Truncation::Count(2))?;
+                weigh(f, &ap)
+            }
+            Case::SvdFull => {
+                let vh = f.svd_full(a)?.vh;
+                let n = f.meta(&vh).shape.dims()[0];
+                let v2 = f.slice(&vh, [0, 0], [2, n])?;
+                let proj = f.matmul_with(&v2, MatOp::Adjoint, &v2, MatOp::Identity)?;
+                weigh(f, &proj)
+            }
+            Case::FullPivLu => {
+                let lu = f.full_piv_lu(a)?;
+                let (p, q) = (weigh(f, &lu.l)?, weigh(f, &lu.u)?);
+                sum(f, p, q)
+            }
+            Case::Householder => {
+                let qr = f.householder_qr(a)?;
+                let (p, q) = (weigh(f, &qr.h)?, weigh(f, &qr.tau)?);
+                sum(f, p, q)
+            }
+            Case::TriangularSolve => {
+                let b = rhs(f, a)?;
+                let x =
+                    f.triangular_solve(a, &b, TriangularSolveOptions::default().triangle(Triangle::Lower))?;
+                weigh(f, &x)
+            }
+        }
+    }
+}
+
+impl Case {
+    /// Whether the case runs a Lorentzian-broadened rule.
+    fn is_broadened(self) -> bool {
+        matches!(self, Case::SvdBroadened | Case::EighBroadened)
+    }
+
+    /// The input: square 4×4 (5×3 for the tall cases) with singular values
+    /// or eigenvalues well apart; Hermitian where the op reads one triangle.
+    fn input<T: Scalar>(self, seed: u64) -> Dense<T> {
+        let mut rng = Rng::new(seed);
+        match self {
+            Case::Pinv | Case::Lstsq => rng.with_spectrum(5, 3, &[3.0, 1.7, 0.6]),
+
+            Case::TriangularSolve => {
+                let mut a = rng.matrix::<T>(4, 4);
+                for i in 0..4 {
+                    a[(i, i)] += T::from_f64(3.0);
+                }
+                a
+            }
+            Case::Eigh | Case::EighVals | Case::EighBroadened => {
+                let q = rng.unitary::<T>(4);
+                let w: Vec<Re<T>> = [-1.3, 0.4, 1.1, 2.5].iter().map(|&x| Re::<T>::from_f64(x)).collect();
+                q.scale_cols(&w).matmul(&q.adjoint())
+            }
+            Case::Cholesky => {
+                let b = rng.matrix::<T>(4, 4);
+                let mut a = b.matmul(&b.adjoint());
+                for i in 0..4 {
+                    a[(i, i)] += T::from_f64(2.0);
+                }
+                a
+            }
+            Case::DetSingular if seed == 1 => rng.with_spectrum(4, 4, &[3.0, 1.9, 1.1]),
+            Case::DetSingular => rng.with_spectrum(4, 4, &[3.0, 1.9]),
+            _ => rng.with_spectrum(4, 4, &[3.0, 1.9, 1.1, 0.5]),
+        }
+    }
+
+    /// A direction the op allows (Hermitian for the Hermitian ops), with the
+    /// input's norm.
+    fn direction<T: Scalar>(self, x: &Dense<T>, seed: u64) -> Dense<T> {
+        let mut rng = Rng::new(seed ^ 0x5eed);
+        let d = rng.matrix::<T>(x.rows, x.cols);
+        let d = match self {
+            Case::Eigh | Case::EighVals | Case::EighBroadened | Case::Cholesky => {
+                let h = d.matmul(&Dense::eye(x.cols, x.cols));
+                let mut sym = Dense::from_fn(x.rows, x.cols, |i, j| h[(i, j)] + h[(j, i)].conj());
+                for i in 0..x.rows {
+                    sym[(i, i)] = T::from_real(sym[(i, i)].re());
+                }
+                sym
+            }
+            _ => d,
+        };
+        let scale = Re::<T>::from_f64(x.norm() / d.norm());
+        Dense::from_fn(d.rows, d.cols, |i, j| d[(i, j)].scale(scale))
+    }
+}
+
+const ALL: [Case; 24] = [
+    Case::Svd,
+    Case::SvdVals,
+    Case::Eigh,
+    Case::EighVals,
+    Case::EigVals,
+    Case::EigVectors,
+    Case::Det,
+    Case::DetSingular,
+    Case::Slogdet,
+    Case::Qr,
+    Case::Lu,
+    Case::Cholesky,
+    Case::Solve,
+    Case::Inv,
+    Case::Pinv,
+    Case::Lstsq,
+    Case::Polar,
+    Case::SvdBroadened,
+    Case::EighBroadened,
+    Case::LowRank,
+    Case::SvdFull,
+    Case::FullPivLu,
+    Case::Householder,
+    Case::TriangularSolve,
+];
+
+/// The HVP of `case` at its input along its direction, by both faces (same
+/// bits asserted), and its error against differences of the gradient.
+fn hvp<T: Scalar + Element, P: TestProvider>(provider: &P, case: Case, seed: u64) -> (Vec<Vec<T>>, f64) {
+    let x = case.input::<T>(seed);
+    let d = case.direction(&x, seed);
+    let (xs, ds) = ([Input::matrix(&x)], [Input::matrix(&d)]);
+    let eager = eager_hvp(*provider, &case, &xs, &ds).unwrap_or_else(|e| panic!("{case:?} eager: {e}"));
+    let traced = traced_hvp(provider, &case, &xs, &ds).unwrap_or_else(|e| panic!("{case:?} traced: {e}"));
+    assert_same_bits(&case.name(), &eager, &traced);
+    let reverse = reverse_hvp(provider, &case, &xs, &ds).unwrap_or_else(|e| panic!("{case:?} reverse: {e}"));
+    if case.is_broadened() {
+        // A broadened rule's gradient field is not a gradient: its Jacobian
+        // J is not symmetric, and only ⟨d, Jᵀd⟩ = ⟨d, Jd⟩ holds.
+        let dot = |h: &[Vec<T>]| lindiff_tests::ad::inner(&ds[0].data, &h[0]);
+        let (r, e) = (dot(&reverse), dot(&eager));
+        assert!((r - e).abs() <= 1e-12 * e.abs().max(1.0), "{case:?}: ⟨d, Jᵀd⟩ = {r}, ⟨d, Jd⟩ = {e}");
+    } else {
+        let gap = relative_error(&reverse, &eager);
+        assert!(
+            gap <= 1e-12,
+            "{case:?} {}: reverse over reverse vs forward over reverse: {gap:.2e}",
+            T::DTYPE.name()
+        );
+    }
+    let fd = fd_hvp(provider, &case, &xs, &ds, 1e-3);
+    let err = relative_error(&eager, &fd);
+    (eager, err)
+}
+
+fn hvp_matches_differences<T: Scalar + Element, P: TestProvider>(provider: &P) {
+    for case in ALL {
+        for seed in [1, 2] {
+            let (_, err) = hvp::<T, P>(provider, case, seed);
+            assert!(
+                err <= 1e-6,
+                "{case:?} {}, seed {seed}: HVP vs differences of the gradient: {err:.2e}",
+                T::DTYPE.name()
+            );
+        }
+    }
+}
+
+fn second_order_f64<P: TestProvider>(provider: &P) {
+    hvp_matches_differences::<f64, P>(provider);
+}
+
+fn second_order_c64<P: TestProvider>(provider: &P) {
+    hvp_matches_differences::<Complex<f64>, P>(provider);
+}
+
+/// The HVP in single precision against the double-precision HVP at the
+/// same (rounded) input and direction.
+fn single_precision<S: Scalar + Element, D: Scalar + Element, P: TestProvider>(
+    provider: &P,
+    narrow: fn(D) -> S,
+    widen: fn(S) -> D,
+) {
+    let round = |m: &Dense<D>| Dense::from_fn(m.rows, m.cols, |i, j| narrow(m[(i, j)]));
+    let exact = |m: &Dense<S>| Dense::from_fn(m.rows, m.cols, |i, j| widen(m[(i, j)]));
+    for case in ALL {
+        let x = round(&case.input::<D>(1));
+        let d = round(&case.direction(&case.input::<D>(1), 1));
+        let (xs, ds) = ([Input::matrix(&x)], [Input::matrix(&d)]);
+        let eager = eager_hvp(*provider, &case, &xs, &ds).unwrap_or_else(|e| panic!("{case:?} eager: {e}"));
+        let traced = traced_hvp(provider, &case, &xs, &ds).unwrap_or_else(|e| panic!("{case:?} traced: {e}"));
+        assert_same_bits(&case.name(), &eager, &traced);
+        let (xw, dw) = ([Input::matrix(&exact(&x))], [Input::matrix(&exact(&d))]);
+        let wide = eager_hvp(*provider, &case, &xw, &dw).unwrap_or_else(|e| panic!("{case:?} wide: {e}"));
+        let got: Vec<Vec<D>> = eager.iter().map(|v| v.iter().map(|&x| widen(x)).collect()).collect();
+        let err = relative_error(&got, &wide);
+        assert!(err <= 1e-3, "{case:?} {}: HVP vs {}: {err:.2e}", S::DTYPE.name(), D::DTYPE.name());
+    }
+}
+
+fn second_order_f32<P: TestProvider>(provider: &P) {
+    single_precision::<f32, f64, P>(provider, |x| x as f32, f64::from);
+}
+
+fn second_order_c32<P: TestProvider>(provider: &P) {
+    single_precision::<Complex<f32>, Complex<f64>, P>(
+        provider,
+        |x| Complex::new(x.re as f32, x.im as f32),
+        |x| Complex::new(f64::from(x.re), f64::from(x.im)),
+    );
+}
+
+lindiff_tests::providers!(second_order_f64, second_order_c64, second_order_f32, second_order_c32);
+
+/// The probe of a pair inverse of a vector (input 0, `[k, 1]`).
+#[derive(Clone, Copy, Debug)]
+struct PairLoss(PairInv);
+
+impl Loss for PairLoss {
+    fn name(&self) -> String {
+        format!("{:?}", self.0)
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let k = f.meta(&xs[0]).shape.dims()[0];
+        let v = f.reshape(&xs[0], &[k])?;
+        let y = f.pair_inv(&v, self.0)?;
+        weigh(f, &y)
+    }
+}
+
+/// The pair inverse's own second derivative, every pair and regularization,
+/// with a broadening ε of the order of the gaps (so the ε² term counts).
+fn pair_inv_second_order<T: Scalar + Element>() {
+    let mut rng = Rng::new(7);
+    let x = Dense::<T>::from_fn(4, 1, |i, _| {
+        T::from_f64([0.3, -1.2, 2.0, 0.7][i]) + rng.scalar::<T>().scale(Re::<T>::from_f64(0.1))
+    });
+    let d = rng.matrix::<T>(4, 1);
+    for pair in [Pair::Diff, Pair::Sum] {
+        for regularize in [Regularize::Lorentzian { eps: 0.3 }, Regularize::Cutoff { relative: 1e-9 }] {
+            let loss = PairLoss(PairInv { pair, regularize });
+            let (xs, ds) = ([Input::matrix(&x)], [Input::matrix(&d)]);
+            let cpu = lindiff_tests::Cpu::default();
+            let eager = eager_hvp(cpu, &loss, &xs, &ds).unwrap();
+            assert_same_bits(&loss.name(), &eager, &traced_hvp(&cpu, &loss, &xs, &ds).unwrap());
+            let err = relative_error(&eager, &fd_hvp(&cpu, &loss, &xs, &ds, 1e-3));
+            assert!(err <= 1e-9, "{loss:?} {}: {err:.2e}", T::DTYPE.name());
+        }
+    }
+}
+
+#[test]
+fn pair_inv_second_order_f64() {
+    pair_inv_second_order::<f64>();
+}
+
+#[test]
+fn pair_inv_second_order_c64() {
+    pair_inv_second_order::<Complex<f64>>();
+}
+
+/// Through `svd_full` of a rectangular input, second order stops at the
+/// completion columns: the forward tangent of the whole `u` is undefined
+/// there, so the thin block the reverse pass reads has none either. The
+/// error names the op and says to use the thin SVD.
+#[test]
+fn full_svd_with_completion_columns() {
+    let x = Rng::new(3).with_spectrum::<f64>(5, 3, &[3.0, 1.7, 0.6]);
+    let d = Rng::new(4).matrix::<f64>(5, 3);
+    let (xs, ds) = ([Input::matrix(&x)], [Input::matrix(&d)]);
+    let cpu = lindiff_tests::Cpu::default();
+    let eager = eager_hvp(cpu, &Case::SvdFull, &xs, &ds).unwrap_err().to_string();
+    let traced = traced_hvp(&cpu, &Case::SvdFull, &xs, &ds).unwrap_err().to_string();
+    for err in [eager, traced] {
+        assert!(err.contains("svd_full") && err.contains("use the thin svd"), "{err}");
+    }
+}
+
+/// A Hermitian 4×4 with eigenvalues (1, 1, 2, 3) — a tied pair — and a
+/// Hermitian direction Q B Qᴴ in its eigenbasis Q. With `split`, B is
+/// random (it couples and splits the tied pair); without, B is random
+/// except B_01 = 0 and B_00 = B_11: the pair moves together, in any basis
+/// of its eigenspace.
+fn tied<T: Scalar>(seed: u64, split: bool) -> (Dense<T>, Dense<T>, Dense<T>, Dense<T>) {
+    let mut rng = Rng::new(seed);
+    let q = rng.unitary::<T>(4);
+    let lambda: Vec<Re<T>> = [1.0, 1.0, 2.0, 3.0].iter().map(|&x| Re::<T>::from_f64(x)).collect();
+    let a = q.scale_cols(&lambda).matmul(&q.adjoint());
+    let r = rng.matrix::<T>(4, 4);
+    let mut b = Dense::from_fn(4, 4, |i, j| r[(i, j)] + r[(j, i)].conj());
+    for i in 0..4 {
+        b[(i, i)] = T::from_real(b[(i, i)].re());
+    }
+    if !split {
+        b[(0, 1)] = T::zero();
+        b[(1, 0)] = T::zero();
+        b[(1, 1)] = b[(0, 0)];
+    }
+    let e = q.matmul(&b).matmul(&q.adjoint());
+    (a, e, q, b)
+}
+
+/// H·E of Σ f(w) (f = x³) through `eigvalsh`, by the Daleckii–Krein
+/// formula: K = Q (Γ∘B) Qᴴ with Γ_ij = (f′(λ_i) − f′(λ_j))/(λ_i − λ_j) and
+/// f″(λ_i) where the values tie; the gradient lives on the lower triangle
+/// (eigh reads it), so H·E = 2·tril(K, −1) + Re diag(K).
+fn daleckii_krein<T: Scalar>(q: &Dense<T>, b: &Dense<T>) -> Dense<T> {
+    let lambda = [1.0, 1.0, 2.0, 3.0];
+    let gamma = |i: usize, j: usize| {
+        let (x, y) = (lambda[i], lambda[j]);
+        if x == y {
+            6.0 * x
+        } else {
+            (3.0 * x * x - 3.0 * y * y) / (x - y)
+        }
+    };
+    let inner = Dense::from_fn(4, 4, |i, j| b[(i, j)].scale(Re::<T>::from_f64(gamma(i, j))));
+    let k = q.matmul(&inner).matmul(&q.adjoint());
+    Dense::from_fn(4, 4, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => k[(i, j)].scale(Re::<T>::from_f64(2.0)),
+        std::cmp::Ordering::Equal => T::from_real(k[(i, i)].re()),
+        std::cmp::Ordering::Less => T::zero(),
+    })
+}
+
+/// At an exact tie: a direction that moves the tied pair together gives
+/// the exact Hessian (the Daleckii–Krein formula, f″ on the tie) on both
+/// faces; one that splits it is reported, on both faces, as forward mode's
+/// tie error — the second derivative there needs how the tie splits.
+fn hvp_at_a_tie<T: Scalar + Element>() {
+    let cpu = lindiff_tests::Cpu::default();
+    let loss = Case::EighVals;
+    for seed in [1, 2] {
+        let (a, e, q, b) = tied::<T>(seed, false);
+        let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&e)]);
+        let eager = eager_hvp(cpu, &loss, &xs, &ds).unwrap_or_else(|err| panic!("eager: {err}"));
+        let traced = traced_hvp(&cpu, &loss, &xs, &ds).unwrap_or_else(|err| panic!("traced: {err}"));
+        assert_same_bits("hvp at a tie", &eager, &traced);
+        let exact = [daleckii_krein(&q, &b).data];
+        let err = relative_error(&eager, &exact);
+        assert!(err <= 1e-12, "{}: HVP at a tie vs Daleckii–Krein: {err:.2e}", T::DTYPE.name());
+
+        let (a, e, ..) = tied::<T>(seed, true);
+        let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&e)]);
+        let errors =
+            [eager_hvp(cpu, &loss, &xs, &ds).unwrap_err(), traced_hvp(&cpu, &loss, &xs, &ds).unwrap_err()];
+        for err in errors {
+            let text = err.to_string();
+            assert!(
+                matches!(err, lindiff_core::Error::NotDifferentiable { op: "eigh", output: "v", .. })
+                    && text.contains("forward mode at a tie"),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hvp_at_a_tie_f64() {
+    hvp_at_a_tie::<f64>();
+}
+
+#[test]
+fn hvp_at_a_tie_c64() {
+    hvp_at_a_tie::<Complex<f64>>();
+}
+
+/// ⟨W, V diag(w) Vᴴ⟩ + ½⟨W_r, |·|²⟩ through eigh: its tangent reads the
+/// whole tied block.
+#[derive(Clone, Copy, Debug)]
+struct Reconstruction;
+
+impl Loss for Reconstruction {
+    fn name(&self) -> String {
+        "V diag(w) Vᴴ".into()
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let e = f.eigh(&xs[0])?;
+        let scaled = f.scale_cols(&e.v, &e.w)?;
+        let a = f.matmul_with(&scaled, MatOp::Identity, &e.v, MatOp::Adjoint)?;
+        weigh(f, &a)
+    }
+}
+
+/// First order, forward mode at the same tie: the values' tangent is the
+/// trace of the tied block (right for every symmetric function of the
+/// values), so a loss of the values alone needs no check and goes through;
+/// the vectors' tangent along a splitting direction is the reported
+/// error, and along a direction that moves the pair together it is exact
+/// (against finite differences, through the reconstruction).
+fn forward_at_a_tie<T: Scalar + Element>() {
+    use lindiff_tests::ad::{finite_difference, forward, traced_jvp};
+    let cpu = lindiff_tests::Cpu::default();
+    let (a, e, ..) = tied::<T>(3, true);
+    let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&e)]);
+    let values = forward(cpu, &Case::EighVals, &xs, &ds).unwrap();
+    let fd = finite_difference(&cpu, &Case::EighVals, &xs, &ds, 1e-6);
+    assert!((values - fd).abs() <= 1e-8 * fd.abs().max(1.0), "values at a split tie: {values} vs {fd}");
+    for err in [
+        forward(cpu, &Reconstruction, &xs, &ds).unwrap_err(),
+        traced_jvp(&cpu, &Reconstruction, &xs, &ds).unwrap_err(),
+    ] {
+        assert!(err.to_string().contains("forward mode at a tie"), "{err}");
+    }
+    let (a, e, ..) = tied::<T>(3, false);
+    let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&e)]);
+    let got = forward(cpu, &Reconstruction, &xs, &ds).unwrap();
+    let fd = finite_difference(&cpu, &Reconstruction, &xs, &ds, 1e-6);
+    assert!((got - fd).abs() <= 1e-8 * fd.abs().max(1.0), "reconstruction at a tie: {got} vs {fd}");
+}
+
+#[test]
+fn forward_at_a_tie_f64() {
+    forward_at_a_tie::<f64>();
+}
+
+#[test]
+fn forward_at_a_tie_c64() {
+    forward_at_a_tie::<Complex<f64>>();
+}

@@ -5,7 +5,7 @@
 
 use super::strided::{self, View, Walk};
 use crate::kernels::gauge_check::{check_values, threshold};
-use lindiff_core::op::internal::{TangentTieCheck, ValuesCheck};
+use lindiff_core::op::internal::{Cut, TangentTieCheck, ValuesCheck};
 use lindiff_core::prim::{Pair, PairInv, Regularize};
 use lindiff_core::{Host, Input, Output, RealScalar, Result, Scalar};
 
@@ -155,10 +155,10 @@ pub(super) fn tangent_tie_check<T: Scalar>(
         let limit = threshold(size.fold(T::Real::zero(), |m, a| m.max_real(a)));
         for j in 0..k {
             for i in 0..k {
-                let z = match op.pair {
-                    Pair::Diff if i == j => continue,
-                    Pair::Diff => at(j) - at(i),
-                    Pair::Sum => at(i) + at(j),
+                let z = match op.cut {
+                    Cut::Tie if i == j => continue,
+                    Cut::Tie => at(j) - at(i),
+                    Cut::Zero => at(i) + at(j),
                 };
                 if z.abs() <= delta && coupling(i, j) > limit {
                     return Err(op.error());

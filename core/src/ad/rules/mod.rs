@@ -28,9 +28,9 @@ use super::cx::{Cx, Tangent};
 use super::linear::{p, t};
 use super::Lin;
 use crate::error::{Error, Result};
-use crate::op::internal::{GaugeOf, InternalOp, TangentTieCheck};
+use crate::op::internal::{Cut, GaugeOf, InternalOp, TangentTieCheck};
 use crate::op::{LinalgOp, MAX_OUTPUTS};
-use crate::prim::Pair;
+
 use crate::provider::Op;
 
 /// One tangent per output of an op.
@@ -173,11 +173,11 @@ pub(crate) fn tie_checked<C: Cx + ?Sized>(
     cx: &mut C,
     of: GaugeOf,
     x: &C::P,
-    pair: Pair,
+    cut: Cut,
     relative: f64,
     c: &Tangent<C::T>,
 ) -> Result<Tangent<C::T>> {
-    let check = TangentTieCheck { of, pair, relative };
+    let check = TangentTieCheck { of, cut, relative };
     cx.lin(Op::Internal(InternalOp::TangentTieCheck(check)), &[p(x), t(c)])
 }
 

@@ -48,7 +48,7 @@ use crate::ad::{Cx, Lin, Tangent};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::face::SvdFactors;
-use crate::op::internal::GaugeOf;
+use crate::op::internal::{Cut, GaugeOf};
 use crate::op::{LinalgOp, MatOp, SvdOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -327,8 +327,8 @@ fn partial_fraction<C: Cx + ?Sized>(
     let ah2 = cx.sub(dp, &dph)?;
     // At a tie F⁻ is cut, at a pair of zero values F⁺: the couplings they
     // multiply must vanish there.
-    let herm2 = tie_checked(cx, GaugeOf::Svd, s, Pair::Diff, relative, &herm2)?;
-    let ah2 = tie_checked(cx, GaugeOf::Svd, s, Pair::Sum, relative, &ah2)?;
+    let herm2 = tie_checked(cx, GaugeOf::Svd, s, Cut::Tie, relative, &herm2)?;
+    let ah2 = tie_checked(cx, GaugeOf::Svd, s, Cut::Zero, relative, &ah2)?;
     let fh = cx.mul(&f_minus, &herm2)?;
     let fk = cx.mul(&f_plus, &ah2)?;
     Ok(Coupling { omega_u: cx.add(&fh, &fk)?, omega_v: cx.sub(&fh, &fk)?, inv_s })

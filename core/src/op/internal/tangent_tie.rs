@@ -17,28 +17,35 @@ use super::GaugeOf;
 use crate::error::{Dim, Error, Result};
 use crate::op::check::{dim, float_matrix, out, outputs, same_batch, vector};
 use crate::op::{OpSpec, Outputs};
-use crate::prim::Pair;
 use crate::tensor::TensorMeta;
 
 /// `x` (the spectrum, `[k, batch…]`, real or complex) and a tangent
 /// coupling `c` (`[k, k, batch…]`, complex when `x` is) → `c` unchanged,
 /// or `Error::NotDifferentiable` reported as the decomposition `of` names,
-/// when `c` is nonzero at a pair the cutoff `relative` cuts for `pair`
-/// (i ≠ j for [`Pair::Diff`]; every (i, j) for [`Pair::Sum`], a pair of
-/// zero singular values).
+/// when `c` is nonzero at a pair the cutoff `relative` cuts (see [`Cut`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TangentTieCheck {
     /// The decomposition named in the error.
     pub of: GaugeOf,
-    /// Which combination of values the rule inverts.
-    pub pair: Pair,
+    /// Which pairs the rule's pair inverse cuts.
+    pub cut: Cut,
     /// δ relative to max|x| (the rule's cutoff).
     pub relative: f64,
 }
 
+/// The pairs (i, j) of a spectrum x a rule's pair inverse cuts, with
+/// δ = `relative`·max|x|.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cut {
+    /// i ≠ j with |x_j − x_i| ≤ δ: tied values (`Pair::Diff`).
+    Tie,
+    /// Any (i, j) with |x_i + x_j| ≤ δ: zero singular values (`Pair::Sum`).
+    Zero,
+}
+
 impl Default for TangentTieCheck {
     fn default() -> Self {
-        TangentTieCheck { of: GaugeOf::default(), pair: Pair::Diff, relative: 0.0 }
+        TangentTieCheck { of: GaugeOf::default(), cut: Cut::Tie, relative: 0.0 }
     }
 }
 
@@ -60,9 +67,9 @@ impl TangentTieCheck {
 
     /// The error for a coupled pair.
     pub fn error(self) -> Error {
-        let why = match self.pair {
-            Pair::Diff => super::why::FORWARD_TIE,
-            Pair::Sum => super::why::FORWARD_NULL,
+        let why = match self.cut {
+            Cut::Tie => super::why::FORWARD_TIE,
+            Cut::Zero => super::why::FORWARD_NULL,
         };
         Error::NotDifferentiable { op: self.of.op(), output: self.output(), why }
     }

@@ -172,7 +172,11 @@ fn case<T: Scalar + Element, P: TestProvider>(face: &mut Direct<P>, op: &Op) -> 
                 }
                 same(args)
             }
-            LinalgOp::Eigh(_) | LinalgOp::EighVals(_) | LinalgOp::Cholesky(_) => same(vec![input(&spd)]),
+            LinalgOp::Eigh(_)
+            | LinalgOp::EighVals(_)
+            | LinalgOp::FunmHermitian(_)
+            | LinalgOp::FunmHermitianFactors(_)
+            | LinalgOp::Cholesky(_) => same(vec![input(&spd)]),
             LinalgOp::Eig(_) | LinalgOp::EigVals(_) => same(vec![input(&general)]),
             LinalgOp::Lu(_)
             | LinalgOp::LuFactor(_)

@@ -6,10 +6,11 @@
 use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::{
     Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
-    FullPivLuSolve, FullPivLuSolvePrepared, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
-    HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared,
-    MatrixRank, Pinv, PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd,
-    SvdFull, SvdOptions, SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
+    FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian, FunmHermitianFactors, HouseholderQrAppend,
+    HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu,
+    LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction, MatrixRank, Pinv, PinvOptions, Polar, Qr,
+    RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions, SvdTruncated, SvdVals,
+    TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -64,6 +65,8 @@ fn every_op() -> Vec<(Op, Vec<TensorMeta>)> {
         (LinalgOp::Det(Det), vec![a()]),
         (LinalgOp::Slogdet(Slogdet), vec![a()]),
         (LinalgOp::Adjugate(Adjugate), vec![a()]),
+        (LinalgOp::FunmHermitian(FunmHermitian(MatrixFunction::Log)), vec![a()]),
+        (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![a()]),
         (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))), vec![a()]),
         (LinalgOp::Polar(Polar), vec![a()]),
         (LinalgOp::Pinv(Pinv::default()), vec![a()]),

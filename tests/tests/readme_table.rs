@@ -67,6 +67,8 @@ const CUDA_UNSUPPORTED: &[&str] = &[
     "householder_qr_apply",
     "adjugate",
     "matrix_rank",
+    "funm_hermitian",
+    "funm_hermitian_factors",
 ];
 
 fn root() -> PathBuf {

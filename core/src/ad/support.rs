@@ -193,8 +193,9 @@ pub fn ad_support_table() -> impl Iterator<Item = (&'static str, &'static str, S
 ///
 /// ```
 /// use lindiff_cpu::prelude::*;
-/// let det = Op::Linalg(LinalgOp::Det(op::Det));
-/// assert_eq!(ad_support_second_order(&det), Support::Supported { caveat: None });
+/// let adjugate = Op::Linalg(LinalgOp::Adjugate(op::Adjugate));
+/// assert_eq!(ad_support_second_order(&adjugate), Support::Supported { caveat: None });
+/// assert!(ad_support_second_order(&Op::Linalg(LinalgOp::Det(op::Det))).is_supported());
 /// let svd = ad_support_second_order(&Op::Linalg(LinalgOp::Svd(op::Svd::default())));
 /// assert!(svd.note().is_some_and(|n| n.contains("tie")));
 /// ```
@@ -206,6 +207,9 @@ pub fn ad_support_second_order(op: &Op) -> Support {
     });
     match (supported, op) {
         (None, _) => first.first().map_or(Support::Unsupported { why: "the op has no outputs" }, |(_, s)| *s),
+        (Some(_), Op::Linalg(LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_))) => {
+            Support::Unsupported { why: SECOND_FUNM }
+        }
         (Some(_), Op::Linalg(l))
             if matches!(l.family().feature, "op-svd" | "op-eigh" | "op-eig" | "op-recombine") =>
         {
@@ -393,6 +397,17 @@ const LOW_RANK: &str = "needs the kept values separated from the discarded ones 
                         across the cut (within 10·k·eps·s_max) reverse mode reports NotDifferentiable \
                         (forward mode's tangent there is finite but meaningless: the cross coupling is \
                         cut off); a Count(p) cut inside a group of zero values is not reported";
+const FUNM: &str = concat!(
+    lower!(),
+    "; exact at tied and nearly tied eigenvalues (Daleckii–Krein: f′ where values tie, stable \
+     divided differences where they nearly do); log needs a positive definite input and sqrt a \
+     positive semidefinite one, whose derivative is not finite at a zero eigenvalue"
+);
+/// The decomposition and divided differences `funm_hermitian_factors` returns
+/// for its rule.
+const RULE_DATA: Support = Support::Unsupported {
+    why: "data for funm_hermitian's rule (use eigh for a differentiable decomposition)",
+};
 const POLAR: &str = "needs a of full rank; exact with tied singular values; at a zero singular value the \
                      tangent is finite (1/s cut off) but meaningless";
 const PINV: &str = "constant-rank derivative: exact where the dropped singular values are zero (full \
@@ -417,6 +432,8 @@ const PIVOT_PHASE: &str = "the pivot row (largest |u| of each column, the first 
 const RANK_MASK: &str = "a 0/1 mask of an integer rank (piecewise constant): derivative 0";
 const CHECKED: &str = "the identity on the values the check lets through (the check is not repeated \
                        on their tangents)";
+const SECOND_FUNM: &str = "the rule reads the decomposition and divided differences as data: their own \
+                           tangents are not implemented";
 const SECOND_SPECTRAL: &str = "forward over reverse through the rules: at an exact tie (or a zero singular \
                                value) forward mode reports a tangent that splits it; near a tie the \
                                error of the second derivative grows as 1/gap²; a broadened rule \

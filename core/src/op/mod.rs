@@ -28,6 +28,7 @@ mod eig;
 mod eigh;
 mod family;
 mod full_piv_lu;
+mod funm;
 mod householder;
 pub mod internal;
 mod lu;
@@ -43,6 +44,7 @@ pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
+pub use funm::{FunmHermitian, FunmHermitianFactors, MatrixFunction};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };
@@ -273,7 +275,8 @@ impl LinalgOp {
     }
 
     /// For a values-only spectral op (`SvdVals`, `EighVals`, `EigVals`),
-    /// the decomposition with vectors and the index of its values output.
+    /// the decomposition with vectors and the index of its values output;
+    /// for `FunmHermitian`, the op that also returns what its rule reads.
     ///
     /// The rule of a values-only op needs the vectors, so reverse mode
     /// runs this op in the forward pass instead whenever the input is
@@ -285,6 +288,9 @@ impl LinalgOp {
             LinalgOp::SvdVals(vals) => Some((LinalgOp::Svd(Svd(vals.0.vectors(SvdVectors::Both))), 1)),
             LinalgOp::EighVals(vals) => Some((LinalgOp::Eigh(Eigh(vals.0)), 0)),
             LinalgOp::EigVals(_) => Some((LinalgOp::Eig(Eig), 0)),
+            LinalgOp::FunmHermitian(f) => {
+                Some((LinalgOp::FunmHermitianFactors(FunmHermitianFactors(f.0)), 0))
+            }
             _ => None,
         }
     }

@@ -251,6 +251,60 @@ macro_rules! op_table {
                     fn eigvalsh -> w;
                 },
             }
+            /// A function of a Hermitian matrix: `a` → `fa` = V f(Λ) Vᴴ.
+            FunmHermitian {
+                name: "funm_hermitian", family: "op-eigh", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [fa], rule: funm,
+                support: |_op| list(&[ok(FUNM)]),
+                methods: {
+                    /// f(a) = v f(Λ) vᴴ for Hermitian `a` (reads the lower triangle),
+                    /// f from [`MatrixFunction`](crate::op::MatrixFunction). Its derivative
+                    /// is exact at tied eigenvalues.
+                    ///
+                    /// ```
+                    /// use lindiff_cpu::prelude::*;
+                    /// let mut la = Direct::new(Cpu::new());
+                    /// // diag(1, 4) in a rotated basis: its square root has eigenvalues 1, 2.
+                    /// let a = la.tensor_row_major(2, 2, &[2.5, 1.5, 1.5, 2.5])?;
+                    /// let r = la.funm_hermitian(&a, op::MatrixFunction::Sqrt)?;
+                    /// let r = r.to_vec::<f64>()?;
+                    /// for (got, want) in r.iter().zip([1.5, 0.5, 0.5, 1.5]) {
+                    ///     assert!((got - want).abs() < 1e-14);
+                    /// }
+                    /// # Ok::<(), Error>(())
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// Non-square input; non-finite input; non-convergence; for `Log` an
+                    /// eigenvalue ≤ 0, for `Sqrt` one below −10·n·ε·max|λ|
+                    /// (`NotPositiveDefinite`).
+                    fn funm_hermitian(function: MatrixFunction) -> fa = FunmHermitian(function);
+                    /// The exponential of a Hermitian matrix.
+                    ///
+                    /// # Errors
+                    /// As `funm_hermitian`.
+                    fn expm_hermitian -> fa = FunmHermitian(MatrixFunction::Exp);
+                    /// The principal logarithm of a positive definite matrix.
+                    ///
+                    /// # Errors
+                    /// As `funm_hermitian`; an eigenvalue ≤ 0.
+                    fn logm_pd -> fa = FunmHermitian(MatrixFunction::Log);
+                    /// The positive semidefinite square root of a positive semidefinite
+                    /// matrix.
+                    ///
+                    /// # Errors
+                    /// As `funm_hermitian`; an eigenvalue below −10·n·ε·max|λ|.
+                    fn sqrtm_psd -> fa = FunmHermitian(MatrixFunction::Sqrt);
+                },
+            }
+            /// `funm_hermitian` with what its derivative reads: `a` → `fa`, `w`, `v`,
+            /// `gamma`.
+            FunmHermitianFactors {
+                name: "funm_hermitian_factors", family: "op-eigh", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [fa, w, v, gamma], rule: funm,
+                support: |_op| list(&[ok(FUNM), RULE_DATA, RULE_DATA, RULE_DATA]),
+                methods: {},
+            }
             /// General eigendecomposition: `a` → `w`, `v` (complex).
             Eig {
                 name: "eig", family: "op-eig", dtypes: [F32, F64, C32, C64],

@@ -85,8 +85,9 @@ fn with_kernel<T: Lapack, R>(op: &LinalgOp, f: impl FnOnce(&dyn Kernel<T>) -> R)
         LinalgOp::LuSolvePrepared(k) => f(&LuKernel::SolvePrepared(k.0, k.1)),
         LinalgOp::TriangularSolve(k) => f(&triangular_solve::TriangularSolveKernel(k.0)),
         // Compact Householder ops are in faer's reflector form; LAPACK has no
-        // full-pivot LU driver; the determinant, the adjugate and the SVD
-        // recombinations run host-cpu's kernels (over faer).
+        // full-pivot LU driver; the determinant, the adjugate, the SVD
+        // recombinations and the Hermitian matrix functions run host-cpu's
+        // kernels (over faer).
         LinalgOp::HouseholderQrFactor(_)
         | LinalgOp::HouseholderQrAppend(_)
         | LinalgOp::HouseholderQrQ(_)
@@ -98,6 +99,8 @@ fn with_kernel<T: Lapack, R>(op: &LinalgOp, f: impl FnOnce(&dyn Kernel<T>) -> R)
         | LinalgOp::FullPivLuSolvePrepared(_)
         | LinalgOp::Det(_)
         | LinalgOp::Slogdet(_)
+        | LinalgOp::FunmHermitian(_)
+        | LinalgOp::FunmHermitianFactors(_)
         | LinalgOp::Adjugate(_)
         | LinalgOp::LowRankApprox(_)
         | LinalgOp::Polar(_)

@@ -98,9 +98,56 @@ fn scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
     }
     StackReq::all_of(&[
         temp_mat_scratch::<T>(n, 1), // eigenvalues, as T
+        decompose_scratch::<T>(n, vectors, par),
+    ])
+}
+
+/// Scratch of [`decompose`] for an n×n input (n ≥ 1).
+pub(super) fn decompose_scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
+    StackReq::all_of(&[
         temp_mat_scratch::<T>(n, n), // lower triangle with a real diagonal, scaled
         self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default()),
     ])
+}
+
+/// The eigenvalues of the Hermitian `a` (n ≥ 1, its lower triangle) into
+/// `s` (n×1, as T, scaled by the returned [`Scaling`]) and, with `v`, the
+/// canonical eigenvectors into it.
+///
+/// # Errors
+/// `NonFinite("a")`, `NonConvergence`.
+pub(super) fn decompose<T: Field>(
+    a: MatRef<'_, T>,
+    mut s: MatMut<'_, T>,
+    v: Option<MatMut<'_, T>>,
+    par: Par,
+    stack: &mut MemStack,
+) -> Result<Scaling, Failure> {
+    let n = a.nrows();
+    let scaling = lower_range(a).ok_or(Failure::NonFinite("a"))?;
+    // SAFETY: the copy's lower triangle is written below before faer reads
+    // it, and faer reads nothing else of it; it is unused otherwise.
+    let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
+    let mut copy = copy.as_mat_mut();
+    let src = if !scaling.is_none() || has_complex_diagonal(a) {
+        copy_lower_real_diagonal(a, copy.rb_mut());
+        scale_lower(copy.rb_mut(), scaling);
+        copy.rb()
+    } else {
+        a
+    };
+    let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
+    match v {
+        Some(mut v) => {
+            // faer writes every element of `v` without reading it.
+            self_adjoint_evd(src, diag, Some(v.rb_mut()), par, stack, Default::default())
+                .map_err(|_| Failure::NonConvergence)?;
+            super::gauge::canonicalize_columns(v);
+        }
+        None => self_adjoint_evd(src, diag, None, par, stack, Default::default())
+            .map_err(|_| Failure::NonConvergence)?,
+    }
+    Ok(scaling)
 }
 
 /// Computes the eigenvalues (output 0, real) and, when `vectors` and the
@@ -116,32 +163,14 @@ fn compute<T: Field>(
     if n == 0 {
         return Ok(()); // both outputs are empty
     }
-    let scaling = lower_range(a).ok_or(Failure::NonFinite("a"))?;
     // SAFETY: `s` is written by faer (without being read) before we read it.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut s = s.as_mat_mut();
-    // SAFETY: the copy's lower triangle is written below before faer reads
-    // it, and faer reads nothing else of it; it is unused otherwise.
-    let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
-    let mut copy = copy.as_mat_mut();
-    let src = if !scaling.is_none() || has_complex_diagonal(a) {
-        copy_lower_real_diagonal(a, copy.rb_mut());
-        scale_lower(copy.rb_mut(), scaling);
-        copy.rb()
+    let scaling = if vectors && item.has_output(1) {
+        decompose(a, s.rb_mut(), Some(item.out_mat::<T>(1)), par, stack)?
     } else {
-        a
+        decompose(a, s.rb_mut(), None, par, stack)?
     };
-    let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
-    if vectors && item.has_output(1) {
-        let mut v = item.out_mat::<T>(1);
-        // faer writes every element of `v` without reading it.
-        self_adjoint_evd(src, diag, Some(v.rb_mut()), par, stack, Default::default())
-            .map_err(|_| Failure::NonConvergence)?;
-        super::gauge::canonicalize_columns(v);
-    } else {
-        self_adjoint_evd(src, diag, None, par, stack, Default::default())
-            .map_err(|_| Failure::NonConvergence)?;
-    }
     super::svd::store_values(item, 0, s.rb(), scaling);
     Ok(())
 }

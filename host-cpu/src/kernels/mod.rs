@@ -49,6 +49,7 @@ mod eig;
 mod eigh;
 pub(crate) mod finite;
 mod full_piv_lu;
+mod funm;
 pub(crate) mod gauge;
 pub(crate) mod gauge_check;
 pub(crate) mod householder;
@@ -99,6 +100,8 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         LinalgOp::HouseholderQrApply(k) => built!("op-qr", k),
         LinalgOp::Eigh(k) => built!("op-eigh", k),
         LinalgOp::EighVals(k) => built!("op-eigh", k),
+        LinalgOp::FunmHermitian(k) => built!("op-eigh", k),
+        LinalgOp::FunmHermitianFactors(k) => built!("op-eigh", k),
         LinalgOp::Eig(k) => built!("op-eig", k),
         LinalgOp::EigVals(k) => built!("op-eig", k),
         LinalgOp::Cholesky(k) => built!("op-cholesky", k),

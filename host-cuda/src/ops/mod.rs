@@ -78,6 +78,9 @@ pub fn runs(op: &Op) -> Runs {
             }
             LinalgOp::Adjugate(_) => Runs::Unsupported("the adjugate is not written for the device yet"),
             LinalgOp::MatrixRank(_) => Runs::Unsupported("matrix_rank is not written for the device yet"),
+            LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_) => {
+                Runs::Unsupported("the Hermitian matrix functions are not written for the device yet")
+            }
         },
         Op::Internal(_) => Runs::Unsupported(
             "reverse mode's checks (gauge, values, tie bound, completion) are not written for the device: \
@@ -150,6 +153,8 @@ fn family(l: &LinalgOp) -> Option<Family<'_>> {
         | LinalgOp::FullPivLuSolve(_)
         | LinalgOp::FullPivLuSolvePrepared(_)
         | LinalgOp::Adjugate(_)
+        | LinalgOp::FunmHermitian(_)
+        | LinalgOp::FunmHermitianFactors(_)
         | LinalgOp::MatrixRank(_) => return None,
     })
 }

@@ -92,7 +92,7 @@ fn values<C: Cx + ?Sized>(cx: &mut C, v: C::P, da: &Tangent<C::T>, complex: bool
 
 /// dA_eff = tril(dA, −1) + tril(dA, −1)ᴴ + Re diag(dA): the lower triangle
 /// with its diagonal halved, plus its adjoint.
-fn lower_semantics<C: Cx + ?Sized>(cx: &mut C, da: &Tangent<C::T>) -> Result<Tangent<C::T>> {
+pub(super) fn lower_semantics<C: Cx + ?Sized>(cx: &mut C, da: &Tangent<C::T>) -> Result<Tangent<C::T>> {
     let lower = cx.tri_mask(da, Triangle::Lower, 0.5)?;
     let upper = cx.adjoint(&lower, MatOp::Adjoint)?;
     cx.add(&lower, &upper)

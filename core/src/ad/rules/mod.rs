@@ -13,6 +13,7 @@ mod det;
 mod eig;
 mod eigh;
 mod full_piv_lu;
+mod funm;
 mod householder;
 mod internal;
 mod lu;

@@ -1,0 +1,180 @@
+//! Functions of Hermitian matrices: `FunmHermitian` (f(A) = V f(Λ) Vᴴ) and
+//! `FunmHermitianFactors` (also w, V and the divided differences Γ its
+//! derivative reads), over eigh's decomposition (`super::eigh::decompose`:
+//! the lower triangle, scale-robust, canonical vectors).
+//!
+//! Γ_ij = f[λ_i, λ_j] = (f(λ_i) − f(λ_j))/(λ_i − λ_j), and f′(λ_i) where
+//! λ_i = λ_j, in forms that do not cancel when the values nearly tie
+//! (docs/ad-rules.md#matrix-functions):
+//! * exp: e^m · sinh(h)/h with m the midpoint and h the half gap, sinh(h)/h
+//!   by its series below (5040ε)^{1/7};
+//! * log: ln(b/a)/(b − a), by the series of ln(1 + x)/x in x = (b − a)/a
+//!   below (5ε)^{1/5};
+//! * sqrt: 1/(√a + √b), which never cancels.
+//!
+//! Domains: log needs every λ > 0; sqrt takes λ ≥ −10·n·ε·max|λ| (rounding
+//! of a semidefinite matrix) as 0 and fails below; both report
+//! `NotPositiveDefinite("a")`.
+//!
+//! Scratch: the eigenvalues as `T`, V and V f(Λ) (n×n each), and
+//! `decompose`'s.
+
+use super::eigh::{decompose, decompose_scratch};
+use crate::batch::{Failure, Item, Kernel, Shapes};
+use crate::field::Field;
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::matmul::matmul;
+use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
+use faer::mat::AsMatMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Accum, Par};
+use lindiff_core::op::{FunmHermitian, FunmHermitianFactors, MatrixFunction};
+use lindiff_core::{RealScalar, Scalar};
+
+fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
+    if n == 0 {
+        return StackReq::EMPTY;
+    }
+    StackReq::all_of(&[
+        temp_mat_scratch::<T>(n, 1), // eigenvalues, as T
+        temp_mat_scratch::<T>(n, n), // V
+        temp_mat_scratch::<T>(n, n), // V f(Λ)
+        decompose_scratch::<T>(n, true, par),
+    ])
+}
+
+impl<T: Field> Kernel<T> for FunmHermitian {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        scratch::<T>(shapes.input(0).0, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        compute::<T>(item, self.0, false, par, stack)
+    }
+}
+
+impl<T: Field> Kernel<T> for FunmHermitianFactors {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        scratch::<T>(shapes.input(0).0, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        compute::<T>(item, self.0, true, par, stack)
+    }
+}
+
+/// f(A) into output 0; with `factors`, w, V and Γ into outputs 1, 2, 3.
+fn compute<T: Field>(
+    item: &mut Item<'_>,
+    f: MatrixFunction,
+    factors: bool,
+    par: Par,
+    stack: &mut MemStack,
+) -> Result<(), Failure> {
+    let a = item.mat::<T>(0);
+    let n = a.nrows();
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY: `decompose` writes `s` and `v` (faer, without reading them)
+    // before they are read; `vf` is written column by column below first.
+    let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
+    let mut s = s.as_mat_mut();
+    let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
+    let mut v = v.as_mat_mut();
+    let (mut vf, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
+    let mut vf = vf.as_mat_mut();
+    let scaling = decompose(a, s.rb_mut(), Some(v.rb_mut()), par, stack)?;
+    // The eigenvalues, unscaled, in the domain of f.
+    let largest = (0..n)
+        .map(|i| scaling.undo(Scalar::re(s[(i, 0)])).abs())
+        .fold(Real::<T>::zero(), Real::<T>::max_real);
+    let floor = -(largest * Real::<T>::from_usize(10 * n) * Real::<T>::EPSILON);
+    for i in 0..n {
+        let lambda = scaling.undo(Scalar::re(s[(i, 0)]));
+        let lambda = match f {
+            MatrixFunction::Exp => lambda,
+            MatrixFunction::Log if lambda > Real::<T>::zero() => lambda,
+            MatrixFunction::Sqrt if lambda >= floor => lambda.max_real(Real::<T>::zero()),
+            MatrixFunction::Log | MatrixFunction::Sqrt => return Err(Failure::NotPositiveDefinite("a")),
+        };
+        s[(i, 0)] = T::from_real(lambda);
+    }
+    let at = |i: usize| Scalar::re(s[(i, 0)]);
+    for j in 0..n {
+        let fj = value(f, at(j));
+        for i in 0..n {
+            vf[(i, j)] = v[(i, j)].scale(fj);
+        }
+    }
+    let mut fa = item.out_mat::<T>(0);
+    matmul(fa.rb_mut(), Accum::Replace, vf.rb(), v.rb().adjoint(), T::one(), par);
+    if factors {
+        let mut w = item.out_mat::<Real<T>>(1);
+        for i in 0..n {
+            w[(i, 0)] = at(i);
+        }
+        let mut vo = item.out_mat::<T>(2);
+        vo.copy_from(v.rb());
+        let mut gamma = item.out_mat::<Real<T>>(3);
+        for j in 0..n {
+            for i in 0..n {
+                gamma[(i, j)] = divided(f, at(i), at(j));
+            }
+        }
+    }
+    Ok(())
+}
+
+type Real<T> = <T as Scalar>::Real;
+
+/// f(x).
+fn value<R: RealScalar>(f: MatrixFunction, x: R) -> R {
+    match f {
+        MatrixFunction::Exp => x.exp(),
+        MatrixFunction::Log => x.ln(),
+        MatrixFunction::Sqrt => x.sqrt(),
+    }
+}
+
+/// f′(x).
+fn slope<R: RealScalar>(f: MatrixFunction, x: R) -> R {
+    match f {
+        MatrixFunction::Exp => x.exp(),
+        MatrixFunction::Log => R::one() / x,
+        MatrixFunction::Sqrt => R::one() / (x.sqrt() + x.sqrt()),
+    }
+}
+
+/// f[x, y], symmetric in its arguments (see the module docs).
+fn divided<R: RealScalar>(f: MatrixFunction, x: R, y: R) -> R {
+    let (a, b) = if x <= y { (x, y) } else { (y, x) };
+    if a == b {
+        return slope(f, a);
+    }
+    let two = R::from_f64(2.0);
+    match f {
+        MatrixFunction::Exp => {
+            let (m, h) = ((a + b) / two, (b - a) / two);
+            let limit = (R::from_f64(5040.0) * R::EPSILON).ln() / R::from_f64(7.0);
+            let sinhc = if h < limit.exp() {
+                let h2 = h * h;
+                R::one() + h2 / R::from_f64(6.0) + h2 * h2 / R::from_f64(120.0)
+            } else {
+                (h.exp() - (-h).exp()) / (two * h)
+            };
+            m.exp() * sinhc
+        }
+        MatrixFunction::Log => {
+            let x = (b - a) / a;
+            let limit = (R::from_f64(5.0) * R::EPSILON).ln() / R::from_f64(5.0);
+            if x < limit.exp() {
+                let series = R::one() - x / two + x * x / R::from_f64(3.0) - x * x * x / R::from_f64(4.0);
+                series / a
+            } else {
+                (b / a).ln() / (b - a)
+            }
+        }
+        MatrixFunction::Sqrt => R::one() / (a.sqrt() + b.sqrt()),
+    }
+}

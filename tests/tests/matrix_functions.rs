@@ -1,0 +1,240 @@
+//! Functions of Hermitian matrices (`funm_hermitian`, `expm_hermitian`,
+//! `logm_pd`, `sqrtm_psd`; docs/ad-rules.md#matrix-functions):
+//! * the forward against references that share no code with the kernel:
+//!   exp by scaling and squaring a 30-term Taylor series, log by
+//!   exp(log A) = A, sqrt by R² = A (f64, c64; f32 and c32 against the
+//!   double-precision result);
+//! * the gradient of ⟨W, f(A)⟩ by the `check` harness (forward mode and
+//!   entrywise finite differences, eager and traced bits) and against the
+//!   Daleckii–Krein formula with divided differences by series, at a tie
+//!   and at gaps 1e-14 … 1e-4;
+//! * domain errors, batches and shapes.
+
+use lindiff_core::face::direct::Direct;
+use lindiff_core::face::Face;
+use lindiff_core::op::MatrixFunction;
+use lindiff_core::{Element, Error, Ops, Result, Scalar};
+use lindiff_tests::ad::{check, eager_grad, traced_grad, Input, Loss};
+use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::pairing;
+use lindiff_tests::TestProvider;
+use num_complex::Complex;
+
+const FUNCTIONS: [MatrixFunction; 3] = [MatrixFunction::Exp, MatrixFunction::Log, MatrixFunction::Sqrt];
+
+/// Q diag(λ) Qᴴ for a random unitary Q (returned too).
+fn hermitian<T: Scalar>(lambda: &[f64], seed: u64) -> (Dense<T>, Dense<T>) {
+    let q = Rng::new(seed).unitary::<T>(lambda.len());
+    let l: Vec<Re<T>> = lambda.iter().map(|&x| Re::<T>::from_f64(x)).collect();
+    (q.scale_cols(&l).matmul(&q.adjoint()), q)
+}
+
+fn frobenius<T: Scalar>(a: &Dense<T>) -> f64 {
+    a.norm()
+}
+
+fn scaled<T: Scalar>(a: &Dense<T>, s: f64) -> Dense<T> {
+    Dense::from_fn(a.rows, a.cols, |i, j| a[(i, j)].scale(Re::<T>::from_f64(s)))
+}
+
+fn plus<T: Scalar>(a: &Dense<T>, b: &Dense<T>) -> Dense<T> {
+    Dense::from_fn(a.rows, a.cols, |i, j| a[(i, j)] + b[(i, j)])
+}
+
+/// e^A by scaling and squaring a 30-term Taylor series (‖A/2^s‖ ≤ ½).
+fn expm_reference<T: Scalar>(a: &Dense<T>) -> Dense<T> {
+    let norm = frobenius(a);
+    let s = if norm > 0.5 { (norm / 0.5).log2().ceil() as i32 } else { 0 };
+    let x = scaled(a, 0.5f64.powi(s));
+    let mut term = Dense::<T>::eye(a.rows, a.cols);
+    let mut sum = term.clone();
+    for k in 1..30 {
+        term = scaled(&term.matmul(&x), 1.0 / k as f64);
+        sum = plus(&sum, &term);
+    }
+    for _ in 0..s {
+        sum = sum.matmul(&sum);
+    }
+    sum
+}
+
+/// f(A) on the direct face.
+fn funm<T: Scalar + Element, P: TestProvider>(p: &P, a: &Dense<T>, f: MatrixFunction) -> Result<Dense<T>> {
+    let mut la = Direct::new(*p);
+    let t = la.tensor(&[a.rows, a.cols], &a.data)?;
+    let y = la.funm_hermitian(&t, f)?;
+    Ok(Dense::from_col_major(a.rows, a.cols, y.to_vec::<T>()?))
+}
+
+fn relative<T: Scalar>(got: &Dense<T>, want: &Dense<T>) -> f64 {
+    frobenius(&got.sub(want)) / frobenius(want)
+}
+
+/// The forward against the references, on spectra from 1e-3 to 20.
+fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
+    for (seed, lambda) in
+        [(1, vec![0.2, 1.0, 2.5, 3.1, 4.0]), (2, vec![1e-3, 0.5, 7.0, 20.0]), (3, vec![1.0; 3])]
+    {
+        let (a, _) = hermitian::<T>(&lambda, seed);
+        let e = funm(p, &a, MatrixFunction::Exp).unwrap();
+        let err = relative(&e, &expm_reference(&a));
+        assert!(err <= 1e-12, "{} exp {lambda:?}: {err:.2e}", T::DTYPE.name());
+        let l = funm(p, &a, MatrixFunction::Log).unwrap();
+        let err = relative(&expm_reference(&l), &a);
+        assert!(err <= 1e-12, "{} log {lambda:?}: exp(log A) vs A {err:.2e}", T::DTYPE.name());
+        let r = funm(p, &a, MatrixFunction::Sqrt).unwrap();
+        let err = relative(&r.matmul(&r), &a);
+        assert!(err <= 1e-13, "{} sqrt {lambda:?}: R² vs A {err:.2e}", T::DTYPE.name());
+        assert!(relative(&r, &r.adjoint()) <= 1e-14, "sqrt is Hermitian");
+    }
+}
+
+fn forward_f64<P: TestProvider>(p: &P) {
+    forward_accuracy::<f64, P>(p);
+}
+
+fn forward_c64<P: TestProvider>(p: &P) {
+    forward_accuracy::<Complex<f64>, P>(p);
+}
+
+/// Single precision against double precision at the same (rounded) input.
+fn forward_single<P: TestProvider>(p: &P) {
+    let (a, _) = hermitian::<f64>(&[0.3, 1.0, 2.0, 3.5], 4);
+    let a32 = Dense::from_fn(4, 4, |i, j| a[(i, j)] as f32);
+    let a64 = Dense::from_fn(4, 4, |i, j| f64::from(a32[(i, j)]));
+    let c32 = Dense::from_fn(4, 4, |i, j| Complex::new(a32[(i, j)], 0.0f32));
+    for f in FUNCTIONS {
+        let want = funm(p, &a64, f).unwrap();
+        let got = funm(p, &a32, f).unwrap();
+        let got = Dense::from_fn(4, 4, |i, j| f64::from(got[(i, j)]));
+        assert!(relative(&got, &want) <= 1e-5, "f32 {f:?}");
+        let got = funm(p, &c32, f).unwrap();
+        let got = Dense::from_fn(4, 4, |i, j| f64::from(got[(i, j)].re));
+        assert!(relative(&got, &want) <= 1e-5, "c32 {f:?}");
+    }
+}
+
+/// ⟨W, f(A)⟩ (W the second input).
+#[derive(Clone, Copy, Debug)]
+struct Pairing(MatrixFunction);
+
+impl Loss for Pairing {
+    fn name(&self) -> String {
+        format!("<W, {}(A)>", self.0.name())
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let fa = f.funm_hermitian(&xs[0], self.0)?;
+        pairing(f, &xs[1], &fa)
+    }
+}
+
+/// f′ and the divided difference by series (no code shared with the
+/// kernel's forms): ((f(b) − f(a))/(b − a) through expm1 and log1p series).
+fn divided(f: MatrixFunction, a: f64, b: f64) -> f64 {
+    let h = b - a;
+    // Σ x^k/(k+1)!: (e^x − 1)/x.
+    let expm1_x = |x: f64| (0..40).rev().fold(0.0, |acc, k| 1.0 + acc * x / (k as f64 + 2.0));
+    // Σ (−x)^k/(k+1): ln(1 + x)/x, for |x| < 0.1.
+    let log1p_x = |x: f64| (0..60).rev().fold(0.0, |acc, k| 1.0 / (k as f64 + 1.0) - x * acc);
+    match f {
+        MatrixFunction::Exp if h.abs() < 1.0 => a.exp() * expm1_x(h),
+        MatrixFunction::Exp => (b.exp() - a.exp()) / h,
+        MatrixFunction::Log if (h / a).abs() < 0.1 => log1p_x(h / a) / a,
+        MatrixFunction::Log => (b.ln() - a.ln()) / h,
+        MatrixFunction::Sqrt => 1.0 / (a.sqrt() + b.sqrt()),
+    }
+}
+
+/// The gradient of ⟨W, f(A)⟩ by Daleckii–Krein: K = Q (Γ∘(Qᴴ W Q)) Qᴴ,
+/// read on the lower triangle as eigh reads A: G = tril(K + Kᴴ, −1) +
+/// Re diag(K).
+fn daleckii_krein<T: Scalar>(f: MatrixFunction, lambda: &[f64], q: &Dense<T>, w: &Dense<T>) -> Dense<T> {
+    let n = lambda.len();
+    let inner = q.adjoint().matmul(w).matmul(q);
+    let gamma =
+        Dense::from_fn(n, n, |i, j| inner[(i, j)].scale(Re::<T>::from_f64(divided(f, lambda[i], lambda[j]))));
+    let k = q.matmul(&gamma).matmul(&q.adjoint());
+    Dense::from_fn(n, n, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => k[(i, j)] + k[(j, i)].conj(),
+        std::cmp::Ordering::Equal => T::from_real(k[(i, i)].re()),
+        std::cmp::Ordering::Less => T::zero(),
+    })
+}
+
+/// At an exact tie and at gaps 1e-14 … 1e-4 the gradient matches the
+/// formula to 1e-10 (both faces); the harness's finite differences, with
+/// a step far above the gap, agree to its 1e-8.
+fn gradient_at_ties<T: Scalar + Element, P: TestProvider>(p: &P) {
+    for gap in [0.0, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-1] {
+        let lambda = [0.5, 1.0, 1.0 + gap, 2.0];
+        let (a, q) = hermitian::<T>(&lambda, 11);
+        let w = Rng::new(12).matrix::<T>(4, 4);
+        let xs = [Input::matrix(&a), Input::matrix(&w)];
+        for f in FUNCTIONS {
+            let loss = Pairing(f);
+            let want = daleckii_krein(f, &lambda, &q, &w);
+            let eager = eager_grad(*p, &loss, &xs).unwrap_or_else(|e| panic!("{}: {e}", loss.name()));
+            let traced = traced_grad(p, &loss, &xs).unwrap_or_else(|e| panic!("{}: {e}", loss.name()));
+            lindiff_tests::hvp::assert_same_bits(&loss.name(), &eager, &traced);
+            let got = Dense::from_col_major(4, 4, eager[0].clone());
+            let err = relative(&got, &want);
+            assert!(
+                err <= 1e-10,
+                "{} {} gap {gap:e}: vs Daleckii–Krein {err:.2e}",
+                T::DTYPE.name(),
+                loss.name()
+            );
+            if gap == 0.0 || gap == 1e-4 {
+                check(p, &loss, &xs);
+            }
+        }
+    }
+}
+
+fn gradient_f64<P: TestProvider>(p: &P) {
+    gradient_at_ties::<f64, P>(p);
+}
+
+fn gradient_c64<P: TestProvider>(p: &P) {
+    gradient_at_ties::<Complex<f64>, P>(p);
+}
+
+/// log needs λ > 0 and sqrt λ ≥ −10·n·ε·max|λ|: typed errors naming the op
+/// and the argument; a tiny negative eigenvalue from rounding is a zero for
+/// sqrt; a rectangular input is a shape error; a batch of 3 is 3 matrices.
+fn domains_and_shapes<P: TestProvider>(p: &P) {
+    let (indefinite, _) = hermitian::<f64>(&[-0.5, 1.0, 2.0], 5);
+    for f in [MatrixFunction::Log, MatrixFunction::Sqrt] {
+        let err = funm(p, &indefinite, f).unwrap_err();
+        assert!(
+            matches!(err, Error::NotPositiveDefinite { op: "funm_hermitian", arg: "a", .. }),
+            "{f:?}: {err}"
+        );
+    }
+    let (singular, _) = hermitian::<f64>(&[0.0, 1.0, 2.0], 6);
+    assert!(matches!(funm(p, &singular, MatrixFunction::Log), Err(Error::NotPositiveDefinite { .. })));
+    let r = funm(p, &singular, MatrixFunction::Sqrt).unwrap();
+    assert!(relative(&r.matmul(&r), &singular) <= 1e-13);
+    let mut la = Direct::new(*p);
+    let wide = la.tensor(&[2, 3], &[1.0f64; 6]).unwrap();
+    assert!(matches!(la.expm_hermitian(&wide), Err(Error::NotSquare { .. })));
+    let (a, _) = hermitian::<f64>(&[0.1, 0.7, 1.3], 7);
+    let (b, _) = hermitian::<f64>(&[2.0, 3.0, 5.0], 8);
+    let data: Vec<f64> = [&a, &b, &a].iter().flat_map(|m| m.data.clone()).collect();
+    let batch = la.tensor(&[3, 3, 3], &data).unwrap();
+    let out = la.sqrtm_psd(&batch).unwrap().to_vec::<f64>().unwrap();
+    for (k, m) in [&a, &b, &a].iter().enumerate() {
+        let want = funm(p, m, MatrixFunction::Sqrt).unwrap();
+        assert_eq!(out[9 * k..9 * k + 9], want.data[..], "batch item {k}");
+    }
+}
+
+lindiff_tests::providers!(
+    forward_f64,
+    forward_c64,
+    forward_single,
+    gradient_f64,
+    gradient_c64,
+    domains_and_shapes
+);

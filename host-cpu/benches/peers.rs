@@ -158,7 +158,66 @@ fn cases() -> Vec<Case> {
         out.push(square("svd loss value+grad", "svd_loss", n, matrix(n, n, 7), 1e-8));
     }
     out.push(square("eigh loss value+grad", "eigh_loss", 256, symmetric(256), 1e-8));
+    out.push(Case {
+        name: "svd loss (Σ s) HVP, jvp(grad)".into(),
+        kind: "svd_hvp",
+        n: 128,
+        dims: vec![128, 128, 2],
+        data: [matrix(128, 128, 7), matrix(128, 128, 11)].concat(),
+        tol: 1e-7,
+    });
+    for n in [64, 256] {
+        out.push(square("expm (symmetric input)", "expm", n, unit_symmetric(n), 1e-10));
+    }
+    for n in [64, 256] {
+        out.push(square("expm loss (Σ expm) value+grad", "expm_loss", n, unit_symmetric(n), 1e-8));
+    }
     out
+}
+
+/// [`symmetric`] scaled by 1/√n: eigenvalues of order 1, so e^A stays in
+/// range at every n.
+fn unit_symmetric(n: usize) -> Vec<f64> {
+    let scale = 1.0 / (n as f64).sqrt();
+    symmetric(n).into_iter().map(|x| x * scale).collect()
+}
+
+/// The HVP program of Σ svd_vals(A) compiled for n×n, with its inputs (A,
+/// then the direction) as `case.data` holds them: the call runs it on a
+/// reused pool; the check vector is H·direction.
+fn svd_hvp(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
+    use lindiff_core::face::direct::Pool;
+    use lindiff_core::{Allocator, Host, HostData, Input, Memory};
+    let n = case.n;
+    let meta = TensorMeta::new(DType::F64, Shape::new(&[n, n]).unwrap());
+    let mut b: Builder = Builder::new();
+    let a = b.param(meta.clone()).unwrap();
+    let s = b.svd_vals(&a).unwrap();
+    let loss = b.reduce(ReduceOp::Sum, &s, 1).unwrap();
+    let program: &'static Program = Box::leak(Box::new(hvp(&b.finish(&[&loss]).unwrap(), &[0]).unwrap()));
+    let desc = TensorDesc::contiguous(meta).unwrap();
+    // The compiled plan borrows its program and provider for as long as the
+    // bench runs it.
+    let cpu: &'static Cpu = Box::leak(Box::new(Cpu::new()));
+    let compiled = program.compile(cpu, &[&desc, &desc]).unwrap();
+    let data = case.data.clone();
+    let mut pool = Pool::new();
+    let mut run = move |keep: bool| -> Vec<f64> {
+        let inputs =
+            [&data[..n * n], &data[n * n..]].map(|x| Input { desc: &desc, data: HostData::from_slice(x) });
+        let mut alloc = pool.allocator();
+        let results = compiled.run(&mut alloc, &inputs).unwrap();
+        let mut check = Vec::new();
+        for (k, (_, buffer)) in results.into_iter().enumerate() {
+            if keep && k == 3 {
+                check = Host::data(&buffer).unwrap().typed::<f64>().unwrap()[..n * n].to_vec();
+            }
+            Allocator::<Host>::release(&mut alloc, buffer);
+        }
+        check
+    };
+    let check = run(true);
+    (Box::new(move || drop(black_box(run(false)))), check)
 }
 
 /// lindiff's call for a case, and the vector its cross-check compares.
@@ -205,8 +264,32 @@ fn lindiff_call(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
             };
             (Box::new(call), check)
         }
+        "svd_hvp" => svd_hvp(case),
+        "expm" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let check = la.expm_hermitian(&t).unwrap().to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(la.expm_hermitian(&t).unwrap()))), check)
+        }
+        "expm_loss" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let out = la.value_and_grad([&t], |[a]| a.expm_hermitian().sum()).unwrap();
+            let mut check = vec![out.value];
+            check.extend(out.grads[0].to_vec::<f64>().unwrap());
+            let call =
+                move || drop(black_box(la.value_and_grad([&t], |[a]| a.expm_hermitian().sum()).unwrap()));
+            (Box::new(call), check)
+        }
         other => panic!("unknown case kind {other}"),
     }
+}
+
+/// Whether lindiff's op reads the lower triangle of A (eigh and the
+/// Hermitian matrix functions), so its gradient lives there while the
+/// peer's is symmetric.
+fn reads_lower(case: &Case) -> bool {
+    matches!(case.kind, "eigh_loss" | "expm_loss")
 }
 
 /// The largest difference between two check vectors relative to the
@@ -229,7 +312,7 @@ fn difference(case: &Case, ours: &[f64], theirs: &[f64]) -> f64 {
     }
     let n = case.n;
     let sym = |g: &[f64]| -> Vec<f64> { (0..n * n).map(|k| 0.5 * (g[k] + g[(k % n) * n + k / n])).collect() };
-    let (ga, gb) = if case.kind == "eigh_loss" {
+    let (ga, gb) = if reads_lower(case) {
         (sym(&ours[1..]), sym(&theirs[1..]))
     } else {
         (ours[1..].to_vec(), theirs[1..].to_vec())
@@ -285,7 +368,7 @@ fn main() {
             checks.push(format!(
                 "check: {id}, {lib}: max |lindiff − {lib}| / max |lindiff| = {diff:.1e} (tolerance {:.0e}{}): {verdict}",
                 case.tol,
-                if case.kind == "eigh_loss" { "; symmetric parts of the gradients" } else { "" }
+                if reads_lower(&case) { "; symmetric parts of the gradients" } else { "" }
             ));
             let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
             let start = Instant::now();

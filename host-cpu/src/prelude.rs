@@ -22,8 +22,8 @@
 
 pub use crate::Cpu;
 pub use lindiff_core::ad::{
-    ad_support, ad_support_second_order, ad_support_table, grad, jvp, vjp, Dual, DualTensor, Eager, Support,
-    Tangent,
+    ad_support, ad_support_second_order, ad_support_table, grad, hvp, jvp, vjp, Dual, DualTensor, Eager,
+    Support, Tangent,
 };
 pub use lindiff_core::face::direct::{Direct, Tensor};
 pub use lindiff_core::face::{

@@ -6,7 +6,8 @@ sample by sample:
 
   {"cmd": "load", "kind": k, "case": c, "path": p, "dims": [...]} -> {"libs": [...]}
       reads case c (of kind k: svd_batch, cholesky, svd, svd_loss,
-      eigh_loss) from p, raw little-endian f64 written by the bench
+      eigh_loss, svd_hvp (A and the direction as a batch of two), expm,
+      expm_loss) from p, raw little-endian f64 written by the bench
       (column-major matrices, batch last, as lindiff lays them out), builds
       each library's function and runs it once (JAX: compiles it);
   {"cmd": "check", "case": c, "lib": l, "path": p} -> {"len": k}
@@ -38,6 +39,7 @@ try:
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_platforms", "cpu")
     import jax.numpy as jnp
+    import jax.scipy.linalg
 except ImportError:  # pragma: no cover
     jax = None
 
@@ -96,6 +98,24 @@ def functions(case, a):
         if jax is not None:
             w = jnp.arange(1, a.shape[0] + 1, dtype=jnp.float64)
             f = jax.jit(jax.value_and_grad(lambda m: jnp.dot(jnp.linalg.eigh(m)[0], w)))
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.concatenate([[float(r[0])], flat(r[1])]))
+    elif case == "svd_hvp":
+        if jax is not None:
+            nuclear = lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False))
+            f = jax.jit(lambda m, v: jax.jvp(jax.grad(nuclear), (m,), (v,))[1])
+            x, v = jnp.asarray(a[0]), jnp.asarray(a[1])
+            out["jax"] = (lambda: jax.block_until_ready(f(x, v)), flat)
+    elif case == "expm":
+        if sla is not None:
+            out["scipy"] = (lambda: sla.expm(a), flat)
+        if jax is not None:
+            f = jax.jit(jax.scipy.linalg.expm)
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), flat)
+    elif case == "expm_loss":
+        if jax is not None:
+            f = jax.jit(jax.value_and_grad(lambda m: jnp.sum(jax.scipy.linalg.expm(m))))
             x = jnp.asarray(a)
             out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.concatenate([[float(r[0])], flat(r[1])]))
     else:

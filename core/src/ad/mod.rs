@@ -26,5 +26,5 @@ pub use eager::{Eager, Tracked};
 pub use linear::Lin;
 pub use rules::{Primals, Tangents};
 pub use support::{ad_support, ad_support_ops, ad_support_second_order, ad_support_table, Support};
-pub use traced::{grad, jvp, vjp};
+pub use traced::{grad, hvp, jvp, vjp};
 pub use transpose::{transpose, Cotangents, TArg};

@@ -283,6 +283,44 @@ pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
     replay.finish(program, &grads)
 }
 
+/// The Hessian-vector-product program of a loss: forward over reverse,
+/// [`jvp`] of [`grad`]. Parameters `[params…, one direction per wrt]`;
+/// results `[loss, gradient of each wrt, its directional derivative,
+/// H·direction for each wrt]` (docs/ad-rules.md#second-order).
+///
+/// ```
+/// use lindiff_core::face::direct::Pool;
+/// use lindiff_core::{Host, HostData, Input, Memory};
+/// use lindiff_cpu::prelude::*;
+/// // L = Σ (x_i x_j)² over a 2×1 x: H·d at x = (1, 2), d = (1, 0).
+/// let mut b: Builder = Builder::new();
+/// let x = b.param(TensorMeta::new(DType::F64, Shape::new(&[2, 1])?))?;
+/// let outer = b.matmul_with(&x, MatOp::Identity, &x, MatOp::Transpose)?;
+/// let sq = b.unary(UnaryOp::Abs2, &outer)?;
+/// let loss = b.reduce(ReduceOp::Sum, &sq, 2)?;
+/// let h = hvp(&b.finish(&[&loss])?, &[0])?;
+/// let meta = TensorMeta::new(DType::F64, Shape::new(&[2, 1])?);
+/// let desc = TensorDesc::contiguous(meta).unwrap();
+/// let cpu = Cpu::new();
+/// let compiled = h.compile(&cpu, &[&desc, &desc])?;
+/// let (x, d) = ([1.0f64, 2.0], [1.0f64, 0.0]);
+/// let inputs = [&x, &d].map(|v| Input { desc: &desc, data: HostData::from_slice(v) });
+/// let mut pool = Pool::new();
+/// let mut alloc = pool.allocator();
+/// let results = compiled.run(&mut alloc, &inputs)?;
+/// let hd = Host::data(&results[3].1).unwrap().typed::<f64>().unwrap()[..2].to_vec();
+/// // L = (Σ x_i²)², H = 4(Σx²) I + 8 x xᵀ: H·e₁ = (20 + 8, 16).
+/// assert_eq!(hd, [28.0, 16.0]);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Errors
+/// As [`grad`]; a derivative the gradient program needs and second order
+/// lacks ([`ad_support_second_order`](super::ad_support_second_order)).
+pub fn hvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize]) -> Result<Program<I, V>> {
+    jvp(&grad(program, wrt)?, wrt)
+}
+
 /// The Jacobian-vector-product program (forward mode): parameters
 /// `[params…, one tangent per wrt]`; results `[results…, tangent of each
 /// result]`.

@@ -72,6 +72,8 @@ mod face_methods;
 mod fusion;
 #[path = "../lu.rs"]
 mod lu;
+#[path = "../matrix_functions.rs"]
+mod matrix_functions;
 #[path = "../outputs_on_error.rs"]
 mod outputs_on_error;
 #[path = "../prefill.rs"]

@@ -1,6 +1,6 @@
 //! JVP (linearize) rules, one file per op family. Each rule maps input
 //! tangents to output tangents through a [`Cx`]: nonlinear work on primal
-//! values through `cx.primal()`, tangent work through [`Lin`](super::Lin).
+//! values through `cx.primal()`, tangent work through [`Lin`].
 //! Reverse mode transposes what the rule recorded (`ad::transpose`), so no
 //! op has a hand-written VJP.
 //!

@@ -23,6 +23,7 @@ use crate::error::Result;
 use crate::op::{Diagonal, LinalgOp, LuSolvePrepared, MatOp, SolveOptions, Triangle, TriangularSolveOptions};
 use crate::prim::{BinaryOp, PrimOp, Spread, UnaryOp};
 use crate::provider::Op;
+use crate::shape::Shape;
 use crate::Ops;
 
 pub(super) fn jvp<C: Cx + ?Sized>(
@@ -110,9 +111,9 @@ fn adjugate<C: Cx + ?Sized>(cx: &mut C, a: &C::P, da: &Tangent<C::T>) -> Result<
     let bu = cx.matmul(p(&svd.u), MatOp::Adjoint, t(da), id)?;
     let b = cx.matmul(t(&bu), id, p(&v), id)?;
     let diag = cx.diag_part(&b)?;
-    let column = cx.reshape(&diag, &[&[k, 1][..], batch].concat())?;
+    let column = cx.reshape(&diag, Shape::from_parts(&[k, 1], batch)?.dims())?;
     let pb = cx.matmul(p(&pairs), id, t(&column), id)?;
-    let pb = cx.reshape(&pb, &[&[k][..], batch].concat())?;
+    let pb = cx.reshape(&pb, Shape::from_parts(&[k], batch)?.dims())?;
     let pb = cx.diag_embed(&pb)?;
     let pbm = cx.mul(&pairs, &b)?;
     let d = cx.sub(&pb, &pbm)?;

@@ -45,9 +45,10 @@ struct Config {
     max_text: Option<u64>,
 }
 
-/// The flash target for the f32 8×8 firmware: .text ≤ 192 KiB (181 KiB
-/// with the scale-robust kernels and the reverse-mode tie checks).
-const F32_TEXT_TARGET: u64 = 192 * 1024;
+/// The flash target for the f32 8×8 firmware: .text ≤ 200 KiB (193.4 KiB
+/// with the scale-robust kernels, reverse mode's tie checks and forward
+/// mode's; see docs/embedded.md).
+const F32_TEXT_TARGET: u64 = 200 * 1024;
 
 /// A build whose checks all pass: what `CONFIGS` entries differ from.
 const PASSES: Config = Config {

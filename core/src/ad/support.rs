@@ -20,6 +20,7 @@
 //! [`Error::NotDifferentiable`]: crate::Error::NotDifferentiable
 //! [`Error::UnsupportedDerivative`]: crate::Error::UnsupportedDerivative
 
+use super::rules::{NO_SECOND_ORDER, SECOND_ORDER};
 use crate::dtype::DType;
 use crate::op::internal::{InternalOp, BOUND_WHY};
 use crate::op::{LinalgOp, QrMode, Svd, SvdFull, SvdOptions, SvdVectors, Triangle, MAX_OUTPUTS};
@@ -139,6 +140,9 @@ pub fn ad_support(op: &Op) -> heapless::Vec<(&'static str, Support), MAX_OUTPUTS
             one
         }
         Op::Internal(InternalOp::Chain(_)) => op.output_names().iter().map(|_| CHAIN).collect(),
+        Op::Internal(_) if !SECOND_ORDER => {
+            op.output_names().iter().map(|_| Support::Unsupported { why: NO_SECOND_ORDER }).collect()
+        }
         Op::Internal(_) => {
             op.output_names()
                 .iter()
@@ -206,6 +210,7 @@ pub fn ad_support_second_order(op: &Op) -> Support {
         _ => None,
     });
     match (supported, op) {
+        _ if !SECOND_ORDER => Support::Unsupported { why: NO_SECOND_ORDER },
         (None, _) => first.first().map_or(Support::Unsupported { why: "the op has no outputs" }, |(_, s)| *s),
         (Some(_), Op::Linalg(LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_))) => {
             Support::Unsupported { why: SECOND_FUNM }
@@ -562,6 +567,9 @@ fn prim(p: &PrimOp) -> Support {
         | PrimOp::Slice(_)
         | PrimOp::Pad(_) => OK,
         PrimOp::Fill(_) | PrimOp::Eye(_) => ok(CONSTANT),
+        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) if !SECOND_ORDER => {
+            Support::Unsupported { why: NO_SECOND_ORDER }
+        }
         PrimOp::PairInv(_) => ok(PAIR_INV),
         PrimOp::PivotPhase(_) => ok(PIVOT_PHASE),
         PrimOp::RankMask(_) => ok(RANK_MASK),

@@ -101,9 +101,19 @@ macro_rules! gated {
     }};
 }
 
+/// Whether this build differentiates the ops only gradients record (the
+/// spectral helpers and the checks): with `alloc`. Firmware, without a
+/// heap, takes first derivatives only and leaves their rules out of its
+/// flash.
+pub(crate) const SECOND_ORDER: bool = cfg!(feature = "alloc");
+
+/// Why an op only gradients record has no rule in this build.
+pub(crate) const NO_SECOND_ORDER: &str =
+    "second derivatives need lindiff-core's `alloc` feature (a no-heap build takes first derivatives only)";
+
 /// Every output of `op` undefined because the rules of its family are not
 /// in this build (`why` says which feature builds them).
-fn left_out<T>(op: &Op, why: &'static str) -> Tangents<T> {
+pub(crate) fn left_out<T>(op: &Op, why: &'static str) -> Tangents<T> {
     all_undefined(op, |_| Error::Unsupported { op: op.name(), provider: "lindiff-core", why })
 }
 
@@ -130,6 +140,7 @@ pub fn jvp<C: Cx + ?Sized>(
     match op {
         Op::Prim(p) => prim::jvp(cx, op, p, primals, tangents),
         Op::Linalg(l) => linalg_jvp(cx, op, l, primals, tangents),
+        Op::Internal(_) if !SECOND_ORDER => Ok(left_out(op, NO_SECOND_ORDER)),
         Op::Internal(i) => Ok(internal::jvp(op, i, primals, tangents)),
     }
 }

@@ -3,7 +3,7 @@
 //! ones (matmul, elementwise product, row/column scaling) use the product
 //! rule; the nonlinear maps multiply by their derivative.
 
-use super::{tangents, Primals, Tangents};
+use super::{left_out, tangents, Primals, Tangents, NO_SECOND_ORDER, SECOND_ORDER};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
@@ -71,6 +71,10 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             let mask = cx.primal().extreme_mask(primals.input(0), r.op, r.core_rank)?;
             let picked = cx.mul(&mask, &dx[0])?;
             cx.sum(&picked, r.core_rank)?
+        }
+        // The helpers only gradients record: second order (see `SECOND_ORDER`).
+        PrimOp::PairInv(_) | PrimOp::PivotPhase(_) if !SECOND_ORDER => {
+            return Ok(left_out(op, NO_SECOND_ORDER))
         }
         PrimOp::PairInv(how) => pair_inv(cx, op, how, primals, &dx[0])?,
         // y = 1/u at each column's pivot, 0 elsewhere (the pivot row is

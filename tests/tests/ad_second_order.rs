@@ -4,7 +4,7 @@
 //! composites. For each loss, in f64 and c64:
 //! * the eager face (the tape over `Dual`) and the traced face
 //!   (`jvp(grad(program))`) give the same bits;
-//! * the HVP matches central differences of the gradient (step 1e-4·‖x‖
+//! * the HVP matches central differences of the gradient (one Richardson step from 1e-3·‖x‖
 //!   along a direction of norm ‖x‖) to 1e-6 relative (∞-norm over all
 //!   inputs, against the HVP's own ∞-norm);
 //! * in f32 and c32 it matches the f64/c64 HVP to 1e-3 relative.

@@ -10,8 +10,8 @@
 //! never runs it (its transpose is the identity); its gauge checks see the
 //! cotangent instead.
 //!
-//! C_ij counts as zero when |C_ij| ≤ eps^{3/4}·max|C| over the batch item,
-//! the gauge checks' measure. Cost: O(k²) per batch item.
+//! C_ij counts as zero when |C_ij| ≤ eps^{3/4}·max|C| over the batch item
+//! (relative to C itself: a C that is all rounding can still be reported). Cost: O(k²) per batch item.
 
 use super::GaugeOf;
 use crate::error::{Dim, Error, Result};

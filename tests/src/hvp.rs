@@ -1,10 +1,10 @@
 //! The second-order harness: Hessian-vector products by forward over
 //! reverse on both faces — the eager tape over a forward-mode face, and
-//! `jvp(grad(program))` — and by central differences of the gradient.
+//! [`hvp`] of the traced program — and by central differences of the gradient.
 
 use crate::ad::{eager_grad, run_program, trace, Input, Loss};
 use crate::dense::Re;
-use lindiff_core::ad::{grad, jvp, Dual, DualTensor, Eager, Tangent};
+use lindiff_core::ad::{grad, hvp, Dual, DualTensor, Eager, Tangent};
 use lindiff_core::face::direct::Direct;
 use lindiff_core::{Element, Host, Provider, RealScalar, Result, Scalar, TensorDesc};
 
@@ -41,7 +41,7 @@ pub fn eager_hvp<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
         .collect()
 }
 
-/// H·d for every input by the traced face: `jvp(grad(program))`, compiled
+/// H·d for every input by the traced face: [`hvp`] (`jvp` of `grad`), compiled
 /// and run on a pool allocator.
 ///
 /// # Errors
@@ -54,7 +54,7 @@ pub fn traced_hvp<T: Scalar + Element, P: Provider<Memory = Host>, L: Loss>(
 ) -> Result<Vec<Vec<T>>> {
     let (program, mut descs) = trace(loss, xs)?;
     let wrt: Vec<usize> = (0..xs.len()).collect();
-    let h = jvp(&grad(&program, &wrt)?, &wrt)?;
+    let h = hvp(&program, &wrt)?;
     descs.extend(descs.clone());
     let all: Vec<Input<T>> = xs.iter().chain(ds).cloned().collect();
     let outs = run_program(provider, &h, &descs, &all)?;

@@ -281,8 +281,7 @@ impl Case {
         let d = rng.matrix::<T>(x.rows, x.cols);
         let d = match self {
             Case::Eigh | Case::EighVals | Case::EighBroadened | Case::Cholesky => {
-                let h = d.matmul(&Dense::eye(x.cols, x.cols));
-                let mut sym = Dense::from_fn(x.rows, x.cols, |i, j| h[(i, j)] + h[(j, i)].conj());
+                let mut sym = Dense::from_fn(x.rows, x.cols, |i, j| d[(i, j)] + d[(j, i)].conj());
                 for i in 0..x.rows {
                     sym[(i, i)] = T::from_real(sym[(i, i)].re());
                 }

@@ -94,7 +94,7 @@ fn adjugate<C: Cx + ?Sized>(cx: &mut C, a: &C::P, da: &Tangent<C::T>) -> Result<
     let p_diag = f.diag_embed(&p_diag)?;
     let mut pairs = f.binary(BinaryOp::Sub, &p_full, &p_diag)?;
     let v = f.adjoint(&svd.vh, MatOp::Adjoint)?;
-    let mut c = {
+    let c = {
         let du = f.det(&svd.u)?;
         let dv = f.det(&svd.vh)?;
         let c = f.binary(BinaryOp::Mul, &du, &dv)?;
@@ -104,8 +104,6 @@ fn adjugate<C: Cx + ?Sized>(cx: &mut C, a: &C::P, da: &Tangent<C::T>) -> Result<
     };
     if dtype.is_complex() {
         pairs = f.unary(UnaryOp::ToComplex, &pairs)?;
-    } else {
-        c = f.unary(UnaryOp::Real, &c)?;
     }
     let id = MatOp::Identity;
     let bu = cx.matmul(p(&svd.u), MatOp::Adjoint, t(da), id)?;

@@ -617,3 +617,50 @@ fn forward_at_a_tie_f64() {
 fn forward_at_a_tie_c64() {
     forward_at_a_tie::<Complex<f64>>();
 }
+
+/// ⟨W, U diag(s) Vᴴ⟩ + ½⟨W_r, |·|²⟩ through the thin SVD.
+#[derive(Clone, Copy, Debug)]
+struct SvdReconstruction;
+
+impl Loss for SvdReconstruction {
+    fn name(&self) -> String {
+        "U diag(s) Vᴴ".into()
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let svd = f.svd(&xs[0])?;
+        let scaled = f.scale_cols(&svd.u, &svd.s)?;
+        let a = f.matmul(&scaled, &svd.vh)?;
+        weigh(f, &a)
+    }
+}
+
+/// Forward mode's tie check fires on the coupling, not on its rounding: at
+/// A = U diag(2, 0, 0) Vᴴ (two zero values, tied) along dA = A, the parts of
+/// UᴴdAV at the cut pairs are zero but for rounding. The check measures them
+/// against UᴴdAV itself, so the tangent goes through, and it is exact
+/// (dA = A scales A; against finite differences), on both faces.
+fn forward_at_rounding_only<T: Scalar + Element>() {
+    use lindiff_tests::ad::{finite_difference, forward, traced_jvp};
+    let cpu = lindiff_tests::Cpu::default();
+    for seed in [5, 6] {
+        let a = Rng::new(seed).with_spectrum::<T>(3, 3, &[2.0, 0.0, 0.0]);
+        let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&a)]);
+        let eager = forward(cpu, &SvdReconstruction, &xs, &ds).unwrap_or_else(|e| panic!("eager: {e}"));
+        let traced = traced_jvp(&cpu, &SvdReconstruction, &xs, &ds).unwrap_or_else(|e| panic!("traced: {e}"));
+        let fd = finite_difference(&cpu, &SvdReconstruction, &xs, &ds, 1e-6);
+        for got in [eager, traced] {
+            assert!((got - fd).abs() <= 1e-8 * fd.abs().max(1.0), "{}: {got} vs {fd}", T::DTYPE.name());
+        }
+    }
+}
+
+#[test]
+fn forward_at_rounding_only_f64() {
+    forward_at_rounding_only::<f64>();
+}
+
+#[test]
+fn forward_at_rounding_only_c64() {
+    forward_at_rounding_only::<Complex<f64>>();
+}

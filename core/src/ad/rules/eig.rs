@@ -35,7 +35,7 @@ use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
-use crate::op::internal::{Cut, GaugeOf};
+use crate::op::internal::{Cut, GaugeOf, Part, TangentTieCheck};
 use crate::op::{LinalgOp, LuFactor, LuSolvePrepared, MatOp, SolveOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -106,7 +106,8 @@ fn vectors<C: Cx + ?Sized>(cx: &mut C, w: &C::P, v: &C::P, dp: &Tangent<C::T>) -
     let meta = cx.primal().meta(w);
     let n = meta.shape.dims().first().copied().unwrap_or(0);
     let relative = tie_cutoff(meta.dtype, n);
-    let dp = tie_checked(cx, GaugeOf::Eig, w, Cut::Tie, relative, dp)?;
+    let check = TangentTieCheck { of: GaugeOf::Eig, cut: Cut::Tie, relative, part: Part::Whole };
+    let dp = tie_checked(cx, check, w, dp)?;
     let f =
         cx.primal().pair_inv(w, PairInv { pair: Pair::Diff, regularize: Regularize::Cutoff { relative } })?;
     let g = cx.mul(&f, &dp)?;

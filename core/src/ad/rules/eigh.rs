@@ -37,7 +37,7 @@ use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::op::internal::{Cut, GaugeOf};
+use crate::op::internal::{Cut, GaugeOf, Part, TangentTieCheck};
 use crate::op::{Eigh, EighOptions, EighVals, LinalgOp, MatOp, Triangle};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -115,7 +115,10 @@ fn vectors<C: Cx + ?Sized>(
         None => Regularize::Cutoff { relative: tie_cutoff(meta.dtype, n) },
     };
     let dp = match regularize {
-        Regularize::Cutoff { relative } => tie_checked(cx, GaugeOf::Eigh, w, Cut::Tie, relative, dp)?,
+        Regularize::Cutoff { relative } => {
+            let check = TangentTieCheck { of: GaugeOf::Eigh, cut: Cut::Tie, relative, part: Part::Whole };
+            tie_checked(cx, check, w, dp)?
+        }
         Regularize::Lorentzian { .. } => dp.clone(),
     };
     let f = cx.primal().pair_inv(w, PairInv { pair: Pair::Diff, regularize })?;

@@ -29,7 +29,7 @@ use super::cx::{Cx, Tangent};
 use super::linear::{p, t};
 use super::Lin;
 use crate::error::{Error, Result};
-use crate::op::internal::{Cut, GaugeOf, InternalOp, TangentTieCheck};
+use crate::op::internal::{InternalOp, TangentTieCheck};
 use crate::op::{LinalgOp, MAX_OUTPUTS};
 
 use crate::provider::Op;
@@ -174,22 +174,19 @@ macro_rules! linalg_rules {
 
 crate::op::op_table!(linalg_rules);
 
-/// `c` through forward mode's [`TangentTieCheck`]: the coupling a spectral
-/// rule multiplies by the pair inverse of `x` with the cutoff `relative`,
-/// undefined (an error where it is read) when it is not zero at a pair the
+/// `c` through forward mode's `check`: the coupling a spectral rule
+/// multiplies (in the check's part) by the pair inverse of `x`, undefined
+/// (an error where it is read) when that part is not zero at a pair the
 /// cutoff cuts.
 ///
 /// # Errors
 /// As [`Cx::linear`].
 pub(crate) fn tie_checked<C: Cx + ?Sized>(
     cx: &mut C,
-    of: GaugeOf,
+    check: TangentTieCheck,
     x: &C::P,
-    cut: Cut,
-    relative: f64,
     c: &Tangent<C::T>,
 ) -> Result<Tangent<C::T>> {
-    let check = TangentTieCheck { of, cut, relative };
     cx.lin(Op::Internal(InternalOp::TangentTieCheck(check)), &[p(x), t(c)])
 }
 

@@ -48,7 +48,7 @@ use crate::ad::{Cx, Lin, Tangent};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::face::SvdFactors;
-use crate::op::internal::{Cut, GaugeOf};
+use crate::op::internal::{Cut, GaugeOf, Part, TangentTieCheck};
 use crate::op::{LinalgOp, MatOp, SvdOptions};
 use crate::prim::{Pair, PairInv, Regularize, UnaryOp};
 use crate::provider::Op;
@@ -322,13 +322,14 @@ fn partial_fraction<C: Cx + ?Sized>(
     let twice = cx.primal().diag_part(&twice)?;
     let inv_s = cx.primal().scale(&twice, 2.0)?;
 
-    let dph = cx.adjoint(dp, MatOp::Adjoint)?;
-    let herm2 = cx.add(dp, &dph)?;
-    let ah2 = cx.sub(dp, &dph)?;
-    // At a tie F⁻ is cut, at a pair of zero values F⁺: the couplings they
+    // At a tie F⁻ is cut, at a pair of zero values F⁺: the parts of dP they
     // multiply must vanish there.
-    let herm2 = tie_checked(cx, GaugeOf::Svd, s, Cut::Tie, relative, &herm2)?;
-    let ah2 = tie_checked(cx, GaugeOf::Svd, s, Cut::Zero, relative, &ah2)?;
+    let check = |cut, part| TangentTieCheck { of: GaugeOf::Svd, cut, relative, part };
+    let dp = tie_checked(cx, check(Cut::Tie, Part::Hermitian), s, dp)?;
+    let dp = tie_checked(cx, check(Cut::Zero, Part::AntiHermitian), s, &dp)?;
+    let dph = cx.adjoint(&dp, MatOp::Adjoint)?;
+    let herm2 = cx.add(&dp, &dph)?;
+    let ah2 = cx.sub(&dp, &dph)?;
     let fh = cx.mul(&f_minus, &herm2)?;
     let fk = cx.mul(&f_plus, &ah2)?;
     Ok(Coupling { omega_u: cx.add(&fh, &fk)?, omega_v: cx.sub(&fh, &fk)?, inv_s })

@@ -28,7 +28,7 @@ mod values;
 pub use chain::{Chain, Link, LinkOp, Operand, MAX_LINKS, MAX_SCALES};
 pub use completion::{Completion, CompletionCheck};
 pub use gauge::{why, EigGaugeCheck, EighGaugeCheck, GaugeOf, SvdGaugeCheck, Values};
-pub use tangent_tie::{Cut, TangentTieCheck};
+pub use tangent_tie::{Cut, Part, TangentTieCheck};
 pub use tie::TieCheck;
 pub use values::ValuesCheck;
 

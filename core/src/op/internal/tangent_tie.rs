@@ -10,8 +10,12 @@
 //! never runs it (its transpose is the identity); its gauge checks see the
 //! cotangent instead.
 //!
-//! C_ij counts as zero when |C_ij| ≤ eps^{3/4}·max|C| over the batch item
-//! (relative to C itself: a C that is all rounding can still be reported). Cost: O(k²) per batch item.
+//! The SVD's rule multiplies the Hermitian and the anti-Hermitian part of
+//! its coupling by different pair inverses; the check takes the coupling
+//! itself and forms the part it is asked about ([`Part`]), so that a part
+//! which is all rounding is measured against the coupling it came from.
+//! An entry counts as zero when it is at most eps^{3/4}·max|C| over the
+//! batch item. Cost: O(k²) per batch item.
 
 use super::GaugeOf;
 use crate::error::{Dim, Error, Result};
@@ -22,7 +26,8 @@ use crate::tensor::TensorMeta;
 /// `x` (the spectrum, `[k, batch…]`, real or complex) and a tangent
 /// coupling `c` (`[k, k, batch…]`, complex when `x` is) → `c` unchanged,
 /// or `Error::NotDifferentiable` reported as the decomposition `of` names,
-/// when `c` is nonzero at a pair the cutoff `relative` cuts (see [`Cut`]).
+/// when the `part` of `c` is nonzero at a pair the cutoff `relative` cuts
+/// (see [`Cut`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TangentTieCheck {
     /// The decomposition named in the error.
@@ -31,6 +36,21 @@ pub struct TangentTieCheck {
     pub cut: Cut,
     /// δ relative to max|x| (the rule's cutoff).
     pub relative: f64,
+    /// Which part of `c` the cut pair inverse multiplies.
+    pub part: Part,
+}
+
+/// The part of the coupling C a rule multiplies by its cut pair inverse,
+/// entry (i, j).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// C_ij itself.
+    #[default]
+    Whole,
+    /// C_ij + conj(C_ji).
+    Hermitian,
+    /// C_ij − conj(C_ji).
+    AntiHermitian,
 }
 
 /// The pairs (i, j) of a spectrum x a rule's pair inverse cuts, with
@@ -45,7 +65,7 @@ pub enum Cut {
 
 impl Default for TangentTieCheck {
     fn default() -> Self {
-        TangentTieCheck { of: GaugeOf::default(), cut: Cut::Tie, relative: 0.0 }
+        TangentTieCheck { of: GaugeOf::default(), cut: Cut::Tie, relative: 0.0, part: Part::Whole }
     }
 }
 

@@ -20,6 +20,7 @@ pub mod losses;
 pub mod reference;
 pub mod spectral;
 pub mod svd_check;
+pub mod taylor;
 
 #[cfg(feature = "cuda")]
 pub use cuda::CudaStaged;

@@ -1,7 +1,7 @@
 //! Second order (docs/ad-rules.md#second-order): Hessian-vector products by
 //! forward over reverse, through every op whose gradient is built from
-//! rules — the spectral ops, det/slogdet, the factorizations, solve and the
-//! composites. For each loss, in f64 and c64:
+//! rules — the spectral ops, det/slogdet, the factorizations, solve, the
+//! composites and expm. For each loss, in f64 and c64:
 //! * the eager face (the tape over `Dual`) and the traced face
 //!   (`jvp(grad(program))`) give the same bits;
 //! * the HVP matches central differences of the gradient (one Richardson step from 1e-3·‖x‖
@@ -76,6 +76,9 @@ enum Case {
     Householder,
     /// A lower-triangular solve with a fixed right-hand side.
     TriangularSolve,
+    /// e^A of a general A (degree 13 with one squaring): second order runs
+    /// through the Fréchet derivative's own rule (the block identity).
+    Expm,
 }
 
 /// [`probe`] of a matrix, or of a vector as one column.
@@ -225,6 +228,10 @@ impl Loss for Case {
                 let (p, q) = (weigh(f, &qr.h)?, weigh(f, &qr.tau)?);
                 sum(f, p, q)
             }
+            Case::Expm => {
+                let e = f.expm(a)?;
+                weigh(f, &e)
+            }
             Case::TriangularSolve => {
                 let b = rhs(f, a)?;
                 let x =
@@ -294,7 +301,7 @@ impl Case {
     }
 }
 
-const ALL: [Case; 24] = [
+const ALL: [Case; 25] = [
     Case::Svd,
     Case::SvdVals,
     Case::Eigh,
@@ -319,6 +326,7 @@ const ALL: [Case; 24] = [
     Case::FullPivLu,
     Case::Householder,
     Case::TriangularSolve,
+    Case::Expm,
 ];
 
 /// The HVP of `case` at its input along its direction, by both faces (same

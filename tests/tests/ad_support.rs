@@ -192,6 +192,8 @@ fn case<T: Scalar + Element, P: TestProvider>(face: &mut Direct<P>, op: &Op) -> 
                 Op::Linalg(LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2)))),
                 vec![input(&a)],
             )),
+            LinalgOp::Expm(_) => same(vec![input(&a)]),
+            LinalgOp::ExpmFrechet(_) => same(vec![input(&a), input(&general)]),
             LinalgOp::LuFactorSolve(_) | LinalgOp::FullPivLuSolve(_) => same(vec![input(&a), input(&b)]),
             LinalgOp::Lstsq(_) => same(vec![input(&tall), input(&b5)]),
             LinalgOp::LuSolvePrepared(_) => {

@@ -5,12 +5,12 @@
 
 use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::{
-    Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, FullPivLu, FullPivLuFactor,
-    FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian, FunmHermitianFactors, HouseholderQrAppend,
-    HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, LowRankApprox, Lstsq, Lu,
-    LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction, MatrixRank, Pinv, PinvOptions, Polar, Qr,
-    RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions, SvdTruncated, SvdVals,
-    TriangularSolve, TriangularSolveOptions, Truncation,
+    Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, Expm, ExpmFrechet, FullPivLu,
+    FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian, FunmHermitianFactors,
+    HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
+    LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction, MatrixRank, Pinv,
+    PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions,
+    SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -67,6 +67,8 @@ fn every_op() -> Vec<(Op, Vec<TensorMeta>)> {
         (LinalgOp::Adjugate(Adjugate), vec![a()]),
         (LinalgOp::FunmHermitian(FunmHermitian(MatrixFunction::Log)), vec![a()]),
         (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![a()]),
+        (LinalgOp::Expm(Expm), vec![a()]),
+        (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Transpose)), vec![a(), a()]),
         (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))), vec![a()]),
         (LinalgOp::Polar(Polar), vec![a()]),
         (LinalgOp::Pinv(Pinv::default()), vec![a()]),

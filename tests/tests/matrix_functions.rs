@@ -17,6 +17,7 @@ use lindiff_core::{Element, Error, Ops, Result, Scalar};
 use lindiff_tests::ad::{check, eager_grad, traced_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::pairing;
+use lindiff_tests::taylor::{expm_taylor, relative};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
@@ -29,45 +30,12 @@ fn hermitian<T: Scalar>(lambda: &[f64], seed: u64) -> (Dense<T>, Dense<T>) {
     (q.scale_cols(&l).matmul(&q.adjoint()), q)
 }
 
-fn frobenius<T: Scalar>(a: &Dense<T>) -> f64 {
-    a.norm()
-}
-
-fn scaled<T: Scalar>(a: &Dense<T>, s: f64) -> Dense<T> {
-    Dense::from_fn(a.rows, a.cols, |i, j| a[(i, j)].scale(Re::<T>::from_f64(s)))
-}
-
-fn plus<T: Scalar>(a: &Dense<T>, b: &Dense<T>) -> Dense<T> {
-    Dense::from_fn(a.rows, a.cols, |i, j| a[(i, j)] + b[(i, j)])
-}
-
-/// e^A by scaling and squaring a 30-term Taylor series (‖A/2^s‖ ≤ ½).
-fn expm_reference<T: Scalar>(a: &Dense<T>) -> Dense<T> {
-    let norm = frobenius(a);
-    let s = if norm > 0.5 { (norm / 0.5).log2().ceil() as i32 } else { 0 };
-    let x = scaled(a, 0.5f64.powi(s));
-    let mut term = Dense::<T>::eye(a.rows, a.cols);
-    let mut sum = term.clone();
-    for k in 1..30 {
-        term = scaled(&term.matmul(&x), 1.0 / k as f64);
-        sum = plus(&sum, &term);
-    }
-    for _ in 0..s {
-        sum = sum.matmul(&sum);
-    }
-    sum
-}
-
 /// f(A) on the direct face.
 fn funm<T: Scalar + Element, P: TestProvider>(p: &P, a: &Dense<T>, f: MatrixFunction) -> Result<Dense<T>> {
     let mut la = Direct::new(*p);
     let t = la.tensor(&[a.rows, a.cols], &a.data)?;
     let y = la.funm_hermitian(&t, f)?;
     Ok(Dense::from_col_major(a.rows, a.cols, y.to_vec::<T>()?))
-}
-
-fn relative<T: Scalar>(got: &Dense<T>, want: &Dense<T>) -> f64 {
-    frobenius(&got.sub(want)) / frobenius(want)
 }
 
 /// The forward against the references, on spectra from 1e-3 to 20.
@@ -77,10 +45,10 @@ fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
     {
         let (a, _) = hermitian::<T>(&lambda, seed);
         let e = funm(p, &a, MatrixFunction::Exp).unwrap();
-        let err = relative(&e, &expm_reference(&a));
+        let err = relative(&e, &expm_taylor(&a));
         assert!(err <= 1e-12, "{} exp {lambda:?}: {err:.2e}", T::DTYPE.name());
         let l = funm(p, &a, MatrixFunction::Log).unwrap();
-        let err = relative(&expm_reference(&l), &a);
+        let err = relative(&expm_taylor(&l), &a);
         assert!(err <= 1e-12, "{} log {lambda:?}: exp(log A) vs A {err:.2e}", T::DTYPE.name());
         let r = funm(p, &a, MatrixFunction::Sqrt).unwrap();
         let err = relative(&r.matmul(&r), &a);

@@ -69,6 +69,8 @@ const CUDA_UNSUPPORTED: &[&str] = &[
     "matrix_rank",
     "funm_hermitian",
     "funm_hermitian_factors",
+    "expm",
+    "expm_frechet",
 ];
 
 fn root() -> PathBuf {

@@ -408,6 +408,9 @@ const FUNM: &str = concat!(
      divided differences where they nearly do); log needs a positive definite input and sqrt a \
      positive semidefinite one, whose derivative is not finite at a zero eigenvalue"
 );
+const EXPM: &str = "the Fréchet derivative by the Padé approximant's own derivative, at the same \
+                    scaling as the forward (as accurate as expm itself: a few ε times the \
+                    condition number); second order by the block identity at twice the size";
 /// The decomposition and divided differences `funm_hermitian_factors` returns
 /// for its rule.
 const RULE_DATA: Support = Support::Unsupported {

@@ -305,6 +305,64 @@ macro_rules! op_table {
                 support: |_op| list(&[ok(FUNM), RULE_DATA, RULE_DATA, RULE_DATA]),
                 methods: {},
             }
+            /// The exponential of a general matrix: `a` → `ea`.
+            Expm {
+                name: "expm", family: "op-expm", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [ea], rule: expm,
+                support: |_op| list(&[ok(EXPM)]),
+                methods: {
+                    /// e^a for a general square `a`, by scaling and squaring with a
+                    /// degree-3…13 Padé approximant; its derivative is the Fréchet
+                    /// derivative ([`expm_frechet`](Self::expm_frechet)).
+                    ///
+                    /// ```
+                    /// use lindiff_cpu::prelude::*;
+                    /// let mut la = Direct::new(Cpu::new());
+                    /// // A nilpotent a: e^a = I + a.
+                    /// let a = la.tensor_row_major(2, 2, &[0.0, 3.0, 0.0, 0.0])?;
+                    /// let e = la.expm(&a)?.to_vec::<f64>()?;
+                    /// for (got, want) in e.iter().zip([1.0, 0.0, 3.0, 1.0]) {
+                    ///     assert!((got - want).abs() < 1e-15);
+                    /// }
+                    /// # Ok::<(), Error>(())
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// Non-square input; non-finite input; a result that overflows
+                    /// (`NonFinite` naming `ea`).
+                    fn expm -> ea;
+                },
+            }
+            /// The Fréchet derivative of the exponential: `a`, `e` → `l`.
+            ExpmFrechet {
+                name: "expm_frechet", family: "op-expm", dtypes: [F32, F64, C32, C64],
+                inputs: [a, e], outputs: [l], rule: expm,
+                support: |_op| list(&[ok(EXPM)]),
+                methods: {
+                    /// L(a, e) = d/dt e^{a + t·e} at t = 0: the directional derivative
+                    /// of [`expm`](Self::expm), by the Padé approximant's own derivative
+                    /// (Al-Mohy and Higham 2009).
+                    ///
+                    /// ```
+                    /// use lindiff_cpu::prelude::*;
+                    /// let mut la = Direct::new(Cpu::new());
+                    /// // Where a and e commute, L(a, e) = e^a e.
+                    /// let a = la.tensor_row_major(2, 2, &[1.0, 0.0, 0.0, 2.0])?;
+                    /// let e = la.tensor_row_major(2, 2, &[3.0, 0.0, 0.0, 0.5])?;
+                    /// let l = la.expm_frechet(&a, &e)?.to_vec::<f64>()?;
+                    /// let want = [3.0 * 1f64.exp(), 0.0, 0.0, 0.5 * 2f64.exp()];
+                    /// for (got, want) in l.iter().zip(want) {
+                    ///     assert!((got - want).abs() < 1e-14 * want.abs().max(1.0));
+                    /// }
+                    /// # Ok::<(), Error>(())
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// Non-square `a`; `e` of another shape, dtype or batch; non-finite
+                    /// input; a result that overflows (`NonFinite` naming `l`).
+                    fn expm_frechet -> l = ExpmFrechet(MatOp::Identity);
+                },
+            }
             /// General eigendecomposition: `a` → `w`, `v` (complex).
             Eig {
                 name: "eig", family: "op-eig", dtypes: [F32, F64, C32, C64],

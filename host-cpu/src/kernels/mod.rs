@@ -47,6 +47,7 @@ pub(crate) mod columns;
 mod det;
 mod eig;
 mod eigh;
+mod expm;
 pub(crate) mod finite;
 mod full_piv_lu;
 mod funm;
@@ -102,6 +103,8 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         LinalgOp::EighVals(k) => built!("op-eigh", k),
         LinalgOp::FunmHermitian(k) => built!("op-eigh", k),
         LinalgOp::FunmHermitianFactors(k) => built!("op-eigh", k),
+        LinalgOp::Expm(k) => built!("op-expm", k),
+        LinalgOp::ExpmFrechet(k) => built!("op-expm", k),
         LinalgOp::Eig(k) => built!("op-eig", k),
         LinalgOp::EigVals(k) => built!("op-eig", k),
         LinalgOp::Cholesky(k) => built!("op-cholesky", k),

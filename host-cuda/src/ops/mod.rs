@@ -81,6 +81,9 @@ pub fn runs(op: &Op) -> Runs {
             LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_) => {
                 Runs::Unsupported("the Hermitian matrix functions are not written for the device yet")
             }
+            LinalgOp::Expm(_) | LinalgOp::ExpmFrechet(_) => {
+                Runs::Unsupported("expm and its Fréchet derivative are not written for the device yet")
+            }
         },
         Op::Internal(_) => Runs::Unsupported(
             "reverse mode's checks (gauge, values, tie bound, completion) are not written for the device: \
@@ -155,6 +158,8 @@ fn family(l: &LinalgOp) -> Option<Family<'_>> {
         | LinalgOp::Adjugate(_)
         | LinalgOp::FunmHermitian(_)
         | LinalgOp::FunmHermitianFactors(_)
+        | LinalgOp::Expm(_)
+        | LinalgOp::ExpmFrechet(_)
         | LinalgOp::MatrixRank(_) => return None,
     })
 }

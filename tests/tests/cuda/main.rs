@@ -72,6 +72,8 @@ mod face_methods;
 mod fusion;
 #[path = "../lu.rs"]
 mod lu;
+#[path = "../matrix_exponential.rs"]
+mod matrix_exponential;
 #[path = "../matrix_functions.rs"]
 mod matrix_functions;
 #[path = "../outputs_on_error.rs"]

@@ -12,6 +12,7 @@ mod cholesky;
 mod det;
 mod eig;
 mod eigh;
+mod expm;
 mod full_piv_lu;
 mod funm;
 mod householder;

@@ -1,5 +1,5 @@
-//! Transposes of the solves in their right-hand side `b`, under
-//! ⟨X, Y⟩ = Re tr(XᴴY).
+//! Transposes of the solves in their right-hand side `b`, and of
+//! `expm_frechet` in its direction `e`, under ⟨X, Y⟩ = Re tr(XᴴY).
 //!
 //! For x = op(A)⁻¹ b (or op(Q) b), ⟨x̄, op(A)⁻¹ b⟩ = ⟨op(A)⁻ᴴ x̄, b⟩, so
 //! b̄ = (op(A)ᴴ)⁻¹ x̄: the same solve with the adjoint flag. Identity and
@@ -12,9 +12,10 @@
 //! provider's factor layout is assumed.
 
 use super::{only, Coefs, Cotangents};
+use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
-use crate::op::{LinalgOp, MatOp, TriangularSolveOptions};
+use crate::op::{ExpmFrechet, LinalgOp, MatOp, TriangularSolveOptions};
 use crate::prim::UnaryOp;
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
@@ -52,6 +53,13 @@ pub(super) fn transpose<C: Cx + ?Sized>(
             let (h, tau) = (coefs.at(op, 0)?, coefs.at(op, 1)?);
             let (how, conj) = adjoint_of(s.0, complex);
             sandwich(cx, conj, ct, |cx, x| cx.householder_apply(h, tau, x, how))?
+        }
+        LinalgOp::ExpmFrechet(f) => {
+            // ⟨Ē, L(X, E)⟩ = ⟨L(Xᴴ, Ē), E⟩ (e^{Xᴴ} = (e^X)ᴴ), the same flags as a solve.
+            let a = coefs.at(op, 0)?;
+            let (how, conj) = adjoint_of(f.0, complex);
+            let frechet = Op::Linalg(LinalgOp::ExpmFrechet(ExpmFrechet(how)));
+            sandwich(cx, conj, ct, |cx, x| cx.lin(frechet, &[p(a), t(x)]))?
         }
         _ => {
             let name = op.input_names().get(pos).copied().unwrap_or("?");

@@ -1,0 +1,256 @@
+//! The exponential of a general matrix (`expm`) and its Fréchet derivative
+//! (`expm_frechet`; docs/ad-rules.md#matrix-exponential):
+//! * the forward against references that share no code with the kernel:
+//!   closed forms (a rotation generator, a nilpotent matrix, a diagonal
+//!   similarity) and a Taylor series by scaling and squaring
+//!   (`lindiff_tests::taylor`), at 1-norms from 1e-3 to 40, so that every
+//!   Padé degree (3, 5, 7, 9, 13) and scalings up to s = 4 run; f32 and c32
+//!   against f64;
+//! * the Fréchet derivative against the block identity
+//!   exp([[A, E], [0, A]]) = [[e^A, L(A, E)], [0, e^A]] by the Taylor
+//!   reference, and its transposed and adjoint forms against the plain one
+//!   on a transposed input;
+//! * gradients of ⟨W, e^A⟩ and of ⟨W, L(A, E)⟩ by the `check` harness
+//!   (forward mode, entrywise finite differences, both faces' bits);
+//! * errors (NaN, overflow, shapes), an underflow to zero, a batch, 0×0.
+
+use lindiff_core::face::direct::Direct;
+use lindiff_core::face::Face;
+use lindiff_core::op::{ExpmFrechet, LinalgOp};
+use lindiff_core::{Element, Error, MatOp, Op, Ops, RealScalar, Result, Scalar};
+use lindiff_tests::ad::{check, Input, Loss};
+use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::losses::pairing;
+use lindiff_tests::taylor::{expm_frechet_taylor, expm_taylor, relative, scaled};
+use lindiff_tests::TestProvider;
+use num_complex::Complex;
+
+/// 1-norms that select each Padé degree and scaling: 3, 5, 7, 9 below their
+/// thresholds (1.5e-2, 0.25, 0.95, 2.1), 13 at s = 0, 1 and 4.
+const NORMS: [f64; 8] = [1e-3, 0.2, 0.9, 2.0, 5.0, 8.0, 40.0, 1.0];
+
+/// ‖a‖₁.
+fn norm1<T: Scalar>(a: &Dense<T>) -> f64 {
+    (0..a.cols).map(|j| (0..a.rows).map(|i| a[(i, j)].abs().to_f64()).sum::<f64>()).fold(0.0, f64::max)
+}
+
+/// A random n×n matrix with 1-norm `norm`.
+fn general<T: Scalar>(n: usize, norm: f64, seed: u64) -> Dense<T> {
+    let a = Rng::new(seed).matrix::<T>(n, n);
+    scaled(&a, norm / norm1(&a))
+}
+
+fn expm<T: Scalar + Element, P: TestProvider>(p: &P, a: &Dense<T>) -> Result<Dense<T>> {
+    let mut la = Direct::new(*p);
+    let t = la.tensor(&[a.rows, a.cols], &a.data)?;
+    let y = la.expm(&t)?;
+    Ok(Dense::from_col_major(a.rows, a.cols, y.to_vec::<T>()?))
+}
+
+fn frechet<T: Scalar + Element, P: TestProvider>(p: &P, a: &Dense<T>, e: &Dense<T>, how: MatOp) -> Dense<T> {
+    let mut la = Direct::new(*p);
+    let ta = la.tensor(&[a.rows, a.cols], &a.data).unwrap();
+    let te = la.tensor(&[e.rows, e.cols], &e.data).unwrap();
+    let op = Op::Linalg(LinalgOp::ExpmFrechet(ExpmFrechet(how)));
+    let l = la.single(op, &[&ta, &te]).unwrap();
+    Dense::from_col_major(a.rows, a.cols, l.to_vec::<T>().unwrap())
+}
+
+/// Closed forms, then the Taylor reference at every degree and scaling:
+/// within 1e-13 relative (Frobenius) up to ‖A‖₁ = 8, and 40·1e-14 at 40,
+/// where e^A's own condition number grows with ‖A‖.
+fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
+    let name = T::DTYPE.name();
+    let re = |x: f64| T::from_real(Re::<T>::from_f64(x));
+    // [[0, θ], [−θ, 0]] → [[cos θ, sin θ], [−sin θ, cos θ]].
+    for theta in [0.3, 3.0, 30.0] {
+        let a = Dense::from_fn(2, 2, |i, j| re([[0.0, theta], [-theta, 0.0]][i][j]));
+        let want =
+            Dense::from_fn(2, 2, |i, j| re([[theta.cos(), theta.sin()], [-theta.sin(), theta.cos()]][i][j]));
+        let err = relative(&expm(p, &a).unwrap(), &want);
+        assert!(err <= 1e-15 * theta.max(1.0) * 4.0, "{name} rotation θ = {theta}: {err:.2e}");
+    }
+    // A strictly upper triangular N: e^N = I + N + N²/2 + N³/6.
+    let r = Rng::new(3).matrix::<T>(4, 4);
+    let nil =
+        Dense::from_fn(4, 4, |i, j| if j > i { r[(i, j)].scale(Re::<T>::from_f64(3.0)) } else { T::zero() });
+    let n2 = nil.matmul(&nil);
+    let n3 = n2.matmul(&nil);
+    let want = Dense::from_fn(4, 4, |i, j| {
+        let eye = if i == j { re(1.0) } else { T::zero() };
+        eye + nil[(i, j)]
+            + n2[(i, j)].scale(Re::<T>::from_f64(0.5))
+            + n3[(i, j)].scale(Re::<T>::from_f64(1.0 / 6.0))
+    });
+    let err = relative(&expm(p, &nil).unwrap(), &want);
+    assert!(err <= 1e-14, "{name} nilpotent: {err:.2e}");
+    // S diag(d) S⁻¹ with S = Q + small: e^A = S diag(e^d) S⁻¹ (S well conditioned).
+    let q = Rng::new(4).unitary::<T>(5);
+    let d = [-2.0, -0.5, 0.1, 1.0, 2.5];
+    let dr: Vec<Re<T>> = d.iter().map(|&x| Re::<T>::from_f64(x)).collect();
+    let ed: Vec<Re<T>> = d.iter().map(|&x| Re::<T>::from_f64(x.exp())).collect();
+    let a = q.scale_cols(&dr).matmul(&q.adjoint());
+    let want = q.scale_cols(&ed).matmul(&q.adjoint());
+    let err = relative(&expm(p, &a).unwrap(), &want);
+    assert!(err <= 1e-14, "{name} similarity: {err:.2e}");
+    for (k, &norm) in NORMS.iter().enumerate() {
+        for n in [3, 6] {
+            let a = general::<T>(n, norm, 10 + k as u64);
+            let err = relative(&expm(p, &a).unwrap(), &expm_taylor(&a));
+            let tol = if norm > 10.0 { 40.0 * 1e-14 } else { 1e-13 };
+            assert!(err <= tol, "{name} n = {n} ‖A‖₁ = {norm}: vs Taylor {err:.2e}");
+        }
+    }
+}
+
+fn forward_f64<P: TestProvider>(p: &P) {
+    forward_accuracy::<f64, P>(p);
+}
+
+fn forward_c64<P: TestProvider>(p: &P) {
+    forward_accuracy::<Complex<f64>, P>(p);
+}
+
+/// Single precision against double precision at the same rounded input.
+fn forward_single<P: TestProvider>(p: &P) {
+    for (k, norm) in [0.2, 2.0, 8.0].into_iter().enumerate() {
+        let a = general::<f64>(4, norm, 20 + k as u64);
+        let a32 = Dense::from_fn(4, 4, |i, j| a[(i, j)] as f32);
+        let a64 = Dense::from_fn(4, 4, |i, j| f64::from(a32[(i, j)]));
+        let want = expm(p, &a64).unwrap();
+        let got = expm(p, &a32).unwrap();
+        let err = relative(&Dense::from_fn(4, 4, |i, j| f64::from(got[(i, j)])), &want);
+        assert!(err <= 1e-5, "f32 ‖A‖₁ = {norm}: {err:.2e}");
+        let c32 = Dense::from_fn(4, 4, |i, j| Complex::new(a32[(i, j)], 0.0f32));
+        let got = expm(p, &c32).unwrap();
+        let err = relative(&Dense::from_fn(4, 4, |i, j| f64::from(got[(i, j)].re)), &want);
+        assert!(err <= 1e-5, "c32 ‖A‖₁ = {norm}: {err:.2e}");
+    }
+}
+
+/// L(A, E) against the block identity by Taylor (1e-12 relative up to
+/// ‖A‖₁ = 8, 1e-11 at 40); L(Aᵀ, E) and L(Aᴴ, E) by the flag equal L on an
+/// explicitly transposed input, bit for bit.
+fn frechet_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
+    let name = T::DTYPE.name();
+    for (k, &norm) in NORMS.iter().enumerate() {
+        let a = general::<T>(4, norm, 30 + k as u64);
+        let e = Rng::new(40 + k as u64).matrix::<T>(4, 4);
+        let got = frechet(p, &a, &e, MatOp::Identity);
+        let err = relative(&got, &expm_frechet_taylor(&a, &e));
+        let tol = if norm > 10.0 { 1e-11 } else { 1e-12 };
+        assert!(err <= tol, "{name} ‖A‖₁ = {norm}: L(A, E) vs the block identity {err:.2e}");
+        let at = Dense::from_fn(4, 4, |i, j| a[(j, i)]);
+        assert_eq!(frechet(p, &a, &e, MatOp::Transpose).data, frechet(p, &at, &e, MatOp::Identity).data);
+        assert_eq!(
+            frechet(p, &a, &e, MatOp::Adjoint).data,
+            frechet(p, &a.adjoint(), &e, MatOp::Identity).data
+        );
+    }
+}
+
+fn frechet_f64<P: TestProvider>(p: &P) {
+    frechet_accuracy::<f64, P>(p);
+}
+
+fn frechet_c64<P: TestProvider>(p: &P) {
+    frechet_accuracy::<Complex<f64>, P>(p);
+}
+
+/// ⟨W, e^A⟩.
+#[derive(Clone, Copy, Debug)]
+struct ExpPairing;
+
+impl Loss for ExpPairing {
+    fn name(&self) -> String {
+        "<W, expm(A)>".into()
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let ea = f.expm(&xs[0])?;
+        pairing(f, &xs[1], &ea)
+    }
+}
+
+/// ⟨W, L(A, E)⟩, differentiated in A and E.
+#[derive(Clone, Copy, Debug)]
+struct FrechetPairing;
+
+impl Loss for FrechetPairing {
+    fn name(&self) -> String {
+        "<W, expm_frechet(A, E)>".into()
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let l = f.expm_frechet(&xs[0], &xs[1])?;
+        pairing(f, &xs[2], &l)
+    }
+}
+
+/// The harness (forward mode against reverse mode, entrywise finite
+/// differences, eager and traced bits) at a low degree, at degree 13
+/// without and with scaling.
+fn gradients<T: Scalar + Element, P: TestProvider>(p: &P) {
+    for (k, norm) in [0.2, 4.0, 12.0].into_iter().enumerate() {
+        let a = general::<T>(4, norm, 50 + k as u64);
+        let w = Rng::new(60 + k as u64).matrix::<T>(4, 4);
+        check(p, &ExpPairing, &[Input::matrix(&a), Input::matrix(&w)]);
+        let e = Rng::new(70 + k as u64).matrix::<T>(4, 4);
+        check(p, &FrechetPairing, &[Input::matrix(&a), Input::matrix(&e), Input::matrix(&w)]);
+    }
+}
+
+fn gradients_f64<P: TestProvider>(p: &P) {
+    gradients::<f64, P>(p);
+}
+
+fn gradients_c64<P: TestProvider>(p: &P) {
+    gradients::<Complex<f64>, P>(p);
+}
+
+/// Typed errors naming the op and the argument; e^{−1000 I} underflows to
+/// an exact 0, not an error; a batch of 3 is 3 matrices; 0×0 is empty.
+fn errors_and_shapes<P: TestProvider>(p: &P) {
+    let mut nan = general::<f64>(3, 1.0, 80);
+    nan[(1, 2)] = f64::NAN;
+    assert!(matches!(expm(p, &nan), Err(Error::NonFinite { op: "expm", arg: "a", .. })));
+    let big = Dense::from_fn(3, 3, |i, j| if i == j { 1000.0 } else { 0.0 });
+    assert!(matches!(expm(p, &big), Err(Error::NonFinite { op: "expm", arg: "ea", .. })));
+    let small = expm(p, &scaled(&big, -1.0)).unwrap();
+    assert!(small.data.iter().all(|&x| x == 0.0), "e^(−1000 I) = 0");
+    let mut la = Direct::new(*p);
+    let wide = la.tensor(&[2, 3], &[1.0f64; 6]).unwrap();
+    assert!(matches!(la.expm(&wide), Err(Error::NotSquare { op: "expm", arg: "a", .. })));
+    let a = la.tensor(&[3, 3], &general::<f64>(3, 1.0, 81).data).unwrap();
+    let e4 = la.tensor(&[4, 4], &[0.0f64; 16]).unwrap();
+    assert!(matches!(la.expm_frechet(&a, &e4), Err(Error::DimMismatch { op: "expm_frechet", arg: "e", .. })));
+    let e32 = la.tensor(&[3, 3], &[0.0f32; 9]).unwrap();
+    assert!(matches!(la.expm_frechet(&a, &e32), Err(Error::DType { op: "expm_frechet", arg: "e", .. })));
+    let mut e_nan = vec![0.0f64; 9];
+    e_nan[4] = f64::INFINITY;
+    let e_nan = la.tensor(&[3, 3], &e_nan).unwrap();
+    assert!(matches!(
+        la.expm_frechet(&a, &e_nan),
+        Err(Error::NonFinite { op: "expm_frechet", arg: "e", .. })
+    ));
+    let ms: Vec<Dense<f64>> = (0..3).map(|k| general::<f64>(3, [0.1, 3.0, 20.0][k], 82 + k as u64)).collect();
+    let data: Vec<f64> = ms.iter().flat_map(|m| m.data.clone()).collect();
+    let batch = la.tensor(&[3, 3, 3], &data).unwrap();
+    let out = la.expm(&batch).unwrap().to_vec::<f64>().unwrap();
+    for (k, m) in ms.iter().enumerate() {
+        assert_eq!(out[9 * k..9 * k + 9], expm(p, m).unwrap().data[..], "batch item {k}");
+    }
+    let empty = la.tensor(&[0, 0], &[0.0f64; 0]).unwrap();
+    assert!(la.expm(&empty).unwrap().to_vec::<f64>().unwrap().is_empty());
+}
+
+lindiff_tests::providers!(
+    forward_f64,
+    forward_c64,
+    forward_single,
+    frechet_f64,
+    frechet_c64,
+    gradients_f64,
+    gradients_c64,
+    errors_and_shapes
+);

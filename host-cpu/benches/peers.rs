@@ -172,7 +172,26 @@ fn cases() -> Vec<Case> {
     for n in [64, 256] {
         out.push(square("expm loss (Σ expm) value+grad", "expm_loss", n, unit_symmetric(n), 1e-8));
     }
+    for n in [64, 256] {
+        out.push(square("expm (general input)", "expm_general", n, unit_general(n), 1e-10));
+    }
+    for n in [64, 256] {
+        out.push(square(
+            "expm loss, general input, value+grad",
+            "expm_general_loss",
+            n,
+            unit_general(n),
+            1e-8,
+        ));
+    }
     out
+}
+
+/// A random n×n matrix scaled by 1/√n: ‖A‖₂ of order 2, so e^A stays in
+/// range at every n and the Padé path scales (degree 13, a few squarings).
+fn unit_general(n: usize) -> Vec<f64> {
+    let scale = 1.0 / (n as f64).sqrt();
+    matrix(n, n, 13).into_iter().map(|x| x * scale).collect()
 }
 
 /// [`symmetric`] scaled by 1/√n: eigenvalues of order 1, so e^A stays in
@@ -279,6 +298,21 @@ fn lindiff_call(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
             check.extend(out.grads[0].to_vec::<f64>().unwrap());
             let call =
                 move || drop(black_box(la.value_and_grad([&t], |[a]| a.expm_hermitian().sum()).unwrap()));
+            (Box::new(call), check)
+        }
+        "expm_general" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let check = la.expm(&t).unwrap().to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(la.expm(&t).unwrap()))), check)
+        }
+        "expm_general_loss" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let out = la.value_and_grad([&t], |[a]| a.expm().sum()).unwrap();
+            let mut check = vec![out.value];
+            check.extend(out.grads[0].to_vec::<f64>().unwrap());
+            let call = move || drop(black_box(la.value_and_grad([&t], |[a]| a.expm().sum()).unwrap()));
             (Box::new(call), check)
         }
         other => panic!("unknown case kind {other}"),

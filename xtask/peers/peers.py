@@ -7,7 +7,7 @@ sample by sample:
   {"cmd": "load", "kind": k, "case": c, "path": p, "dims": [...]} -> {"libs": [...]}
       reads case c (of kind k: svd_batch, cholesky, svd, svd_loss,
       eigh_loss, svd_hvp (A and the direction as a batch of two), expm,
-      expm_loss) from p, raw little-endian f64 written by the bench
+      expm_loss, expm_general, expm_general_loss) from p, raw little-endian f64 written by the bench
       (column-major matrices, batch last, as lindiff lays them out), builds
       each library's function and runs it once (JAX: compiles it);
   {"cmd": "check", "case": c, "lib": l, "path": p} -> {"len": k}
@@ -106,14 +106,14 @@ def functions(case, a):
             f = jax.jit(lambda m, v: jax.jvp(jax.grad(nuclear), (m,), (v,))[1])
             x, v = jnp.asarray(a[0]), jnp.asarray(a[1])
             out["jax"] = (lambda: jax.block_until_ready(f(x, v)), flat)
-    elif case == "expm":
+    elif case in ("expm", "expm_general"):
         if sla is not None:
             out["scipy"] = (lambda: sla.expm(a), flat)
         if jax is not None:
             f = jax.jit(jax.scipy.linalg.expm)
             x = jnp.asarray(a)
             out["jax"] = (lambda: jax.block_until_ready(f(x)), flat)
-    elif case == "expm_loss":
+    elif case in ("expm_loss", "expm_general_loss"):
         if jax is not None:
             f = jax.jit(jax.value_and_grad(lambda m: jnp.sum(jax.scipy.linalg.expm(m))))
             x = jnp.asarray(a)

@@ -241,6 +241,17 @@ pub enum Error {
         /// Lowest-indexed failing batch item.
         batch_index: usize,
     },
+    /// An input outside the domain of a real function: a real matrix with
+    /// an eigenvalue on the negative real axis has no real principal
+    /// logarithm or square root.
+    OutsideDomain {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Lowest-indexed failing batch item.
+        batch_index: usize,
+    },
     /// A solve met a matrix singular to working precision (see
     /// [`SolveOptions`](crate::op::SolveOptions)), or an exactly singular
     /// one, or a permutation input that is not a permutation.
@@ -357,6 +368,7 @@ impl Error {
             Error::OutOfMemory { .. } => "OutOfMemory",
             Error::NonFinite { .. } => "NonFinite",
             Error::NotPositiveDefinite { .. } => "NotPositiveDefinite",
+            Error::OutsideDomain { .. } => "OutsideDomain",
             Error::Singular { .. } => "Singular",
             Error::NonConvergence { .. } => "NonConvergence",
             Error::Unsupported { .. } => "Unsupported",
@@ -388,6 +400,7 @@ impl Error {
             | Error::Buffer { op, .. }
             | Error::NonFinite { op, .. }
             | Error::NotPositiveDefinite { op, .. }
+            | Error::OutsideDomain { op, .. }
             | Error::Singular { op, .. }
             | Error::NonConvergence { op, .. }
             | Error::Unsupported { op, .. }
@@ -484,6 +497,11 @@ impl fmt::Display for Error {
             Error::NotPositiveDefinite { op, arg, batch_index } => write!(
                 f,
                 "{op}: argument `{arg}` is not positive definite (batch item {batch_index})"
+            ),
+            Error::OutsideDomain { op, arg, batch_index } => write!(
+                f,
+                "{op}: argument `{arg}` is real with an eigenvalue on the negative real axis, where the \
+                 function has no real value (batch item {batch_index}); pass it as a complex matrix"
             ),
             Error::Singular { op, arg, batch_index, rcond } => {
                 if *rcond > 0.0 {

@@ -378,6 +378,8 @@ pub enum Failure {
     NonFinite(&'static str),
     /// Cholesky met a non-positive pivot.
     NotPositiveDefinite(&'static str),
+    /// A real function met a real input outside its domain.
+    OutsideDomain(&'static str),
     /// A solve met an exactly singular matrix (or a permutation input that
     /// is not one).
     Singular(&'static str),
@@ -424,6 +426,7 @@ impl Failure {
         match self {
             Failure::NonFinite(arg) => Error::NonFinite { op, arg, batch_index },
             Failure::NotPositiveDefinite(arg) => Error::NotPositiveDefinite { op, arg, batch_index },
+            Failure::OutsideDomain(arg) => Error::OutsideDomain { op, arg, batch_index },
             Failure::Singular(arg) => Error::Singular { op, arg, batch_index, rcond: 0.0 },
             Failure::NearlySingular { arg, rcond } => Error::Singular { op, arg, batch_index, rcond },
             Failure::NonConvergence => Error::NonConvergence { op, batch_index },

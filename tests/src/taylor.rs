@@ -52,3 +52,22 @@ pub fn expm_frechet_taylor<T: Scalar>(a: &Dense<T>, e: &Dense<T>) -> Dense<T> {
     let big = expm_taylor(&block);
     Dense::from_fn(n, n, |i, j| big[(i, j + n)])
 }
+
+/// S and S⁻¹ for a non-normal, well-conditioned S = Q (I + N): Q a random
+/// unitary and N strictly upper triangular with entries of size ½, so that
+/// S⁻¹ = (I − N + N² − …) Qᴴ is exact. A = S diag(d) S⁻¹ then has
+/// f(A) = S diag(f(d)) S⁻¹ for every primary function f.
+pub fn similarity<T: Scalar>(n: usize, seed: u64) -> (Dense<T>, Dense<T>) {
+    let q = crate::dense::Rng::new(seed).unitary::<T>(n);
+    let r = crate::dense::Rng::new(seed + 1).matrix::<T>(n, n);
+    let upper =
+        Dense::from_fn(n, n, |i, j| if j > i { r[(i, j)].scale(Re::<T>::from_f64(0.5)) } else { T::zero() });
+    let eye = Dense::<T>::eye(n, n);
+    let mut inverse = eye.clone();
+    let mut power = eye.clone();
+    for k in 1..n {
+        power = power.matmul(&upper);
+        inverse = plus(&inverse, &scaled(&power, if k % 2 == 1 { -1.0 } else { 1.0 }));
+    }
+    (q.matmul(&plus(&eye, &upper)), inverse.matmul(&q.adjoint()))
+}

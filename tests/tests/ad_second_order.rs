@@ -1,7 +1,7 @@
 //! Second order (docs/ad-rules.md#second-order): Hessian-vector products by
 //! forward over reverse, through every op whose gradient is built from
 //! rules — the spectral ops, det/slogdet, the factorizations, solve, the
-//! composites and expm. For each loss, in f64 and c64:
+//! composites, expm, logm and sqrtm. For each loss, in f64 and c64:
 //! * the eager face (the tape over `Dual`) and the traced face
 //!   (`jvp(grad(program))`) give the same bits;
 //! * the HVP matches central differences of the gradient (one Richardson step from 1e-3·‖x‖
@@ -79,6 +79,11 @@ enum Case {
     /// e^A of a general A (degree 13 with one squaring): second order runs
     /// through the Fréchet derivative's own rule (the block identity).
     Expm,
+    /// log A of a general A (eigenvalues around 3): through the Schur form,
+    /// second order through the block identity at four times the size.
+    Logm,
+    /// A^{1/2} of the same A.
+    Sqrtm,
 }
 
 /// [`probe`] of a matrix, or of a vector as one column.
@@ -232,6 +237,14 @@ impl Loss for Case {
                 let e = f.expm(a)?;
                 weigh(f, &e)
             }
+            Case::Logm => {
+                let l = f.logm(a)?;
+                weigh(f, &l)
+            }
+            Case::Sqrtm => {
+                let r = f.sqrtm(a)?;
+                weigh(f, &r)
+            }
             Case::TriangularSolve => {
                 let b = rhs(f, a)?;
                 let x =
@@ -275,6 +288,13 @@ impl Case {
                 }
                 a
             }
+            Case::Logm | Case::Sqrtm => {
+                let mut a = rng.matrix::<T>(4, 4);
+                for i in 0..4 {
+                    a[(i, i)] += T::from_f64(3.0);
+                }
+                a
+            }
             Case::DetSingular if seed == 1 => rng.with_spectrum(4, 4, &[3.0, 1.9, 1.1]),
             Case::DetSingular => rng.with_spectrum(4, 4, &[3.0, 1.9]),
             _ => rng.with_spectrum(4, 4, &[3.0, 1.9, 1.1, 0.5]),
@@ -301,7 +321,7 @@ impl Case {
     }
 }
 
-const ALL: [Case; 25] = [
+const ALL: [Case; 27] = [
     Case::Svd,
     Case::SvdVals,
     Case::Eigh,
@@ -327,6 +347,8 @@ const ALL: [Case; 25] = [
     Case::Householder,
     Case::TriangularSolve,
     Case::Expm,
+    Case::Logm,
+    Case::Sqrtm,
 ];
 
 /// The HVP of `case` at its input along its direction, by both faces (same
@@ -671,4 +693,22 @@ fn forward_at_rounding_only_f64() {
 #[test]
 fn forward_at_rounding_only_c64() {
     forward_at_rounding_only::<Complex<f64>>();
+}
+
+/// The same in f32 at k = 12 (ten zero values), where rounding is larger
+/// against the threshold: the check measures the part against ‖UᴴdAV‖_F,
+/// so it still goes through, and agrees with f64 at the same rounded input.
+#[test]
+fn forward_at_rounding_only_f32() {
+    use lindiff_tests::ad::forward;
+    let cpu = lindiff_tests::Cpu::default();
+    let mut spectrum = [0.0; 12];
+    spectrum[..2].copy_from_slice(&[2.0, 1.0]);
+    let a = Rng::new(7).with_spectrum::<f64>(12, 12, &spectrum);
+    let a32 = Dense::from_fn(12, 12, |i, j| a[(i, j)] as f32);
+    let a64 = Dense::from_fn(12, 12, |i, j| f64::from(a32[(i, j)]));
+    let got = forward(cpu, &SvdReconstruction, &[Input::matrix(&a32)], &[Input::matrix(&a32)])
+        .unwrap_or_else(|e| panic!("f32: {e}"));
+    let want = forward(cpu, &SvdReconstruction, &[Input::matrix(&a64)], &[Input::matrix(&a64)]).unwrap();
+    assert!((got - want).abs() <= 1e-3 * want.abs(), "f32 {got} vs f64 {want}");
 }

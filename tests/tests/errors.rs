@@ -7,10 +7,11 @@ use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, S
 use lindiff_core::op::{
     Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, Expm, ExpmFrechet, FullPivLu,
     FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian, FunmHermitianFactors,
-    HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
-    LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction, MatrixRank, Pinv,
-    PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Svd, SvdFull, SvdOptions,
-    SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
+    HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, Logm,
+    LogmFrechet, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction,
+    MatrixRank, Pinv, PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Sqrtm,
+    SqrtmFrechet, Svd, SvdFull, SvdOptions, SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions,
+    Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -69,6 +70,10 @@ fn every_op() -> Vec<(Op, Vec<TensorMeta>)> {
         (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![a()]),
         (LinalgOp::Expm(Expm), vec![a()]),
         (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Transpose)), vec![a(), a()]),
+        (LinalgOp::Logm(Logm), vec![a()]),
+        (LinalgOp::LogmFrechet(LogmFrechet(MatOp::Adjoint)), vec![a(), a()]),
+        (LinalgOp::Sqrtm(Sqrtm), vec![a()]),
+        (LinalgOp::SqrtmFrechet(SqrtmFrechet(MatOp::Identity)), vec![a(), a()]),
         (LinalgOp::LowRankApprox(LowRankApprox(Truncation::Count(2))), vec![a()]),
         (LinalgOp::Polar(Polar), vec![a()]),
         (LinalgOp::Pinv(Pinv::default()), vec![a()]),

@@ -21,13 +21,18 @@ use lindiff_core::{Element, Error, MatOp, Op, Ops, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::pairing;
-use lindiff_tests::taylor::{expm_frechet_taylor, expm_taylor, relative, scaled};
+use lindiff_tests::taylor::{expm_frechet_taylor, expm_taylor, relative, scaled, similarity};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
-/// 1-norms that select each Padé degree and scaling: 3, 5, 7, 9 below their
-/// thresholds (1.5e-2, 0.25, 0.95, 2.1), 13 at s = 0, 1 and 4.
-const NORMS: [f64; 8] = [1e-3, 0.2, 0.9, 2.0, 5.0, 8.0, 40.0, 1.0];
+/// 1-norms that select each Padé degree and scaling.
+/// * expm (θ_m = 1.5e-2, 0.254, 0.950, 2.10, 5.37): m = 3 at 1e-3, 5 at 0.1
+///   and 0.2, 7 at 0.5 and 0.9, 9 at 1 and 2, 13 with s = 0 at 5, 1 at 8, 3
+///   at 40.
+/// * expm_frechet (ℓ_m = 1.08e-2, 0.200, 0.783, 1.78, 4.74): m = 3 at 1e-3,
+///   5 at 0.1 (0.2 sits on ℓ₅), 7 at 0.5, 9 at 0.9 and 1, 13 with s = 0 at
+///   2, 1 at 5 and 8, 4 at 40.
+const NORMS: [f64; 10] = [1e-3, 0.1, 0.2, 0.5, 0.9, 1.0, 2.0, 5.0, 8.0, 40.0];
 
 /// ‖a‖₁.
 fn norm1<T: Scalar>(a: &Dense<T>) -> f64 {
@@ -84,15 +89,15 @@ fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
     });
     let err = relative(&expm(p, &nil).unwrap(), &want);
     assert!(err <= 1e-14, "{name} nilpotent: {err:.2e}");
-    // S diag(d) S⁻¹ with S = Q + small: e^A = S diag(e^d) S⁻¹ (S well conditioned).
-    let q = Rng::new(4).unitary::<T>(5);
+    // A non-normal similarity: e^{S diag(d) S⁻¹} = S diag(e^d) S⁻¹.
+    let (s_mat, s_inv) = similarity::<T>(5, 4);
     let d = [-2.0, -0.5, 0.1, 1.0, 2.5];
     let dr: Vec<Re<T>> = d.iter().map(|&x| Re::<T>::from_f64(x)).collect();
     let ed: Vec<Re<T>> = d.iter().map(|&x| Re::<T>::from_f64(x.exp())).collect();
-    let a = q.scale_cols(&dr).matmul(&q.adjoint());
-    let want = q.scale_cols(&ed).matmul(&q.adjoint());
+    let a = s_mat.scale_cols(&dr).matmul(&s_inv);
+    let want = s_mat.scale_cols(&ed).matmul(&s_inv);
     let err = relative(&expm(p, &a).unwrap(), &want);
-    assert!(err <= 1e-14, "{name} similarity: {err:.2e}");
+    assert!(err <= 1e-13, "{name} non-normal similarity: {err:.2e}");
     for (k, &norm) in NORMS.iter().enumerate() {
         for n in [3, 6] {
             let a = general::<T>(n, norm, 10 + k as u64);
@@ -172,31 +177,36 @@ impl Loss for ExpPairing {
     }
 }
 
-/// ⟨W, L(A, E)⟩, differentiated in A and E.
+/// ⟨W, L(op(A), E)⟩, differentiated in A and E.
 #[derive(Clone, Copy, Debug)]
-struct FrechetPairing;
+struct FrechetPairing(MatOp);
 
 impl Loss for FrechetPairing {
     fn name(&self) -> String {
-        "<W, expm_frechet(A, E)>".into()
+        format!("<W, expm_frechet({:?}(A), E)>", self.0)
     }
 
     fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
-        let l = f.expm_frechet(&xs[0], &xs[1])?;
+        let op = Op::Linalg(LinalgOp::ExpmFrechet(ExpmFrechet(self.0)));
+        let l = f.single(op, &[&xs[0], &xs[1]])?;
         pairing(f, &xs[2], &l)
     }
 }
 
 /// The harness (forward mode against reverse mode, entrywise finite
-/// differences, eager and traced bits) at a low degree, at degree 13
-/// without and with scaling.
+/// differences, eager and traced bits) at low degrees and at degree 13
+/// without and with scaling; the Fréchet derivative with each flag (its
+/// transpose under the transpose flag is conj(L(A, conj Ē)) for complex
+/// input).
 fn gradients<T: Scalar + Element, P: TestProvider>(p: &P) {
-    for (k, norm) in [0.2, 4.0, 12.0].into_iter().enumerate() {
+    for (k, norm) in [0.1, 0.5, 4.0, 12.0].into_iter().enumerate() {
         let a = general::<T>(4, norm, 50 + k as u64);
         let w = Rng::new(60 + k as u64).matrix::<T>(4, 4);
         check(p, &ExpPairing, &[Input::matrix(&a), Input::matrix(&w)]);
         let e = Rng::new(70 + k as u64).matrix::<T>(4, 4);
-        check(p, &FrechetPairing, &[Input::matrix(&a), Input::matrix(&e), Input::matrix(&w)]);
+        for how in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
+            check(p, &FrechetPairing(how), &[Input::matrix(&a), Input::matrix(&e), Input::matrix(&w)]);
+        }
     }
 }
 
@@ -216,6 +226,8 @@ fn errors_and_shapes<P: TestProvider>(p: &P) {
     assert!(matches!(expm(p, &nan), Err(Error::NonFinite { op: "expm", arg: "a", .. })));
     let big = Dense::from_fn(3, 3, |i, j| if i == j { 1000.0 } else { 0.0 });
     assert!(matches!(expm(p, &big), Err(Error::NonFinite { op: "expm", arg: "ea", .. })));
+    let zero = frechet(p, &big, &Dense::from_fn(3, 3, |_, _| 0.0), MatOp::Identity);
+    assert!(zero.data.iter().all(|&x| x == 0.0), "L(A, 0) = 0 even where e^A overflows");
     let small = expm(p, &scaled(&big, -1.0)).unwrap();
     assert!(small.data.iter().all(|&x| x == 0.0), "e^(−1000 I) = 0");
     let mut la = Direct::new(*p);

@@ -71,6 +71,10 @@ const CUDA_UNSUPPORTED: &[&str] = &[
     "funm_hermitian_factors",
     "expm",
     "expm_frechet",
+    "logm",
+    "logm_frechet",
+    "sqrtm",
+    "sqrtm_frechet",
 ];
 
 fn root() -> PathBuf {

@@ -62,6 +62,9 @@ fn inputs(op: &Op, m: usize, n: usize) -> Option<Vec<(Vec<usize>, bool)>> {
                 vec![mat(m, n), mat(m, 1)]
             }
             LinalgOp::TriangularSolve(_) => vec![mat(m, n), mat(m, 1)],
+            LinalgOp::ExpmFrechet(_) | LinalgOp::LogmFrechet(_) | LinalgOp::SqrtmFrechet(_) => {
+                vec![mat(m, n), mat(m, n)]
+            }
             LinalgOp::LuSolvePrepared(_) => vec![mat(m, n), int(m), mat(m, 1)],
             LinalgOp::FullPivLuSolvePrepared(_) => vec![mat(m, n), int(m), int(n), mat(m, 1)],
             _ => vec![mat(m, n)],

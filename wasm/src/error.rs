@@ -94,6 +94,7 @@ impl ApiError {
                 | Error::Buffer { arg, .. }
                 | Error::NonFinite { arg, .. }
                 | Error::NotPositiveDefinite { arg, .. }
+                | Error::OutsideDomain { arg, .. }
                 | Error::Singular { arg, .. } => Some(arg),
                 _ => None,
             },

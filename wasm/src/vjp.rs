@@ -233,6 +233,7 @@ fn named(e: ApiError, op: VjpOp) -> ApiError {
         | Error::Empty { op: name, .. }
         | Error::NonFinite { op: name, .. }
         | Error::NotPositiveDefinite { op: name, .. }
+        | Error::OutsideDomain { op: name, .. }
         | Error::Singular { op: name, .. } => *name = op.name(),
         _ => {}
     }

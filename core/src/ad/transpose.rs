@@ -123,7 +123,10 @@ fn linearity(op: &Op) -> Linearity {
             _ => Nowhere,
         },
         Op::Linalg(l) => match l {
-            LinalgOp::TriangularSolve(_) | LinalgOp::ExpmFrechet(_) => One(&[1]),
+            LinalgOp::TriangularSolve(_)
+            | LinalgOp::ExpmFrechet(_)
+            | LinalgOp::LogmFrechet(_)
+            | LinalgOp::SqrtmFrechet(_) => One(&[1]),
             LinalgOp::LuSolvePrepared(_) | LinalgOp::HouseholderQrApply(_) => One(&[2]),
             LinalgOp::FullPivLuSolvePrepared(_) => One(&[3]),
             _ => Nowhere,

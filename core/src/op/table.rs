@@ -307,8 +307,8 @@ macro_rules! op_table {
             }
             /// The exponential of a general matrix: `a` → `ea`.
             Expm {
-                name: "expm", family: "op-expm", dtypes: [F32, F64, C32, C64],
-                inputs: [a], outputs: [ea], rule: expm,
+                name: "expm", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [ea], rule: matfun,
                 support: |_op| list(&[ok(EXPM)]),
                 methods: {
                     /// e^a for a general square `a`, by scaling and squaring with a
@@ -335,8 +335,8 @@ macro_rules! op_table {
             }
             /// The Fréchet derivative of the exponential: `a`, `e` → `l`.
             ExpmFrechet {
-                name: "expm_frechet", family: "op-expm", dtypes: [F32, F64, C32, C64],
-                inputs: [a, e], outputs: [l], rule: expm,
+                name: "expm_frechet", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a, e], outputs: [l], rule: matfun,
                 support: |_op| list(&[ok(EXPM)]),
                 methods: {
                     /// L(a, e) = d/dt e^{a + t·e} at t = 0: the directional derivative
@@ -361,6 +361,97 @@ macro_rules! op_table {
                     /// Non-square `a`; `e` of another shape, dtype or batch; non-finite
                     /// input; a result that overflows (`NonFinite` naming `l`).
                     fn expm_frechet -> l = ExpmFrechet(MatOp::Identity);
+                },
+            }
+            /// The principal logarithm of a general matrix: `a` → `la`.
+            Logm {
+                name: "logm", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [la], rule: matfun,
+                support: |_op| list(&[ok(LOGM)]),
+                methods: {
+                    /// The principal logarithm of a square `a` (eigenvalues off the
+                    /// closed negative real axis for real input), over the complex
+                    /// Schur form by inverse scaling and squaring; its derivative is
+                    /// [`logm_frechet`](Self::logm_frechet).
+                    ///
+                    /// ```
+                    /// use lindiff_cpu::prelude::*;
+                    /// let mut la = Direct::new(Cpu::new());
+                    /// // log [[e, 1], [0, e]] = [[1, 1/e], [0, 1]].
+                    /// let e = 1f64.exp();
+                    /// let a = la.tensor_row_major(2, 2, &[e, 1.0, 0.0, e])?;
+                    /// let l = la.logm(&a)?.to_vec::<f64>()?;
+                    /// for (got, want) in l.iter().zip([1.0, 0.0, 1.0 / e, 1.0]) {
+                    ///     assert!((got - want).abs() < 1e-14);
+                    /// }
+                    /// # Ok::<(), Error>(())
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// Non-square input; non-finite input; an eigenvalue exactly 0
+                    /// (`Singular`); a real input with an eigenvalue on the negative
+                    /// real axis (`OutsideDomain`: pass it as complex); Schur
+                    /// iterations that do not converge.
+                    fn logm -> la;
+                },
+            }
+            /// The Fréchet derivative of the logarithm: `a`, `e` → `l`.
+            LogmFrechet {
+                name: "logm_frechet", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a, e], outputs: [l], rule: matfun,
+                support: |_op| list(&[ok(LOGM)]),
+                methods: {
+                    /// L(a, e) = d/dt log(a + t·e) at t = 0, by the block identity
+                    /// log [[a, e], [0, a]] = [[log a, L(a, e)], [0, log a]].
+                    ///
+                    /// # Errors
+                    /// As `logm`; `e` of another shape, dtype or batch.
+                    fn logm_frechet -> l = LogmFrechet(MatOp::Identity);
+                },
+            }
+            /// The principal square root of a general matrix: `a` → `sa`.
+            Sqrtm {
+                name: "sqrtm", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [sa], rule: matfun,
+                support: |_op| list(&[ok(SQRTM)]),
+                methods: {
+                    /// The principal square root of a square `a` (no eigenvalue on
+                    /// the negative real axis for real input), over the complex Schur
+                    /// form (Björck–Hammarling); its derivative is
+                    /// [`sqrtm_frechet`](Self::sqrtm_frechet).
+                    ///
+                    /// ```
+                    /// use lindiff_cpu::prelude::*;
+                    /// let mut la = Direct::new(Cpu::new());
+                    /// // sqrt [[4, 5], [0, 9]] = [[2, 1], [0, 3]].
+                    /// let a = la.tensor_row_major(2, 2, &[4.0, 5.0, 0.0, 9.0])?;
+                    /// let r = la.sqrtm(&a)?.to_vec::<f64>()?;
+                    /// for (got, want) in r.iter().zip([2.0, 0.0, 1.0, 3.0]) {
+                    ///     assert!((got - want).abs() < 1e-14);
+                    /// }
+                    /// # Ok::<(), Error>(())
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// Non-square input; non-finite input; a real input with an
+                    /// eigenvalue on the negative real axis (`OutsideDomain`); two zero
+                    /// eigenvalues coupled in T, where no square root exists
+                    /// (`Singular`); Schur iterations that do not converge.
+                    fn sqrtm -> sa;
+                },
+            }
+            /// The Fréchet derivative of the square root: `a`, `e` → `l`.
+            SqrtmFrechet {
+                name: "sqrtm_frechet", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a, e], outputs: [l], rule: matfun,
+                support: |_op| list(&[ok(SQRTM)]),
+                methods: {
+                    /// L(a, e) = d/dt (a + t·e)^{1/2} at t = 0: the solution of
+                    /// S L + L S = e with S = a^{1/2}, by the block identity.
+                    ///
+                    /// # Errors
+                    /// As `sqrtm`; `e` of another shape, dtype or batch.
+                    fn sqrtm_frechet -> l = SqrtmFrechet(MatOp::Identity);
                 },
             }
             /// General eigendecomposition: `a` → `w`, `v` (complex).

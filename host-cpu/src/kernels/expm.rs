@@ -18,10 +18,12 @@
 //! * Errors: NaN/∞ in `a` or `e` → `NonFinite` naming it; a result that
 //!   overflows → `NonFinite` naming the output.
 //!
-//! Scratch: up to 16 n×n matrices, the LU's permutations and faer's.
+//! Scratch: up to 19 n×n matrices (15 for expm), the LU's permutations and
+//! faer's.
 
 use super::lu::{carve_perms, factor, factor_scratch};
-use super::scaling::{max_abs_mat, scale_mat, Scaling};
+use super::pool::Pool;
+use super::scaling::{exponent, max_abs_mat, scale_mat, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -97,21 +99,6 @@ fn scratch<T: Field>(n: usize, temps: usize, par: Par) -> StackReq {
     ])
 }
 
-/// n×n matrices carved from one zeroed block of scratch.
-struct Pool<'a, T> {
-    chunks: core::slice::ChunksExactMut<'a, T>,
-    n: usize,
-}
-
-impl<'a, T: Field> Pool<'a, T> {
-    /// The next matrix. The kernels' `scratch` counts how many each takes
-    /// (a miscount is a bug: it panics here, before any write).
-    fn take(&mut self) -> MatMut<'a, T> {
-        let chunk = self.chunks.next().expect("expm: scratch pool miscounted");
-        MatMut::from_column_major_slice_mut(chunk, self.n, self.n)
-    }
-}
-
 impl<T: Field> Kernel<T> for Expm {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         scratch::<T>(shapes.input(0).0, EXPM_TEMPS, par)
@@ -125,7 +112,7 @@ impl<T: Field> Kernel<T> for Expm {
         }
         let (degree, s) = degree_and_scaling(a, &THETA, "a")?;
         let (mut block, stack) = stack.make_with(EXPM_TEMPS * n * n, |_| T::zero());
-        let mut pool = Pool { chunks: block.chunks_exact_mut(n * n), n };
+        let mut pool = Pool::new(&mut block, n);
         let mut x = pool.take();
         x.copy_from(a);
         scale_mat(x.rb_mut(), -s);
@@ -146,9 +133,9 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         if n == 0 {
             return Ok(());
         }
-        max_abs_mat(e).ok_or(Failure::NonFinite("e"))?;
+        let e_max = max_abs_mat(e).ok_or(Failure::NonFinite("e"))?;
         let (mut block, stack) = stack.make_with(FRECHET_TEMPS * n * n, |_| T::zero());
-        let mut pool = Pool { chunks: block.chunks_exact_mut(n * n), n };
+        let mut pool = Pool::new(&mut block, n);
         let mut x = pool.take();
         match self.0 {
             MatOp::Identity => x.copy_from(a),
@@ -158,23 +145,24 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         // The norm of op(a), not of a: the flags give the same bits as an
         // explicitly transposed input.
         let (degree, s) = degree_and_scaling(x.rb(), &ELL, "a")?;
+        let mut out = item.out_mat::<T>(0);
+        if e_max == Re::<T>::zero() {
+            // L(A, 0) = 0, also where e^A overflows.
+            out.fill(T::zero());
+            return Ok(());
+        }
         scale_mat(x.rb_mut(), -s);
+        // L is linear in e: run it on e·2^-k with max|e·2^-k| in [1, 2) and
+        // scale the result back, so a tiny or huge e loses nothing to the
+        // 2^-s of the squarings.
+        let k = exponent(e_max);
         let mut es = pool.take();
         es.copy_from(e);
-        scale_mat(es.rb_mut(), -s);
+        scale_mat(es.rb_mut(), -k - s);
         let mut r = pool.take();
-        let mut out = item.out_mat::<T>(0);
-        exp_and_derivative::<T>(
-            x.rb(),
-            Some(es.rb()),
-            degree,
-            s,
-            r.rb_mut(),
-            Some(out.rb_mut()),
-            &mut pool,
-            par,
-            stack,
-        );
+        let l = Some(out.rb_mut());
+        exp_and_derivative::<T>(x.rb(), Some(es.rb()), degree, s, r.rb_mut(), l, &mut pool, par, stack);
+        scale_mat(out.rb_mut(), k);
         finite(out.rb(), "l")
     }
 }

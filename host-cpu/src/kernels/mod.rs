@@ -56,10 +56,13 @@ pub(crate) mod gauge_check;
 pub(crate) mod householder;
 mod kept;
 mod lu;
+mod pool;
 mod qr;
 pub(crate) mod range;
 mod recombine;
 pub(crate) mod scaling;
+mod schur;
+mod schur_funm;
 pub(crate) mod singular;
 mod svd;
 mod svd_jacobi;
@@ -103,8 +106,12 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         LinalgOp::EighVals(k) => built!("op-eigh", k),
         LinalgOp::FunmHermitian(k) => built!("op-eigh", k),
         LinalgOp::FunmHermitianFactors(k) => built!("op-eigh", k),
-        LinalgOp::Expm(k) => built!("op-expm", k),
-        LinalgOp::ExpmFrechet(k) => built!("op-expm", k),
+        LinalgOp::Expm(k) => built!("op-matfun", k),
+        LinalgOp::ExpmFrechet(k) => built!("op-matfun", k),
+        LinalgOp::Logm(k) => built!("op-matfun", k),
+        LinalgOp::LogmFrechet(k) => built!("op-matfun", k),
+        LinalgOp::Sqrtm(k) => built!("op-matfun", k),
+        LinalgOp::SqrtmFrechet(k) => built!("op-matfun", k),
         LinalgOp::Eig(k) => built!("op-eig", k),
         LinalgOp::EigVals(k) => built!("op-eig", k),
         LinalgOp::Cholesky(k) => built!("op-cholesky", k),

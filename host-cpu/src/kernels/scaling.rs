@@ -44,7 +44,7 @@ fn exponent_f64(x: f64) -> i32 {
 
 /// floor(log2 x) of a positive finite `x` of any real dtype (subnormals
 /// too).
-fn exponent<R: RealScalar>(x: R) -> i32 {
+pub(crate) fn exponent<R: RealScalar>(x: R) -> i32 {
     let x = x.to_f64();
     if x >= f64::MIN_POSITIVE {
         exponent_f64(x)

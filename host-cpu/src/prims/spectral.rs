@@ -156,10 +156,17 @@ pub(super) fn tangent_tie_check<T: Scalar>(
         };
         let largest = (0..k).map(|i| at(i).abs()).fold(T::Real::zero(), |m, a| m.max_real(a));
         let delta = largest * T::Real::from_f64(op.relative);
-        // Measured against C itself, whatever the part: a part that is all
-        // rounding of a larger C is zero.
-        let size = (0..k).flat_map(|j| (0..k).map(move |i| entry(i, j).abs()));
-        let limit = threshold(size.fold(T::Real::zero(), |m, a| m.max_real(a)));
+        // Measured against ‖C‖_F, whatever the part: a part that is all
+        // rounding of a larger C is zero, and so is rounding that grows
+        // with k (a product UᴴdAV rounds in proportion to ‖dA‖).
+        let entries = || (0..k).flat_map(|j| (0..k).map(move |i| entry(i, j).abs()));
+        let biggest = entries().fold(T::Real::zero(), |m, a| m.max_real(a));
+        let frobenius = if biggest > T::Real::zero() {
+            biggest * entries().fold(T::Real::zero(), |sum, a| sum + (a / biggest).abs2()).sqrt()
+        } else {
+            biggest
+        };
+        let limit = threshold(frobenius);
         for j in 0..k {
             for i in 0..k {
                 let z = match op.cut {

@@ -81,9 +81,15 @@ pub fn runs(op: &Op) -> Runs {
             LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_) => {
                 Runs::Unsupported("the Hermitian matrix functions are not written for the device yet")
             }
-            LinalgOp::Expm(_) | LinalgOp::ExpmFrechet(_) => {
-                Runs::Unsupported("expm and its Fréchet derivative are not written for the device yet")
-            }
+            LinalgOp::Expm(_)
+            | LinalgOp::ExpmFrechet(_)
+            | LinalgOp::Logm(_)
+            | LinalgOp::LogmFrechet(_)
+            | LinalgOp::Sqrtm(_)
+            | LinalgOp::SqrtmFrechet(_) => Runs::Unsupported(
+                "the general matrix functions (expm, logm, sqrtm) and their Fréchet derivatives are not written \
+                 for the device yet",
+            ),
         },
         Op::Internal(_) => Runs::Unsupported(
             "reverse mode's checks (gauge, values, tie bound, completion) are not written for the device: \
@@ -160,6 +166,10 @@ fn family(l: &LinalgOp) -> Option<Family<'_>> {
         | LinalgOp::FunmHermitianFactors(_)
         | LinalgOp::Expm(_)
         | LinalgOp::ExpmFrechet(_)
+        | LinalgOp::Logm(_)
+        | LinalgOp::LogmFrechet(_)
+        | LinalgOp::Sqrtm(_)
+        | LinalgOp::SqrtmFrechet(_)
         | LinalgOp::MatrixRank(_) => return None,
     })
 }

@@ -76,6 +76,8 @@ mod lu;
 mod matrix_exponential;
 #[path = "../matrix_functions.rs"]
 mod matrix_functions;
+#[path = "../matrix_log_sqrt.rs"]
+mod matrix_log_sqrt;
 #[path = "../outputs_on_error.rs"]
 mod outputs_on_error;
 #[path = "../prefill.rs"]

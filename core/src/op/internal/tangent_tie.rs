@@ -14,8 +14,9 @@
 //! its coupling by different pair inverses; the check takes the coupling
 //! itself and forms the part it is asked about ([`Part`]), so that a part
 //! which is all rounding is measured against the coupling it came from.
-//! An entry counts as zero when it is at most eps^{3/4}·max|C| over the
-//! batch item. Cost: O(k²) per batch item.
+//! An entry counts as zero when it is at most eps^{3/4}·‖C‖_F over the
+//! batch item (the Frobenius norm: the rounding of a product such as
+//! UᴴdAV grows with its size). Cost: O(k²) per batch item.
 
 use super::GaugeOf;
 use crate::error::{Dim, Error, Result};

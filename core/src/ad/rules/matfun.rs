@@ -1,0 +1,79 @@
+//! Primary functions of general matrices — expm, logm, sqrtm
+//! (docs/ad-rules.md#matrix-exponential,
+//! docs/ad-rules.md#logarithm-and-square-root).
+//!
+//! * f(A): d f(A) = L_f(A, dA), the Fréchet derivative, recorded as the op
+//!   `…_frechet` — linear in its direction, so reverse mode transposes it to
+//!   L_f(Aᴴ, Ē) (`ad/transpose/solve.rs`).
+//! * L_f(op(A), E): linear in E, so its E-part is itself. Its A-part, the
+//!   second Fréchet derivative, comes from the block identity
+//!   f([[X, E], [0, X]]) = [[f(X), L_f(X, E)], [0, f(X)]] (X = op(A)):
+//!   d L_f(X, E)[dX] is the top-right block of L_f(M, dM) with
+//!   M = [[X, E], [0, X]] and dM = [[dX, 0], [0, dX]] — one Fréchet
+//!   derivative at twice the size, so second order is exact, and goes on.
+
+use super::{tangents, unsupported, Primals, Tangents};
+use crate::ad::linear::{p, t};
+use crate::ad::{Cx, Lin, Tangent};
+use crate::error::Result;
+use crate::op::{ExpmFrechet, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet};
+use crate::prim::{BinaryOp, Pad, PrimOp};
+use crate::provider::Op;
+use crate::Ops;
+
+/// The Fréchet op of `l`'s function (`l` the function or its Fréchet op)
+/// with the flag `how`, and the flag `l` carries (`None` for the function).
+pub(crate) fn frechet_of(l: &LinalgOp, how: MatOp) -> Option<(LinalgOp, Option<MatOp>)> {
+    Some(match l {
+        LinalgOp::Expm(_) => (LinalgOp::ExpmFrechet(ExpmFrechet(how)), None),
+        LinalgOp::ExpmFrechet(f) => (LinalgOp::ExpmFrechet(ExpmFrechet(how)), Some(f.0)),
+        LinalgOp::Logm(_) => (LinalgOp::LogmFrechet(LogmFrechet(how)), None),
+        LinalgOp::LogmFrechet(f) => (LinalgOp::LogmFrechet(LogmFrechet(how)), Some(f.0)),
+        LinalgOp::Sqrtm(_) => (LinalgOp::SqrtmFrechet(SqrtmFrechet(how)), None),
+        LinalgOp::SqrtmFrechet(f) => (LinalgOp::SqrtmFrechet(SqrtmFrechet(how)), Some(f.0)),
+        _ => return None,
+    })
+}
+
+pub(super) fn jvp<C: Cx + ?Sized>(
+    cx: &mut C,
+    op: &Op,
+    l: &LinalgOp,
+    primals: &Primals<'_, C::P>,
+    dx: &[Tangent<C::T>],
+) -> Result<Tangents<C::T>> {
+    let a = primals.input(0);
+    let Some((plain, flag)) = frechet_of(l, MatOp::Identity) else { return Ok(unsupported(op)) };
+    let frechet = Op::Linalg(plain);
+    let Some(how) = flag else {
+        return Ok(tangents([cx.lin(frechet, &[p(a), t(&dx[0])])?]));
+    };
+    let Some((flagged, _)) = frechet_of(l, how) else { return Ok(unsupported(op)) };
+    let along_e = cx.lin(Op::Linalg(flagged), &[p(a), t(&dx[1])])?;
+    if dx[0].is_zero() {
+        return Ok(tangents([along_e]));
+    }
+    let n = cx.primal().meta(a).shape.dims()[0];
+    let x = match how {
+        MatOp::Identity => a.clone(),
+        how => cx.primal().adjoint(a, how)?,
+    };
+    let e = primals.input(1);
+    let size = [2 * n, 2 * n];
+    let pad = |start| Op::Prim(PrimOp::Pad(Pad { start, size }));
+    let top = cx.primal().single(pad([0, 0]), &[&x])?;
+    let bottom = cx.primal().single(pad([n, n]), &[&x])?;
+    let corner = cx.primal().single(pad([0, n]), &[e])?;
+    let m = cx.primal().binary(BinaryOp::Add, &top, &bottom)?;
+    let m = cx.primal().binary(BinaryOp::Add, &m, &corner)?;
+    let dxa = match how {
+        MatOp::Identity => dx[0].clone(),
+        how => cx.adjoint(&dx[0], how)?,
+    };
+    let dtop = cx.pad(&dxa, [0, 0], size)?;
+    let dbottom = cx.pad(&dxa, [n, n], size)?;
+    let dm = cx.add(&dtop, &dbottom)?;
+    let block = cx.lin(frechet, &[p(&m), t(&dm)])?;
+    let along_a = cx.slice(&block, [0, n], [n, n])?;
+    Ok(tangents([cx.add(&along_e, &along_a)?]))
+}

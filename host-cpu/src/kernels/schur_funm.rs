@@ -1,0 +1,387 @@
+//! The principal logarithm (`Logm`) and square root (`Sqrtm`) of a general
+//! matrix, and their Fréchet derivatives (`LogmFrechet`, `SqrtmFrechet`),
+//! over the complex Schur form A = Q T Qᴴ (`super::schur`;
+//! docs/ad-rules.md#logarithm-and-square-root):
+//! * sqrt: the Björck–Hammarling recurrence on T, R_ii = √t_ii and
+//!   R_ij = (t_ij − Σ_{i<k<j} R_ik R_kj)/(R_ii + R_jj);
+//! * log: inverse scaling and squaring (Higham 2008, §11.5): square roots
+//!   of T until ‖T^{1/2^k} − I‖₁ ≤ 1/4, then the [8/8] Padé approximant of
+//!   log(I + X) as 8-point Gauss–Legendre quadrature of ∫₀¹ X(I + tX)⁻¹ dt
+//!   (error below 2⁻⁵³ for ‖X‖ ≤ 1/4, Kenney and Laub's bound), times 2^k;
+//!   the diagonal is then set to log t_ii exactly;
+//! * the Fréchet derivative L(op(A), E) by the block identity
+//!   f([[X, E], [0, X]]) = [[f(X), L(X, E)], [0, f(X)]], with E scaled by a
+//!   power of two to X's size (L is linear in E).
+//!
+//! Real input runs in complex arithmetic and returns the real part, which
+//! is the real principal function when it exists: a real input with an
+//! eigenvalue on the negative real axis (within n·ε·max|t| of it) has
+//! none, and is `OutsideDomain("a")`; pass it as complex. An exactly zero
+//! eigenvalue is `Singular("a")` for log; for sqrt only where two of them
+//! meet a nonzero coupling (no square root exists).
+//!
+//! Scratch: 7 complex n×n matrices (2n×2n for the derivatives) and a
+//! vector.
+
+use super::pool::Pool;
+use super::scaling::{exponent, max_abs_mat, scale_mat};
+use super::schur::schur;
+use crate::batch::{Failure, Item, Kernel, Shapes};
+use crate::field::Field;
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Accum, MatMut, MatRef, Par};
+use lindiff_core::op::{Logm, LogmFrechet, MatOp, Sqrtm, SqrtmFrechet};
+use lindiff_core::{DType, Element, RealScalar, Scalar};
+use num_complex::Complex;
+
+type Re<C> = <C as Scalar>::Real;
+
+/// The function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Primary {
+    Log,
+    Sqrt,
+}
+
+/// Gauss–Legendre nodes and weights on [0, 1], 8 points: the [8/8] Padé
+/// approximant of log(1 + x) is Σ w_j x/(1 + t_j x).
+const NODES: [f64; 8] = [
+    0.019855071751231912,
+    0.10166676129318664,
+    0.2372337950418355,
+    0.4082826787521751,
+    0.5917173212478248,
+    0.7627662049581645,
+    0.8983332387068134,
+    0.9801449282487681,
+];
+const WEIGHTS: [f64; 8] = [
+    0.05061426814518853,
+    0.11119051722668721,
+    0.15685332293894344,
+    0.18134189168918083,
+    0.18134189168918083,
+    0.15685332293894344,
+    0.11119051722668721,
+    0.05061426814518853,
+];
+
+/// ‖T^{1/2^k} − I‖₁ at which the Padé approximant is applied.
+const PADE_RADIUS: f64 = 0.25;
+
+/// At most this many square roots (for |log λ| up to 2^60/4).
+const MAX_ROOTS: i32 = 60;
+
+/// Complex n×n matrices one evaluation takes from its pool: the input
+/// and result, Q, f(T) and a product, and the logarithm's three.
+const TEMPS: usize = 8;
+
+/// The Schur-form evaluation: complex scalars of lindiff and faer at once.
+trait Cplx: Field {}
+impl<C: Field> Cplx for C {}
+
+impl<T: Field> Kernel<T> for Logm {
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        dispatch_scratch::<T>(shapes.input(0).0)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        dispatch::<T>(item, Primary::Log, None, par, stack)
+    }
+}
+
+impl<T: Field> Kernel<T> for Sqrtm {
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        dispatch_scratch::<T>(shapes.input(0).0)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        dispatch::<T>(item, Primary::Sqrt, None, par, stack)
+    }
+}
+
+impl<T: Field> Kernel<T> for LogmFrechet {
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        dispatch_scratch::<T>(2 * shapes.input(0).0)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        dispatch::<T>(item, Primary::Log, Some(self.0), par, stack)
+    }
+}
+
+impl<T: Field> Kernel<T> for SqrtmFrechet {
+    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
+        dispatch_scratch::<T>(2 * shapes.input(0).0)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        dispatch::<T>(item, Primary::Sqrt, Some(self.0), par, stack)
+    }
+}
+
+fn scratch_for<R: RealScalar>(m: usize) -> StackReq
+where
+    Complex<R>: Cplx,
+{
+    if m == 0 {
+        return StackReq::EMPTY;
+    }
+    StackReq::new::<Complex<R>>(TEMPS * m * m + m)
+}
+
+fn dispatch_scratch<T: Field>(m: usize) -> StackReq {
+    #[allow(unreachable_patterns)]
+    match <T as Element>::DTYPE {
+        DType::F32 | DType::C32 => scratch_for::<f32>(m),
+        DType::F64 | DType::C64 => scratch_for::<f64>(m),
+        _ => StackReq::EMPTY,
+    }
+}
+
+fn dispatch<T: Field>(
+    item: &mut Item<'_>,
+    f: Primary,
+    how: Option<MatOp>,
+    par: Par,
+    stack: &mut MemStack,
+) -> Result<(), Failure> {
+    #[allow(unreachable_patterns)]
+    match <T as Element>::DTYPE {
+        #[cfg(feature = "f32")]
+        DType::F32 => run::<f32, f32>(item, f, how, par, stack),
+        #[cfg(feature = "f64")]
+        DType::F64 => run::<f64, f64>(item, f, how, par, stack),
+        #[cfg(feature = "c32")]
+        DType::C32 => run::<f32, Complex<f32>>(item, f, how, par, stack),
+        #[cfg(feature = "c64")]
+        DType::C64 => run::<f64, Complex<f64>>(item, f, how, par, stack),
+        other => unreachable!("logm/sqrtm kernel dispatched for dtype {other:?}"),
+    }
+}
+
+/// One batch item with input and output scalars `T` (R or Complex<R>).
+fn run<R, T>(
+    item: &mut Item<'_>,
+    f: Primary,
+    how: Option<MatOp>,
+    par: Par,
+    stack: &mut MemStack,
+) -> Result<(), Failure>
+where
+    R: RealScalar + Field,
+    T: Field + Scalar<Real = R>,
+    Complex<R>: Cplx + Scalar<Real = R>,
+{
+    let a = item.mat::<T>(0);
+    let n = a.nrows();
+    if n == 0 {
+        return Ok(());
+    }
+    let x_max = max_abs_mat(a).ok_or(Failure::NonFinite("a"))?;
+    let real = !<T as Element>::DTYPE.is_complex();
+    let widen = |x: T| Complex::new(Scalar::re(x), Scalar::im(x));
+    let m = if how.is_some() { 2 * n } else { n };
+    let (mut block, _) = stack.make_with(TEMPS * m * m + m, |_| Complex::<R>::zero());
+    let (mats, v) = block.split_at_mut(TEMPS * m * m);
+    let mut pool = Pool::new(mats, m);
+    let mut input = pool.take();
+    let (arg, out_name) = match how {
+        None => {
+            for j in 0..n {
+                for i in 0..n {
+                    input[(i, j)] = widen(a[(i, j)]);
+                }
+            }
+            ("a", if f == Primary::Log { "la" } else { "sa" })
+        }
+        Some(how) => {
+            let e = item.mat::<T>(1);
+            let e_max = max_abs_mat(e).ok_or(Failure::NonFinite("e"))?;
+            if e_max == R::zero() {
+                item.out_mat::<T>(0).fill(T::zero());
+                return Ok(());
+            }
+            // [[X, E·2^-k], [0, X]] with max|E·2^-k| near max|X|.
+            let k = exponent(e_max) - if x_max > R::zero() { exponent(x_max) } else { 0 };
+            for j in 0..n {
+                for i in 0..n {
+                    let x = match how {
+                        MatOp::Identity => a[(i, j)],
+                        MatOp::Transpose => a[(j, i)],
+                        MatOp::Adjoint => a[(j, i)].conj(),
+                    };
+                    input[(i, j)] = widen(x);
+                    input[(i + n, j + n)] = widen(x);
+                    input[(i, j + n)] = widen(e[(i, j)]);
+                }
+            }
+            scale_mat(input.rb_mut().submatrix_mut(0, n, n, n), -k);
+            let mut result = pool.take();
+            evaluate(f, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par)?;
+            let mut out = item.out_mat::<T>(0);
+            let mut corner = result.rb_mut().submatrix_mut(0, n, n, n);
+            scale_mat(corner.rb_mut(), k);
+            return write(corner.rb(), out.rb_mut(), "l");
+        }
+    };
+    let mut result = pool.take();
+    evaluate(f, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par).map_err(|e| match e {
+        Failure::NonFinite(_) => Failure::NonFinite(arg),
+        other => other,
+    })?;
+    let mut out = item.out_mat::<T>(0);
+    write(result.rb(), out.rb_mut(), out_name)
+}
+
+/// `out` = `z` (its real part for a real `T`); `NonFinite(name)` unless finite.
+fn write<R, T>(z: MatRef<'_, Complex<R>>, mut out: MatMut<'_, T>, name: &'static str) -> Result<(), Failure>
+where
+    R: RealScalar + Field,
+    T: Field + Scalar<Real = R>,
+    Complex<R>: Cplx,
+{
+    for j in 0..z.ncols() {
+        for i in 0..z.nrows() {
+            let x = z[(i, j)];
+            out[(i, j)] = T::from_parts(x.re, x.im);
+        }
+    }
+    max_abs_mat(out.rb()).map(|_| ()).ok_or(Failure::NonFinite(name))
+}
+
+/// f(A) = Q f(T) Qᴴ into `out`, for `a` (overwritten by T).
+fn evaluate<C: Cplx>(
+    f: Primary,
+    mut a: MatMut<'_, C>,
+    mut out: MatMut<'_, C>,
+    pool: &mut Pool<'_, C>,
+    v: &mut [C],
+    real: bool,
+    par: Par,
+) -> Result<(), Failure> {
+    let mut q = pool.take();
+    schur(a.rb_mut(), q.rb_mut(), v)?;
+    let t = a.rb();
+    check_domain(f, t, real)?;
+    let mut ft = pool.take();
+    match f {
+        Primary::Sqrt => sqrt_upper(t, ft.rb_mut())?,
+        Primary::Log => log_upper(t, ft.rb_mut(), pool, par)?,
+    }
+    let mut tmp = pool.take();
+    matmul(tmp.rb_mut(), Accum::Replace, q.rb(), ft.rb(), C::one(), par);
+    matmul(out.rb_mut(), Accum::Replace, tmp.rb(), q.rb().adjoint(), C::one(), par);
+    Ok(())
+}
+
+/// Eigenvalues (the diagonal of T) the function cannot take.
+fn check_domain<C: Cplx>(f: Primary, t: MatRef<'_, C>, real: bool) -> Result<(), Failure> {
+    let n = t.nrows();
+    let largest = (0..n).map(|i| t[(i, i)].abs()).fold(Re::<C>::zero(), |m, x| m.max_real(x));
+    let slack = largest * Re::<C>::from_usize(n) * Re::<C>::EPSILON;
+    for i in 0..n {
+        let lambda = t[(i, i)];
+        if f == Primary::Log && lambda.abs() == Re::<C>::zero() {
+            return Err(Failure::Singular("a"));
+        }
+        // A real matrix's eigenvalue on the negative axis: no real f(A).
+        if real && Scalar::re(lambda) < -slack && Scalar::abs(Scalar::im(lambda)) <= slack {
+            return Err(Failure::OutsideDomain("a"));
+        }
+    }
+    Ok(())
+}
+
+/// The principal square root R of the upper triangular `t` (Björck–Hammarling).
+fn sqrt_upper<C: Cplx>(t: MatRef<'_, C>, mut r: MatMut<'_, C>) -> Result<(), Failure> {
+    let n = t.nrows();
+    for j in 0..n {
+        for i in 0..n {
+            r[(i, j)] = C::zero();
+        }
+        r[(j, j)] = t[(j, j)].sqrt();
+    }
+    for j in 0..n {
+        for i in (0..j).rev() {
+            let mut s = t[(i, j)];
+            for k in i + 1..j {
+                s -= r[(i, k)] * r[(k, j)];
+            }
+            let den = r[(i, i)] + r[(j, j)];
+            r[(i, j)] = if den.abs() != Re::<C>::zero() {
+                s / den
+            } else if s.abs() == Re::<C>::zero() {
+                C::zero()
+            } else {
+                // Two zero eigenvalues coupled: no square root exists.
+                return Err(Failure::Singular("a"));
+            };
+        }
+    }
+    Ok(())
+}
+
+/// The principal logarithm of the upper triangular `t` into `l` (inverse
+/// scaling and squaring; see the module docs).
+fn log_upper<C: Cplx>(
+    t: MatRef<'_, C>,
+    mut l: MatMut<'_, C>,
+    pool: &mut Pool<'_, C>,
+    par: Par,
+) -> Result<(), Failure> {
+    let n = t.nrows();
+    let (mut s, mut m, mut y) = (pool.take(), pool.take(), pool.take());
+    s.copy_from(t);
+    let mut k = 0;
+    while distance_to_identity(s.rb()) > Re::<C>::from_f64(PADE_RADIUS) {
+        if k == MAX_ROOTS {
+            return Err(Failure::NonConvergence);
+        }
+        sqrt_upper(s.rb(), m.rb_mut())?;
+        s.copy_from(m.rb());
+        k += 1;
+    }
+    // X = S − I (in s); L = Σ w_j (I + t_j X)⁻¹ X (X and I + t_j X commute).
+    for i in 0..n {
+        s[(i, i)] -= C::one();
+    }
+    l.fill(C::zero());
+    for (&node, &weight) in NODES.iter().zip(WEIGHTS.iter()) {
+        for j in 0..n {
+            for i in 0..n {
+                let eye = if i == j { C::one() } else { C::zero() };
+                m[(i, j)] = if i <= j { eye + s[(i, j)].scale(Re::<C>::from_f64(node)) } else { C::zero() };
+            }
+        }
+        y.copy_from(s.rb());
+        solve_upper_triangular_in_place(m.rb(), y.rb_mut(), par);
+        for j in 0..n {
+            for i in 0..=j {
+                l[(i, j)] += y[(i, j)].scale(Re::<C>::from_f64(weight));
+            }
+        }
+    }
+    scale_mat(l.rb_mut(), k);
+    for i in 0..n {
+        let lambda = t[(i, i)];
+        let (re, im) = (Scalar::re(lambda), Scalar::im(lambda));
+        l[(i, i)] = C::from_parts(lambda.abs().ln(), im.atan2(re));
+    }
+    Ok(())
+}
+
+/// ‖S − I‖₁ of an upper triangular S.
+fn distance_to_identity<C: Cplx>(s: MatRef<'_, C>) -> Re<C> {
+    let n = s.nrows();
+    (0..n)
+        .map(|j| {
+            (0..=j).fold(Re::<C>::zero(), |acc, i| {
+                acc + (s[(i, j)] - if i == j { C::one() } else { C::zero() }).abs()
+            })
+        })
+        .fold(Re::<C>::zero(), |m, x| m.max_real(x))
+}

@@ -184,7 +184,23 @@ fn cases() -> Vec<Case> {
             1e-8,
         ));
     }
+    for kind in ["logm", "sqrtm"] {
+        for n in [64, 256] {
+            out.push(square(kind, kind, n, shifted_general(n), 1e-10));
+        }
+    }
     out
+}
+
+/// [`unit_general`] + 2.5·I: eigenvalues in a disc of radius about 2
+/// around 2.5, inside the real principal logarithm's and square root's
+/// domain.
+fn shifted_general(n: usize) -> Vec<f64> {
+    let mut a = unit_general(n);
+    for i in 0..n {
+        a[i * n + i] += 2.5;
+    }
+    a
 }
 
 /// A random n×n matrix scaled by 1/√n: ‖A‖₂ of order 2, so e^A stays in
@@ -314,6 +330,14 @@ fn lindiff_call(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
             check.extend(out.grads[0].to_vec::<f64>().unwrap());
             let call = move || drop(black_box(la.value_and_grad([&t], |[a]| a.expm().sum()).unwrap()));
             (Box::new(call), check)
+        }
+        "logm" | "sqrtm" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let log = case.kind == "logm";
+            let run = move |la: &mut Direct<Cpu>| if log { la.logm(&t) } else { la.sqrtm(&t) };
+            let check = run(&mut la).unwrap().to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(run(&mut la).unwrap()))), check)
         }
         other => panic!("unknown case kind {other}"),
     }

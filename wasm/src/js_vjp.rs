@@ -36,6 +36,9 @@ export interface VjpOutputs<A extends FloatArray> {
   det: { det: number };
   inv: { inv: Mat<A> };
   matmul: { c: Mat<A> };
+  expm: { ea: Mat<A> };
+  logm: { la: Mat<A> };
+  sqrtm: { sa: Mat<A> };
 }
 /** The inputs of each op of `vjp`. */
 export interface VjpInputs<A extends FloatArray> {
@@ -47,6 +50,9 @@ export interface VjpInputs<A extends FloatArray> {
   det: [a: Mat<A>];
   inv: [a: Mat<A>];
   matmul: [a: Mat<A>, b: Mat<A>];
+  expm: [a: Mat<A>];
+  logm: [a: Mat<A>];
+  sqrtm: [a: Mat<A>];
 }
 /** The ops `vjp` runs. */
 export type VjpOp = keyof VjpOutputs<Float64Array>;

@@ -48,6 +48,12 @@ pub enum VjpOp {
     Inv,
     /// `c = a b`.
     Matmul,
+    /// `ea` = e^a of a square `a`.
+    Expm,
+    /// `la`, the principal logarithm of a square `a`.
+    Logm,
+    /// `sa`, the principal square root of a square `a`.
+    Sqrtm,
 }
 
 /// What an output is.
@@ -63,7 +69,7 @@ pub enum OutputKind {
 
 impl VjpOp {
     /// Every op, in the order of their names.
-    pub const ALL: [VjpOp; 8] = [
+    pub const ALL: [VjpOp; 11] = [
         VjpOp::Svd,
         VjpOp::Eigh,
         VjpOp::Qr,
@@ -72,6 +78,9 @@ impl VjpOp {
         VjpOp::Det,
         VjpOp::Inv,
         VjpOp::Matmul,
+        VjpOp::Expm,
+        VjpOp::Logm,
+        VjpOp::Sqrtm,
     ];
 
     /// The op's name (as JS spells it).
@@ -85,6 +94,9 @@ impl VjpOp {
             VjpOp::Det => "det",
             VjpOp::Inv => "inv",
             VjpOp::Matmul => "matmul",
+            VjpOp::Expm => "expm",
+            VjpOp::Logm => "logm",
+            VjpOp::Sqrtm => "sqrtm",
         }
     }
 
@@ -119,6 +131,9 @@ impl VjpOp {
             VjpOp::Det => &[("det", Scalar)],
             VjpOp::Inv => &[("inv", M)],
             VjpOp::Matmul => &[("c", M)],
+            VjpOp::Expm => &[("ea", M)],
+            VjpOp::Logm => &[("la", M)],
+            VjpOp::Sqrtm => &[("sa", M)],
         }
     }
 }
@@ -216,6 +231,9 @@ fn forward(tape: &mut Tape, op: VjpOp, x: &[Tracked<Tensor>]) -> Result<Vec<Trac
         VjpOp::Det => vec![tape.det(&x[0])?],
         VjpOp::Inv => vec![tape.inv(&x[0])?],
         VjpOp::Matmul => vec![tape.matmul(&x[0], &x[1])?],
+        VjpOp::Expm => vec![tape.expm(&x[0])?],
+        VjpOp::Logm => vec![tape.logm(&x[0])?],
+        VjpOp::Sqrtm => vec![tape.sqrtm(&x[0])?],
     })
 }
 

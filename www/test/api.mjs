@@ -12,7 +12,8 @@
 //      truncation that does or does not split a group), never against the
 //      code under test;
 //   4. the vjp API (www/test/vjp_cases.mjs, shared with the browser test):
-//      JS losses through svd, eigh, qr, cholesky, solve, det, inv, matmul
+//      JS losses through svd, eigh, qr, cholesky, solve, det, inv, matmul,
+//      expm, logm, sqrtm
 //      against central differences, f32 against f64, LindiffError fields.
 //
 //   node www/test/api.mjs

@@ -33,6 +33,7 @@ export function vjpCases(wasm) {
   const B42 = M(4, 2, [0.5, -1.0, 1.5, 0.2, -0.3, 0.8, 1.0, 0.4]);
   const W3 = M(3, 3, [0.3, -0.2, 0.5, 0.1, 0.7, -0.4, 0.6, 0.2, -0.1]);
   const C34 = M(3, 4, [1.0, -0.5, 0.25, 2.0, 0.1, 0.9, -1.3, 0.4, -0.6, 0.3, 0.8, 1.1]);
+  const E3 = M(3, 3, [3.0, 1.0, 0.5, -0.4, 2.5, 0.3, 0.2, -0.6, 2.0]); // general, eigenvalues with Re > 1
 
   // Losses: f(outputs) and its cotangents; `sym` marks ops that read only
   // the lower triangle of a symmetric input (FD along symmetric directions).
@@ -65,6 +66,15 @@ export function vjpCases(wasm) {
     { op: 'inv', name: '⟨W, A⁻¹⟩', inputs: [G3],
       f: (o) => sum(Array.from(o.inv.data, (x, e) => x * W3.data[e])),
       ct: () => ({ inv: W3 }) },
+    { op: 'expm', name: '⟨W, e^A⟩', inputs: [E3],
+      f: (o) => sum(Array.from(o.ea.data, (x, e) => x * W3.data[e])),
+      ct: () => ({ ea: W3 }) },
+    { op: 'logm', name: '⟨W, log A⟩', inputs: [E3],
+      f: (o) => sum(Array.from(o.la.data, (x, e) => x * W3.data[e])),
+      ct: () => ({ la: W3 }) },
+    { op: 'sqrtm', name: '‖A^½‖² (Frobenius)', inputs: [E3],
+      f: (o) => sum(Array.from(o.sa.data, (x) => x * x)),
+      ct: (o) => ({ sa: map(o.sa, (x) => 2 * x) }) },
     { op: 'matmul', name: '‖AB‖² + (AB)₁₂', inputs: [C34, B42],
       f: (o) => sum(Array.from(o.c.data, (x) => x * x)) + at(o.c, 0, 1),
       ct: (o) => {

@@ -7,7 +7,7 @@ sample by sample:
   {"cmd": "load", "kind": k, "case": c, "path": p, "dims": [...]} -> {"libs": [...]}
       reads case c (of kind k: svd_batch, cholesky, svd, svd_loss,
       eigh_loss, svd_hvp (A and the direction as a batch of two), expm,
-      expm_loss, expm_general, expm_general_loss) from p, raw little-endian f64 written by the bench
+      expm_loss, expm_general, expm_general_loss, logm, sqrtm) from p, raw little-endian f64 written by the bench
       (column-major matrices, batch last, as lindiff lays them out), builds
       each library's function and runs it once (JAX: compiles it);
   {"cmd": "check", "case": c, "lib": l, "path": p} -> {"len": k}
@@ -118,6 +118,16 @@ def functions(case, a):
             f = jax.jit(jax.value_and_grad(lambda m: jnp.sum(jax.scipy.linalg.expm(m))))
             x = jnp.asarray(a)
             out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.concatenate([[float(r[0])], flat(r[1])]))
+    elif case == "logm":
+        if sla is not None:
+            out["scipy"] = (lambda: sla.logm(a), lambda r: flat(np.real(r)))
+    elif case == "sqrtm":
+        if sla is not None:
+            out["scipy"] = (lambda: sla.sqrtm(a), lambda r: flat(np.real(r)))
+        if jax is not None:
+            f = jax.scipy.linalg.sqrtm
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: flat(np.real(r)))
     else:
         raise ValueError(f"unknown case {case}")
     return out

@@ -8,6 +8,8 @@
 //!   entrywise finite differences, eager and traced bits) and against the
 //!   Daleckii–Krein formula with divided differences by series, at a tie
 //!   and at gaps 1e-14 … 1e-4;
+//! * a caller's (f, f′) (`MatrixFunction::custom`): tanh, x² and exp, the
+//!   same checks with reference divided differences of their own;
 //! * domain errors, batches and shapes.
 
 use lindiff_core::face::direct::Direct;
@@ -21,7 +23,15 @@ use lindiff_tests::taylor::{expm_taylor, relative};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
-const FUNCTIONS: [MatrixFunction; 3] = [MatrixFunction::Exp, MatrixFunction::Log, MatrixFunction::Sqrt];
+/// tanh given as a caller's (f, f′).
+const TANH: MatrixFunction = MatrixFunction::custom("tanh", f64::tanh, |x| 1.0 - x.tanh() * x.tanh());
+/// x², whose divided difference a + b is exact.
+const SQUARE: MatrixFunction = MatrixFunction::custom("square", |x| x * x, |x| 2.0 * x);
+/// exp given as a caller's (f, f′), against the built-in one.
+const EXP: MatrixFunction = MatrixFunction::custom("exp", f64::exp, f64::exp);
+
+const FUNCTIONS: [MatrixFunction; 6] =
+    [MatrixFunction::Exp, MatrixFunction::Log, MatrixFunction::Sqrt, TANH, SQUARE, EXP];
 
 /// Q diag(λ) Qᴴ for a random unitary Q (returned too).
 fn hermitian<T: Scalar>(lambda: &[f64], seed: u64) -> (Dense<T>, Dense<T>) {
@@ -54,6 +64,17 @@ fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
         let err = relative(&r.matmul(&r), &a);
         assert!(err <= 1e-13, "{} sqrt {lambda:?}: R² vs A {err:.2e}", T::DTYPE.name());
         assert!(relative(&r, &r.adjoint()) <= 1e-14, "sqrt is Hermitian");
+        // A caller's (f, f′): tanh against Q diag(tanh λ) Qᴴ, x² against A²,
+        // exp against the built-in exp.
+        let (_, q) = hermitian::<T>(&lambda, seed);
+        let th: Vec<Re<T>> = lambda.iter().map(|&x| Re::<T>::from_f64(f64::tanh(x))).collect();
+        let want = q.scale_cols(&th).matmul(&q.adjoint());
+        let err = relative(&funm(p, &a, TANH).unwrap(), &want);
+        assert!(err <= 1e-14, "{} tanh {lambda:?}: {err:.2e}", T::DTYPE.name());
+        let err = relative(&funm(p, &a, SQUARE).unwrap(), &a.matmul(&a));
+        assert!(err <= 1e-13, "{} x² {lambda:?}: {err:.2e}", T::DTYPE.name());
+        let err = relative(&funm(p, &a, EXP).unwrap(), &e);
+        assert!(err <= 1e-14, "{} a caller's exp vs exp {lambda:?}: {err:.2e}", T::DTYPE.name());
     }
 }
 
@@ -111,6 +132,17 @@ fn divided(f: MatrixFunction, a: f64, b: f64) -> f64 {
         MatrixFunction::Log if (h / a).abs() < 0.1 => log1p_x(h / a) / a,
         MatrixFunction::Log => (b.ln() - a.ln()) / h,
         MatrixFunction::Sqrt => 1.0 / (a.sqrt() + b.sqrt()),
+        MatrixFunction::Custom(s) => match s.name {
+            "exp" => divided(MatrixFunction::Exp, a, b),
+            "square" => a + b,
+            // tanh a − tanh b = tanh(a − b)(1 − tanh a tanh b); tanh(h)/h by its series.
+            "tanh" => {
+                let tanhc =
+                    if h.abs() < 1e-3 { 1.0 - h * h / 3.0 + 2.0 * h.powi(4) / 15.0 } else { h.tanh() / h };
+                (1.0 - a.tanh() * b.tanh()) * tanhc
+            }
+            other => panic!("no reference divided difference for {other}"),
+        },
     }
 }
 
@@ -180,6 +212,15 @@ fn domains_and_shapes<P: TestProvider>(p: &P) {
             "{f:?}: {err}"
         );
     }
+    let nan = MatrixFunction::custom("nan", |x| if x > 1.5 { f64::NAN } else { x }, |_| 1.0);
+    let (a, _) = hermitian::<f64>(&[0.5, 1.0, 2.0], 9);
+    assert!(matches!(funm(p, &a, nan), Err(Error::NonFinite { op: "funm_hermitian", arg: "fa", .. })));
+    let (big, _) = hermitian::<f64>(&[1.0, 800.0], 10);
+    let err = funm(p, &big, MatrixFunction::Exp).unwrap_err();
+    assert!(
+        matches!(err, Error::NonFinite { op: "funm_hermitian", arg: "fa", .. }),
+        "e^800 overflows: {err}"
+    );
     let (singular, _) = hermitian::<f64>(&[0.0, 1.0, 2.0], 6);
     assert!(matches!(funm(p, &singular, MatrixFunction::Log), Err(Error::NotPositiveDefinite { .. })));
     let r = funm(p, &singular, MatrixFunction::Sqrt).unwrap();

@@ -26,6 +26,9 @@ pub enum MatrixFunction {
     /// √λ: the positive semidefinite square root (an eigenvalue below
     /// −10·n·ε·max|λ| is an error; those above it are taken as 0).
     Sqrt,
+    /// A function the caller gives with its derivative (see
+    /// [`ScalarFunction`]).
+    Custom(ScalarFunction),
 }
 
 impl MatrixFunction {
@@ -35,7 +38,63 @@ impl MatrixFunction {
             MatrixFunction::Exp => "exp",
             MatrixFunction::Log => "log",
             MatrixFunction::Sqrt => "sqrt",
+            MatrixFunction::Custom(s) => s.name,
         }
+    }
+
+    /// A caller's f with its derivative f′, both on f64 (f32 input is
+    /// widened to f64 for them).
+    ///
+    /// ```
+    /// use lindiff_cpu::prelude::*;
+    /// let mut la = Direct::new(Cpu::new());
+    /// let tanh = op::MatrixFunction::custom("tanh", f64::tanh, |x| 1.0 - x.tanh() * x.tanh());
+    /// let a = la.tensor_row_major(2, 2, &[0.5, 0.0, 0.0, -1.0])?;
+    /// let t = la.funm_hermitian(&a, tanh)?.to_vec::<f64>()?;
+    /// assert!((t[0] - 0.5f64.tanh()).abs() < 1e-15 && (t[3] - (-1f64).tanh()).abs() < 1e-15);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub const fn custom(name: &'static str, f: fn(f64) -> f64, df: fn(f64) -> f64) -> Self {
+        MatrixFunction::Custom(ScalarFunction { name, f, df })
+    }
+}
+
+/// A real function f and its derivative f′ for [`MatrixFunction::Custom`].
+///
+/// The derivative of f(A) needs the divided differences
+/// f[a, b] = (f(a) − f(b))/(a − b) at every pair of eigenvalues, and f′(a)
+/// where they tie. Where the quotient cancels (|f(a) − f(b)| below a
+/// quarter of |f(a)| + |f(b)|), the provider takes f[a, b] = ∫₀¹ f′(a + t(b − a)) dt
+/// by 8-point Gauss–Legendre quadrature instead, which never subtracts: the
+/// derivative stays exact at ties and accurate at near ties for any smooth
+/// f′ (docs/ad-rules.md#matrix-functions).
+#[derive(Clone, Copy, Debug)]
+pub struct ScalarFunction {
+    /// Its name in messages.
+    pub name: &'static str,
+    /// f.
+    pub f: fn(f64) -> f64,
+    /// f′.
+    pub df: fn(f64) -> f64,
+}
+
+/// Two functions are the same op when their name and both code addresses
+/// agree.
+impl PartialEq for ScalarFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && core::ptr::fn_addr_eq(self.f, other.f)
+            && core::ptr::fn_addr_eq(self.df, other.df)
+    }
+}
+
+impl Eq for ScalarFunction {}
+
+impl core::hash::Hash for ScalarFunction {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        (self.f as usize).hash(state);
+        (self.df as usize).hash(state);
     }
 }
 

@@ -45,7 +45,7 @@ pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
 pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
-pub use funm::{FunmHermitian, FunmHermitianFactors, MatrixFunction};
+pub use funm::{FunmHermitian, FunmHermitianFactors, MatrixFunction, ScalarFunction};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };

@@ -10,16 +10,21 @@
 //!   by its series below (5040ε)^{1/7};
 //! * log: ln(b/a)/(b − a), by the series of ln(1 + x)/x in x = (b − a)/a
 //!   below (5ε)^{1/5};
-//! * sqrt: 1/(√a + √b), which never cancels.
+//! * sqrt: 1/(√a + √b), which never cancels;
+//! * a caller's f: the quotient where |f(b) − f(a)| ≥ (|f(a)| + |f(b)|)/4,
+//!   else ∫₀¹ f′(a + t(b − a)) dt by Gauss–Legendre, which never cancels.
 //!
 //! Domains: log needs every λ > 0; sqrt takes λ ≥ −10·n·ε·max|λ| (rounding
 //! of a semidefinite matrix) as 0 and fails below; both report
-//! `NotPositiveDefinite("a")`.
+//! `NotPositiveDefinite("a")`. A non-finite f(λ) (exp overflowing, a caller's f
+//! returning NaN) is `NonFinite("fa")`.
 //!
 //! Scratch: the eigenvalues as `T`, V and V f(Λ) (n×n each), and
 //! `decompose`'s.
 
 use super::eigh::{decompose, decompose_scratch};
+use super::gauss_legendre::{NODES, WEIGHTS};
+use super::scaling::max_abs_mat;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -28,7 +33,7 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Par};
-use lindiff_core::op::{FunmHermitian, FunmHermitianFactors, MatrixFunction};
+use lindiff_core::op::{FunmHermitian, FunmHermitianFactors, MatrixFunction, ScalarFunction};
 use lindiff_core::{RealScalar, Scalar};
 
 fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
@@ -93,7 +98,7 @@ fn compute<T: Field>(
     for i in 0..n {
         let lambda = scaling.undo(Scalar::re(s[(i, 0)]));
         let lambda = match f {
-            MatrixFunction::Exp => lambda,
+            MatrixFunction::Exp | MatrixFunction::Custom(_) => lambda,
             MatrixFunction::Log if lambda > Real::<T>::zero() => lambda,
             MatrixFunction::Sqrt if lambda >= floor => lambda.max_real(Real::<T>::zero()),
             MatrixFunction::Log | MatrixFunction::Sqrt => return Err(Failure::NotPositiveDefinite("a")),
@@ -109,6 +114,8 @@ fn compute<T: Field>(
     }
     let mut fa = item.out_mat::<T>(0);
     matmul(fa.rb_mut(), Accum::Replace, vf.rb(), v.rb().adjoint(), T::one(), par);
+    // f(λ) overflowed (exp) or a caller's f returned NaN/∞.
+    max_abs_mat(fa.rb()).ok_or(Failure::NonFinite("fa"))?;
     if factors {
         let mut w = item.out_mat::<Real<T>>(1);
         for i in 0..n {
@@ -134,6 +141,7 @@ fn value<R: RealScalar>(f: MatrixFunction, x: R) -> R {
         MatrixFunction::Exp => x.exp(),
         MatrixFunction::Log => x.ln(),
         MatrixFunction::Sqrt => x.sqrt(),
+        MatrixFunction::Custom(s) => R::from_f64((s.f)(x.to_f64())),
     }
 }
 
@@ -143,6 +151,7 @@ fn slope<R: RealScalar>(f: MatrixFunction, x: R) -> R {
         MatrixFunction::Exp => x.exp(),
         MatrixFunction::Log => R::one() / x,
         MatrixFunction::Sqrt => R::one() / (x.sqrt() + x.sqrt()),
+        MatrixFunction::Custom(s) => R::from_f64((s.df)(x.to_f64())),
     }
 }
 
@@ -176,5 +185,17 @@ fn divided<R: RealScalar>(f: MatrixFunction, x: R, y: R) -> R {
             }
         }
         MatrixFunction::Sqrt => R::one() / (a.sqrt() + b.sqrt()),
+        MatrixFunction::Custom(s) => R::from_f64(custom_divided(s, a.to_f64(), b.to_f64())),
     }
+}
+
+/// f[a, b] of a caller's f (a < b): the quotient where it does not cancel,
+/// else ∫₀¹ f′(a + t(b − a)) dt by Gauss–Legendre (no subtraction).
+fn custom_divided(s: ScalarFunction, a: f64, b: f64) -> f64 {
+    let (fa, fb) = ((s.f)(a), (s.f)(b));
+    let rise = fb - fa;
+    if rise.abs() >= (fa.abs() + fb.abs()) / 4.0 {
+        return rise / (b - a);
+    }
+    NODES.iter().zip(WEIGHTS.iter()).map(|(&t, &w)| w * (s.df)(a + t * (b - a))).sum()
 }

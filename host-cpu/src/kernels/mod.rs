@@ -53,6 +53,7 @@ mod full_piv_lu;
 mod funm;
 pub(crate) mod gauge;
 pub(crate) mod gauge_check;
+mod gauss_legendre;
 pub(crate) mod householder;
 mod kept;
 mod lu;

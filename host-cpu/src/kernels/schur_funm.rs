@@ -23,6 +23,7 @@
 //! Scratch: 7 complex n×n matrices (2n×2n for the derivatives) and a
 //! vector.
 
+use super::gauss_legendre::{NODES, WEIGHTS};
 use super::pool::Pool;
 use super::scaling::{exponent, max_abs_mat, scale_mat};
 use super::schur::schur;
@@ -45,29 +46,6 @@ enum Primary {
     Log,
     Sqrt,
 }
-
-/// Gauss–Legendre nodes and weights on [0, 1], 8 points: the [8/8] Padé
-/// approximant of log(1 + x) is Σ w_j x/(1 + t_j x).
-const NODES: [f64; 8] = [
-    0.019855071751231912,
-    0.10166676129318664,
-    0.2372337950418355,
-    0.4082826787521751,
-    0.5917173212478248,
-    0.7627662049581645,
-    0.8983332387068134,
-    0.9801449282487681,
-];
-const WEIGHTS: [f64; 8] = [
-    0.05061426814518853,
-    0.11119051722668721,
-    0.15685332293894344,
-    0.18134189168918083,
-    0.18134189168918083,
-    0.15685332293894344,
-    0.11119051722668721,
-    0.05061426814518853,
-];
 
 /// ‖T^{1/2^k} − I‖₁ at which the Padé approximant is applied.
 const PADE_RADIUS: f64 = 0.25;

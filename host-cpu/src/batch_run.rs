@@ -30,7 +30,7 @@ pub fn workspace_kernel<T>(kernel: &dyn Kernel<T>, inputs: &[&TensorDesc], exec:
 /// # Errors
 /// The lowest-indexed item's [`Failure`](crate::kernel_api::Failure) as an
 /// `Error` naming `op` and the batch index (`NonFinite`,
-/// `NotPositiveDefinite`, `Singular`, `NonConvergence`).
+/// `NotPositiveDefinite`, `OutsideDomain`, `Singular`, `NonConvergence`).
 ///
 /// # Safety
 /// - The arguments must have passed `lindiff_core::call`'s checks for

@@ -55,7 +55,8 @@ pub fn expm_frechet_taylor<T: Scalar>(a: &Dense<T>, e: &Dense<T>) -> Dense<T> {
 
 /// S and S⁻¹ for a non-normal, well-conditioned S = Q (I + N): Q a random
 /// unitary and N strictly upper triangular with entries of size ½, so that
-/// S⁻¹ = (I − N + N² − …) Qᴴ is exact. A = S diag(d) S⁻¹ then has
+/// S⁻¹ = (I − N + N² − …) Qᴴ holds exactly in exact arithmetic (N is
+/// nilpotent; in floating point to rounding). A = S diag(d) S⁻¹ then has
 /// f(A) = S diag(f(d)) S⁻¹ for every primary function f.
 pub fn similarity<T: Scalar>(n: usize, seed: u64) -> (Dense<T>, Dense<T>) {
     let q = crate::dense::Rng::new(seed).unitary::<T>(n);

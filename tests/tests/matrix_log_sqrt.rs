@@ -10,8 +10,10 @@
 //!   S L + L S = E for the square root, L_exp(log A, L_log(A, E)) = E for
 //!   the logarithm; the flags against explicitly transposed inputs;
 //! * gradients of ⟨W, f(A)⟩ and ⟨W, L_f(op(A), E)⟩ by the `check` harness;
-//! * domain errors (a real negative eigenvalue, a zero one), shapes, a
-//!   batch, 0×0.
+//! * domain errors (a real negative eigenvalue, a zero one, also through
+//!   the Fréchet ops), shapes, a batch, 0×0;
+//! * scales where squares under- or overflow, a cyclic permutation, a −0
+//!   imaginary part on the branch cut.
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
@@ -30,8 +32,9 @@ enum F {
     Sqrt,
 }
 
-/// A random n×n matrix plus `shift`·I: eigenvalues in a disc of radius
-/// about 2√n/… around `shift`, off the negative real axis for shift ≥ 3.
+/// A random n×n matrix scaled by 1/√n plus `shift`·I: eigenvalues in a
+/// disc of radius about 2 around `shift`, off the negative real axis for
+/// shift ≥ 3.
 fn shifted<T: Scalar>(n: usize, shift: f64, seed: u64) -> Dense<T> {
     let r = Rng::new(seed).matrix::<T>(n, n);
     plus(&scaled(&r, 1.0 / (n as f64).sqrt()), &scaled(&Dense::<T>::eye(n, n), shift))
@@ -284,6 +287,66 @@ fn domains_and_shapes<P: TestProvider>(p: &P) {
     assert!(la.sqrtm(&empty).unwrap().to_vec::<f64>().unwrap().is_empty());
 }
 
+/// Inputs the Schur form must not stumble on:
+/// * scale: sqrtm(2^k B) = 2^{k/2} sqrtm(B), logm(2^k B) = logm(B) + k ln 2·I
+///   at k = ±600 (f64) and ±70 (f32), where squares of entries under- or
+///   overflow;
+/// * a cyclic permutation (complex, n = 6: eigenvalues the 6th roots of
+///   unity, −1 among them), where unshifted QR cycles: e^{log P} = P,
+///   (P^{1/2})² = P;
+/// * an eigenvalue −2 with a −0 imaginary part (the conjugate of a real
+///   triangular matrix): the diagonal and the square roots take the same
+///   branch, so e^{log A} = A.
+fn hard_inputs<P: TestProvider>(p: &P) {
+    let b = shifted::<f64>(4, 3.0, 70);
+    let (sqrt_b, log_b) = (run(p, F::Sqrt, &b).unwrap(), run(p, F::Log, &b).unwrap());
+    for k in [-600, 600] {
+        let a = scaled(&b, 2f64.powi(k));
+        let want = scaled(&sqrt_b, 2f64.powi(k / 2));
+        let err = relative(&run(p, F::Sqrt, &a).unwrap(), &want);
+        assert!(err <= 1e-13, "sqrtm(2^{k} B): {err:.2e}");
+        let shift = scaled(&Dense::<f64>::eye(4, 4), k as f64 * std::f64::consts::LN_2);
+        let err = relative(&run(p, F::Log, &a).unwrap(), &plus(&log_b, &shift));
+        assert!(err <= 1e-13, "logm(2^{k} B): {err:.2e}");
+    }
+    let b32 = Dense::from_fn(4, 4, |i, j| b[(i, j)] as f32);
+    let sqrt_b32 = run(p, F::Sqrt, &b32).unwrap();
+    for k in [-70, 70] {
+        let a = Dense::from_fn(4, 4, |i, j| b32[(i, j)] * 2f32.powi(k));
+        let got = run(p, F::Sqrt, &a).unwrap();
+        let want = Dense::from_fn(4, 4, |i, j| sqrt_b32[(i, j)] * 2f32.powi(k / 2));
+        assert!(relative(&got, &want) <= 1e-5, "f32 sqrtm(2^{k} B)");
+    }
+    let c = |x: f64| Complex::new(x, 0.0);
+    let cyclic = Dense::from_fn(6, 6, |i, j| if (i + 1) % 6 == j { c(1.0) } else { c(0.0) });
+    let l = run(p, F::Log, &cyclic).unwrap();
+    assert!(relative(&expm(p, &l), &cyclic) <= 1e-13, "e^(log P) = P");
+    let r = run(p, F::Sqrt, &cyclic).unwrap();
+    assert!(relative(&r.matmul(&r), &cyclic) <= 1e-13, "(P^½)² = P");
+    let minus_zero = |x: f64| Complex::new(x, -0.0);
+    let a = Dense::from_fn(2, 2, |i, j| minus_zero([[-2.0, 1.0], [0.0, 3.0]][i][j]));
+    let l = run(p, F::Log, &a).unwrap();
+    assert!(relative(&expm(p, &l), &a) <= 1e-14, "e^(log A) = A with λ = −2 − 0i");
+}
+
+/// The Fréchet ops keep the function's domain (a real X with a negative
+/// eigenvalue), and L(X, 0) = 0.
+fn frechet_domain<P: TestProvider>(p: &P) {
+    let (s, s_inv) = similarity::<f64>(3, 80);
+    let negative = s.scale_cols(&[-2.0, 1.0, 3.0]).matmul(&s_inv);
+    let e = Rng::new(81).matrix::<f64>(3, 3);
+    for f in [F::Log, F::Sqrt] {
+        let mut la = Direct::new(*p);
+        let ta = la.tensor(&[3, 3], &negative.data).unwrap();
+        let te = la.tensor(&[3, 3], &e.data).unwrap();
+        let err = la.single(frechet_op(f, MatOp::Identity), &[&ta, &te]).unwrap_err();
+        assert!(matches!(err, Error::OutsideDomain { arg: "a", .. }), "{f:?}: {err}");
+        let zero = Dense::from_fn(3, 3, |_, _| 0.0f64);
+        let a = shifted::<f64>(3, 3.0, 82);
+        assert!(frechet(p, f, &a, &zero, MatOp::Identity).data.iter().all(|&x| x == 0.0));
+    }
+}
+
 lindiff_tests::providers!(
     forward_f64,
     forward_c64,
@@ -292,5 +355,7 @@ lindiff_tests::providers!(
     frechet_c64,
     gradients_f64,
     gradients_c64,
-    domains_and_shapes
+    domains_and_shapes,
+    hard_inputs,
+    frechet_domain
 );

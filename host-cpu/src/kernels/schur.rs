@@ -5,15 +5,18 @@
 //! Wilkinson shifts, an exceptional shift every tenth sweep on one
 //! eigenvalue, deflation where |t_{l,l−1}| ≤ ε(|t_{l−1,l−1}| + |t_{ll}|)
 //! (in |re| + |im|), at most 30·max(n, 10) sweeps in all before
-//! `NonConvergence`. faer 0.24 does not export its own Schur form.
+//! `NonConvergence`. A is scaled by a power of two first, so that the
+//! squares the reflections and shifts form stay in range. faer 0.24 does
+//! not export its own Schur form.
 //!
 //! Unblocked, O(n³) with a constant of about 10 (a blocked multishift QR
 //! would be several times faster at large n); no scratch beyond `t` and
 //! `q` and a Householder vector of length n.
 
+use super::scaling::{max_abs_mat, Range, Scaling};
 use crate::batch::Failure;
 use crate::field::Field;
-use faer::reborrow::ReborrowMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::MatMut;
 use lindiff_core::{RealScalar, Scalar};
 
@@ -25,7 +28,9 @@ fn abs1<C: Field>(x: C) -> Re<C> {
 }
 
 /// Overwrites `t` (n×n, holding A) with T and `q` (n×n, any contents)
-/// with Q, so that A = Q T Qᴴ. `v` is scratch of length n.
+/// with Q, so that A = Q T Qᴴ. `v` is scratch of length n. `C` must be a
+/// complex type: a real one has no complex shifts, and would not converge
+/// on complex eigenvalues.
 ///
 /// # Errors
 /// `NonConvergence` when the QR sweeps run out.
@@ -35,6 +40,12 @@ pub(crate) fn schur<C: Field>(
     v: &mut [C],
 ) -> Result<(), Failure> {
     let n = t.nrows();
+    // The reflections and the shift square entries: run on A·2^e with its
+    // largest entry where squares neither underflow nor overflow, and
+    // scale T back (exact; Q is the same).
+    let largest = max_abs_mat(t.rb()).ok_or(Failure::NonFinite("a"))?;
+    let scaling = Scaling::of_max(largest, Range::Squares);
+    scaling.apply_mat(t.rb_mut());
     for j in 0..n {
         for i in 0..n {
             q[(i, j)] = if i == j { C::one() } else { C::zero() };
@@ -47,6 +58,7 @@ pub(crate) fn schur<C: Field>(
             t[(i, j)] = C::zero();
         }
     }
+    scaling.undo_mat(t.rb_mut());
     Ok(())
 }
 
@@ -167,8 +179,9 @@ fn qr_sweeps<C: Field>(mut t: MatMut<'_, C>, mut q: MatMut<'_, C>) -> Result<(),
         stalled += 1;
         let (i, j) = (hi - 2, hi - 1);
         let shift = if stalled.is_multiple_of(10) {
-            // An exceptional shift breaks a cycle (LAPACK's zlahqr).
-            t[(j, j)] + C::from_real(Scalar::abs(Scalar::re(t[(j, i)])).scale(Re::<C>::from_f64(0.75)))
+            // An exceptional shift breaks a cycle (LAPACK's zlahqr; |re| + |im|,
+            // since the subdiagonal is complex here, unlike zlahqr's).
+            t[(j, j)] + C::from_real(abs1(t[(j, i)]).scale(Re::<C>::from_f64(0.75)))
         } else {
             wilkinson(t[(i, i)], t[(i, j)], t[(j, i)], t[(j, j)])
         };

@@ -16,11 +16,12 @@
 //! Real input runs in complex arithmetic and returns the real part, which
 //! is the real principal function when it exists: a real input with an
 //! eigenvalue on the negative real axis (within n·ε·max|t| of it) has
-//! none, and is `OutsideDomain("a")`; pass it as complex. An exactly zero
-//! eigenvalue is `Singular("a")` for log; for sqrt only where two of them
-//! meet a nonzero coupling (no square root exists).
+//! none, and is `OutsideDomain("a")`; pass it as complex. A zero
+//! eigenvalue is `Singular("a")` for log (for real input, one within
+//! n·ε·max|λ| of 0); for sqrt only where two of them meet a nonzero
+//! coupling (no primary square root exists).
 //!
-//! Scratch: 7 complex n×n matrices (2n×2n for the derivatives) and a
+//! Scratch: 8 complex n×n matrices (2n×2n for the derivatives) and a
 //! vector.
 
 use super::gauss_legendre::{NODES, WEIGHTS};
@@ -199,7 +200,7 @@ where
             }
             scale_mat(input.rb_mut().submatrix_mut(0, n, n, n), -k);
             let mut result = pool.take();
-            evaluate(f, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par)?;
+            evaluate(f, true, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par)?;
             let mut out = item.out_mat::<T>(0);
             let mut corner = result.rb_mut().submatrix_mut(0, n, n, n);
             scale_mat(corner.rb_mut(), k);
@@ -207,7 +208,7 @@ where
         }
     };
     let mut result = pool.take();
-    evaluate(f, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par).map_err(|e| match e {
+    evaluate(f, false, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par).map_err(|e| match e {
         Failure::NonFinite(_) => Failure::NonFinite(arg),
         other => other,
     })?;
@@ -232,8 +233,10 @@ where
 }
 
 /// f(A) = Q f(T) Qᴴ into `out`, for `a` (overwritten by T).
+#[allow(clippy::too_many_arguments)]
 fn evaluate<C: Cplx>(
     f: Primary,
+    block: bool,
     mut a: MatMut<'_, C>,
     mut out: MatMut<'_, C>,
     pool: &mut Pool<'_, C>,
@@ -244,7 +247,7 @@ fn evaluate<C: Cplx>(
     let mut q = pool.take();
     schur(a.rb_mut(), q.rb_mut(), v)?;
     let t = a.rb();
-    check_domain(f, t, real)?;
+    check_domain(f, t, real, block)?;
     let mut ft = pool.take();
     match f {
         Primary::Sqrt => sqrt_upper(t, ft.rb_mut())?,
@@ -256,19 +259,32 @@ fn evaluate<C: Cplx>(
     Ok(())
 }
 
-/// Eigenvalues (the diagonal of T) the function cannot take.
-fn check_domain<C: Cplx>(f: Primary, t: MatRef<'_, C>, real: bool) -> Result<(), Failure> {
+/// Eigenvalues (the diagonal of T) the function cannot take. `block`: T is
+/// the Schur form of the Fréchet path's [[X, E], [0, X]], whose doubled
+/// eigenvalues split by about √ε; a real input's eigenvalue then counts as
+/// real within √ε·max|t_ii| of the axis, not n·ε·max|t_ii|.
+fn check_domain<C: Cplx>(f: Primary, t: MatRef<'_, C>, real: bool, block: bool) -> Result<(), Failure> {
     let n = t.nrows();
     let largest = (0..n).map(|i| t[(i, i)].abs()).fold(Re::<C>::zero(), |m, x| m.max_real(x));
-    let slack = largest * Re::<C>::from_usize(n) * Re::<C>::EPSILON;
+    let eps = Re::<C>::EPSILON;
+    let slack = largest * if block { eps.sqrt() } else { Re::<C>::from_usize(n) * eps };
     for i in 0..n {
         let lambda = t[(i, i)];
+        let (re, im) = (Scalar::re(lambda), Scalar::abs(Scalar::im(lambda)));
         if f == Primary::Log && lambda.abs() == Re::<C>::zero() {
             return Err(Failure::Singular("a"));
         }
-        // A real matrix's eigenvalue on the negative axis: no real f(A).
-        if real && Scalar::re(lambda) < -slack && Scalar::abs(Scalar::im(lambda)) <= slack {
-            return Err(Failure::OutsideDomain("a"));
+        if !real || im > slack {
+            continue;
+        }
+        // A real matrix's eigenvalue on the negative axis: no real f(A). For
+        // sqrt, one within the slack of 0 is a rounded zero; for log, 0 has
+        // no logarithm at all.
+        match f {
+            Primary::Sqrt if re < -slack => return Err(Failure::OutsideDomain("a")),
+            Primary::Log if re.abs() <= slack => return Err(Failure::Singular("a")),
+            Primary::Log if re < Re::<C>::zero() => return Err(Failure::OutsideDomain("a")),
+            _ => {}
         }
     }
     Ok(())
@@ -347,7 +363,9 @@ fn log_upper<C: Cplx>(
     for i in 0..n {
         let lambda = t[(i, i)];
         let (re, im) = (Scalar::re(lambda), Scalar::im(lambda));
-        l[(i, i)] = C::from_parts(lambda.abs().ln(), im.atan2(re));
+        // +0 for a −0 imaginary part: the square roots above take a −0 as
+        // +0 (the branch Im = +π on the cut), and so must this.
+        l[(i, i)] = C::from_parts(lambda.abs().ln(), (im + Re::<C>::zero()).atan2(re));
     }
     Ok(())
 }

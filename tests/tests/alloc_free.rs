@@ -1,5 +1,6 @@
 //! Zero global heap allocations per call in steady state: every op, n = 8,
-//! 32, 48, 64, 128 (host-cpu's padded Cholesky), 256, f64 and c64, serial
+//! 32, 48, 64, 128 (host-cpu's padded Cholesky), 256 (the Schur-based
+//! logm and sqrtm up to 64), f64 and c64, serial
 //! exec, through the direct face (whose
 //! pool reuses blocks), on every host provider (host-blas with
 //! `OPENBLAS_NUM_THREADS=1`, set by `.cargo/config.toml`; OpenBLAS's own C
@@ -84,7 +85,21 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
         (LinalgOp::Pinv(Pinv::default()), vec![ta.clone()]),
         (LinalgOp::Lstsq(Lstsq::default()), vec![ta.clone(), tb.clone()]),
         (LinalgOp::MatrixRank(MatrixRank::default()), vec![ta.clone()]),
+        (LinalgOp::FunmHermitian(FunmHermitian(MatrixFunction::Log)), vec![tspd.clone()]),
+        (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![tspd.clone()]),
+        (LinalgOp::Expm(Expm), vec![ta.clone()]),
+        (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Adjoint)), vec![ta.clone(), ta.clone()]),
     ];
+    // The Schur-based functions (unblocked, O(n³) with a large constant; their
+    // Fréchet derivatives at twice the size) up to n = 64: their scratch does
+    // not depend on n beyond its size.
+    let schur = [
+        (LinalgOp::Logm(Logm), vec![tspd.clone()]),
+        (LinalgOp::Sqrtm(Sqrtm), vec![tspd.clone()]),
+        (LinalgOp::LogmFrechet(LogmFrechet(MatOp::Identity)), vec![tspd.clone(), ta.clone()]),
+        (LinalgOp::SqrtmFrechet(SqrtmFrechet(MatOp::Transpose)), vec![tspd.clone(), ta.clone()]),
+    ];
+    let linalg = linalg.into_iter().chain(schur.into_iter().filter(|_| n <= 64));
     let internal = [
         (chain().into(), vec![ta.clone(), ta.clone(), ta.clone()]),
         (

@@ -11,7 +11,8 @@
 //!   reference, and its transposed and adjoint forms against the plain one
 //!   on a transposed input;
 //! * gradients of ⟨W, e^A⟩ and of ⟨W, L(A, E)⟩ by the `check` harness
-//!   (forward mode, entrywise finite differences, both faces' bits);
+//!   (forward mode, entrywise finite differences, both faces' bits), also
+//!   at repeated, nearly repeated and defective eigenvalues;
 //! * errors (NaN, overflow, shapes), an underflow to zero, a batch, 0×0.
 
 use lindiff_core::face::direct::Direct;
@@ -199,6 +200,26 @@ impl Loss for FrechetPairing {
 /// transpose under the transpose flag is conj(L(A, conj Ē)) for complex
 /// input).
 fn gradients<T: Scalar + Element, P: TestProvider>(p: &P) {
+    // Repeated, nearly repeated (gap 1e-9) and defective eigenvalues: the
+    // Fréchet derivative exists there and the algorithm divides by no gap.
+    let (s, s_inv) = similarity::<T>(4, 55);
+    let with = |d: [f64; 4]| s.scale_cols(&d.map(Re::<T>::from_f64)).matmul(&s_inv);
+    let r = Rng::new(56).matrix::<T>(4, 4);
+    let jordan = Dense::from_fn(4, 4, |i, j| match j as isize - i as isize {
+        0 => T::from_f64(1.5),
+        1 => r[(i, j)],
+        _ => T::zero(),
+    });
+    let w = Rng::new(57).matrix::<T>(4, 4);
+    let e = Rng::new(58).matrix::<T>(4, 4);
+    for a in [with([1.0, 1.0, -0.5, -0.5]), with([1.0, 1.0 + 1e-9, -0.5, 2.0]), jordan] {
+        check(p, &ExpPairing, &[Input::matrix(&a), Input::matrix(&w)]);
+        check(
+            p,
+            &FrechetPairing(MatOp::Identity),
+            &[Input::matrix(&a), Input::matrix(&e), Input::matrix(&w)],
+        );
+    }
     for (k, norm) in [0.1, 0.5, 4.0, 12.0].into_iter().enumerate() {
         let a = general::<T>(4, norm, 50 + k as u64);
         let w = Rng::new(60 + k as u64).matrix::<T>(4, 4);

@@ -9,7 +9,8 @@
 //! * the Fréchet derivatives against their defining equations:
 //!   S L + L S = E for the square root, L_exp(log A, L_log(A, E)) = E for
 //!   the logarithm; the flags against explicitly transposed inputs;
-//! * gradients of ⟨W, f(A)⟩ and ⟨W, L_f(op(A), E)⟩ by the `check` harness;
+//! * gradients of ⟨W, f(A)⟩ and ⟨W, L_f(op(A), E)⟩ by the `check` harness,
+//!   also at repeated, nearly repeated and defective eigenvalues;
 //! * domain errors (a real negative eigenvalue, a zero one, also through
 //!   the Fréchet ops), shapes, a batch, 0×0;
 //! * scales where squares under- or overflow, a cyclic permutation, a −0
@@ -224,14 +225,28 @@ impl Loss for FrechetPairing {
     }
 }
 
+/// The harness at a random A, and at repeated eigenvalues, where the
+/// Fréchet derivative exists and the algorithms divide by no gap: a
+/// diagonalizable non-normal S diag(2, 2, 3, 3) S⁻¹, a nearly repeated one
+/// (gap 1e-9), and a defective 2I + N (one Jordan block).
 fn gradients<T: Scalar + Element, P: TestProvider>(p: &P) {
-    let a = shifted::<T>(4, 3.0, 50);
     let w = Rng::new(51).matrix::<T>(4, 4);
     let e = Rng::new(52).matrix::<T>(4, 4);
-    for f in [F::Log, F::Sqrt] {
-        check(p, &Pairing(f), &[Input::matrix(&a), Input::matrix(&w)]);
-        for how in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
-            check(p, &FrechetPairing(f, how), &[Input::matrix(&a), Input::matrix(&e), Input::matrix(&w)]);
+    let (s, s_inv) = similarity::<T>(4, 53);
+    let with = |d: [f64; 4]| s.scale_cols(&d.map(Re::<T>::from_f64)).matmul(&s_inv);
+    let r = Rng::new(54).matrix::<T>(4, 4);
+    let jordan = Dense::from_fn(4, 4, |i, j| match j as isize - i as isize {
+        0 => T::from_f64(2.0),
+        1 => r[(i, j)],
+        _ => T::zero(),
+    });
+    for a in [shifted::<T>(4, 3.0, 50), with([2.0, 2.0, 3.0, 3.0]), with([2.0, 2.0 + 1e-9, 3.0, 3.5]), jordan]
+    {
+        for f in [F::Log, F::Sqrt] {
+            check(p, &Pairing(f), &[Input::matrix(&a), Input::matrix(&w)]);
+            for how in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
+                check(p, &FrechetPairing(f, how), &[Input::matrix(&a), Input::matrix(&e), Input::matrix(&w)]);
+            }
         }
     }
 }

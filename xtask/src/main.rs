@@ -252,7 +252,9 @@ fn test() -> Step {
                 "lindiff-cpu",
                 "--no-default-features",
                 "--features",
-                "f32",
+                // The matrix functions' kernels (exp, log, sqrt, the Schur form)
+                // take their logarithms and roots from lindiff's RealScalar.
+                "f32,op-matfun",
                 "--target",
                 "thumbv7em-none-eabihf",
             ],

@@ -192,8 +192,13 @@ fn degree_and_scaling<T: Field>(
     if let Some(degree) = thresholds[..4].iter().position(|&theta| norm <= theta) {
         return Ok((degree, 0));
     }
-    let s = (largest.log2() + relative.log2() - thresholds[4].log2()).ceil().max(0.0);
-    Ok((4, s as i32))
+    // s = ⌈log₂(‖a‖₁/θ₁₃)⌉ through RealScalar's ln: core's f64 has no log2
+    // or ceil without std.
+    let ln = <f64 as RealScalar>::ln;
+    let excess = (ln(largest) + ln(relative) - ln(thresholds[4])) / core::f64::consts::LN_2;
+    let whole = excess as i32;
+    let s = if f64::from(whole) < excess { whole + 1 } else { whole };
+    Ok((4, s.max(0)))
 }
 
 /// r_m(x) squared `s` times into `r`; with `e`, also L(x, e) squared along

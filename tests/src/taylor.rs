@@ -72,3 +72,22 @@ pub fn similarity<T: Scalar>(n: usize, seed: u64) -> (Dense<T>, Dense<T>) {
     }
     (q.matmul(&plus(&eye, &upper)), inverse.matmul(&q.adjoint()))
 }
+
+/// S diag(d) S⁻¹ with S from [`similarity`] (seed `seed`): eigenvalues `d`,
+/// non-normal.
+pub fn with_eigenvalues<T: Scalar>(d: &[f64], seed: u64) -> Dense<T> {
+    let (s, s_inv) = similarity::<T>(d.len(), seed);
+    let d: Vec<Re<T>> = d.iter().map(|&x| Re::<T>::from_f64(x)).collect();
+    s.scale_cols(&d).matmul(&s_inv)
+}
+
+/// λI + N with N random on the superdiagonal only: one Jordan block, the
+/// eigenvalue λ defective.
+pub fn jordan_block<T: Scalar>(n: usize, lambda: f64, seed: u64) -> Dense<T> {
+    let r = crate::dense::Rng::new(seed).matrix::<T>(n, n);
+    Dense::from_fn(n, n, |i, j| match j as isize - i as isize {
+        0 => T::from_real(Re::<T>::from_f64(lambda)),
+        1 => r[(i, j)],
+        _ => T::zero(),
+    })
+}

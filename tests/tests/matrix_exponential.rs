@@ -22,7 +22,9 @@ use lindiff_core::{Element, Error, MatOp, Op, Ops, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::pairing;
-use lindiff_tests::taylor::{expm_frechet_taylor, expm_taylor, relative, scaled, similarity};
+use lindiff_tests::taylor::{
+    expm_frechet_taylor, expm_taylor, jordan_block, relative, scaled, similarity, with_eigenvalues,
+};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
@@ -202,17 +204,11 @@ impl Loss for FrechetPairing {
 fn gradients<T: Scalar + Element, P: TestProvider>(p: &P) {
     // Repeated, nearly repeated (gap 1e-9) and defective eigenvalues: the
     // Fréchet derivative exists there and the algorithm divides by no gap.
-    let (s, s_inv) = similarity::<T>(4, 55);
-    let with = |d: [f64; 4]| s.scale_cols(&d.map(Re::<T>::from_f64)).matmul(&s_inv);
-    let r = Rng::new(56).matrix::<T>(4, 4);
-    let jordan = Dense::from_fn(4, 4, |i, j| match j as isize - i as isize {
-        0 => T::from_f64(1.5),
-        1 => r[(i, j)],
-        _ => T::zero(),
-    });
     let w = Rng::new(57).matrix::<T>(4, 4);
     let e = Rng::new(58).matrix::<T>(4, 4);
-    for a in [with([1.0, 1.0, -0.5, -0.5]), with([1.0, 1.0 + 1e-9, -0.5, 2.0]), jordan] {
+    let repeated = with_eigenvalues::<T>(&[1.0, 1.0, -0.5, -0.5], 55);
+    let near = with_eigenvalues::<T>(&[1.0, 1.0 + 1e-9, -0.5, 2.0], 55);
+    for a in [repeated, near, jordan_block::<T>(4, 1.5, 56)] {
         check(p, &ExpPairing, &[Input::matrix(&a), Input::matrix(&w)]);
         check(
             p,

@@ -23,7 +23,7 @@ use lindiff_core::{Element, Error, MatOp, Op, Ops, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::pairing;
-use lindiff_tests::taylor::{plus, relative, scaled, similarity};
+use lindiff_tests::taylor::{jordan_block, plus, relative, scaled, similarity, with_eigenvalues};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
@@ -232,16 +232,9 @@ impl Loss for FrechetPairing {
 fn gradients<T: Scalar + Element, P: TestProvider>(p: &P) {
     let w = Rng::new(51).matrix::<T>(4, 4);
     let e = Rng::new(52).matrix::<T>(4, 4);
-    let (s, s_inv) = similarity::<T>(4, 53);
-    let with = |d: [f64; 4]| s.scale_cols(&d.map(Re::<T>::from_f64)).matmul(&s_inv);
-    let r = Rng::new(54).matrix::<T>(4, 4);
-    let jordan = Dense::from_fn(4, 4, |i, j| match j as isize - i as isize {
-        0 => T::from_f64(2.0),
-        1 => r[(i, j)],
-        _ => T::zero(),
-    });
-    for a in [shifted::<T>(4, 3.0, 50), with([2.0, 2.0, 3.0, 3.0]), with([2.0, 2.0 + 1e-9, 3.0, 3.5]), jordan]
-    {
+    let repeated = with_eigenvalues::<T>(&[2.0, 2.0, 3.0, 3.0], 53);
+    let near = with_eigenvalues::<T>(&[2.0, 2.0 + 1e-9, 3.0, 3.5], 53);
+    for a in [shifted::<T>(4, 3.0, 50), repeated, near, jordan_block::<T>(4, 2.0, 54)] {
         for f in [F::Log, F::Sqrt] {
             check(p, &Pairing(f), &[Input::matrix(&a), Input::matrix(&w)]);
             for how in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
@@ -265,8 +258,7 @@ fn gradients_c64<P: TestProvider>(p: &P) {
 /// are `Singular` for sqrt (no root exists), while the zero matrix has the
 /// root 0. NaN, shapes, a batch, 0×0.
 fn domains_and_shapes<P: TestProvider>(p: &P) {
-    let (s, s_inv) = similarity::<f64>(3, 60);
-    let negative = s.scale_cols(&[-2.0, 1.0, 3.0]).matmul(&s_inv);
+    let negative = with_eigenvalues::<f64>(&[-2.0, 1.0, 3.0], 60);
     for f in [F::Log, F::Sqrt] {
         let op = if f == F::Log { "logm" } else { "sqrtm" };
         let err = run(p, f, &negative).unwrap_err();
@@ -347,8 +339,7 @@ fn hard_inputs<P: TestProvider>(p: &P) {
 /// The Fréchet ops keep the function's domain (a real X with a negative
 /// eigenvalue), and L(X, 0) = 0.
 fn frechet_domain<P: TestProvider>(p: &P) {
-    let (s, s_inv) = similarity::<f64>(3, 80);
-    let negative = s.scale_cols(&[-2.0, 1.0, 3.0]).matmul(&s_inv);
+    let negative = with_eigenvalues::<f64>(&[-2.0, 1.0, 3.0], 80);
     let e = Rng::new(81).matrix::<f64>(3, 3);
     for f in [F::Log, F::Sqrt] {
         let mut la = Direct::new(*p);

@@ -412,9 +412,9 @@ const LOGM: &str = "the Fréchet derivative by the block identity log [[A, E], [
                     twice the size; as accurate as logm, a few ε times the condition number); not \
                     differentiable on the branch cut (an eigenvalue on the negative real axis); \
                     second order by the same identity at four times the size";
-const SQRTM: &str = "the Fréchet derivative by the block identity (the solution of S L + L S = dA); \
+const SQRTM: &str = "the Fréchet derivative as the solution of S L + L S = dA in the Schur basis; \
                      not differentiable at a zero eigenvalue or on the branch cut; second order by \
-                     the same identity at four times the size";
+                     the block identity at twice the size";
 const EXPM: &str = "the Fréchet derivative by the Padé approximant's own derivative, at the same \
                     scaling as the forward (as accurate as expm itself: a few ε times the \
                     condition number); second order by the block identity at twice the size";

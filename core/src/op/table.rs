@@ -447,7 +447,7 @@ macro_rules! op_table {
                 support: |_op| list(&[ok(SQRTM)]),
                 methods: {
                     /// L(a, e) = d/dt (a + t·e)^{1/2} at t = 0: the solution of
-                    /// S L + L S = e with S = a^{1/2}, by the block identity.
+                    /// S L + L S = e with S = a^{1/2}, in the Schur basis of a.
                     ///
                     /// # Errors
                     /// As `sqrtm`; `e` of another shape, dtype or batch.

@@ -9,9 +9,11 @@
 //!   log(I + X) as 8-point Gauss–Legendre quadrature of ∫₀¹ X(I + tX)⁻¹ dt
 //!   (error below 2⁻⁵³ for ‖X‖ ≤ 1/4, Kenney and Laub's bound), times 2^k;
 //!   the diagonal is then set to log t_ii exactly;
-//! * the Fréchet derivative L(op(A), E) by the block identity
-//!   f([[X, E], [0, X]]) = [[f(X), L(X, E)], [0, f(X)]], with E scaled by a
-//!   power of two to X's size (L is linear in E).
+//! * the Fréchet derivatives L(op(A), E): the square root's from the
+//!   Sylvester equation S L + L S = E in the Schur basis of X = op(A); the
+//!   logarithm's by the block identity
+//!   log([[X, E], [0, X]]) = [[log X, L(X, E)], [0, log X]], with E scaled by
+//!   a power of two to X's size (L is linear in E).
 //!
 //! Real input runs in complex arithmetic and returns the real part, which
 //! is the real principal function when it exists: a real input with an
@@ -21,8 +23,8 @@
 //! n·ε·max|λ| of 0); for sqrt only where two of them meet a nonzero
 //! coupling (no primary square root exists).
 //!
-//! Scratch: 8 complex n×n matrices (2n×2n for the derivatives) and a
-//! vector.
+//! Scratch: 8 complex n×n matrices (2n×2n for the logarithm's derivative)
+//! and a vector.
 
 use super::gauss_legendre::{NODES, WEIGHTS};
 use super::pool::Pool;
@@ -94,7 +96,7 @@ impl<T: Field> Kernel<T> for LogmFrechet {
 
 impl<T: Field> Kernel<T> for SqrtmFrechet {
     fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        dispatch_scratch::<T>(2 * shapes.input(0).0)
+        dispatch_scratch::<T>(shapes.input(0).0)
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
@@ -163,7 +165,8 @@ where
     let x_max = max_abs_mat(a).ok_or(Failure::NonFinite("a"))?;
     let real = !<T as Element>::DTYPE.is_complex();
     let widen = |x: T| Complex::new(Scalar::re(x), Scalar::im(x));
-    let m = if how.is_some() { 2 * n } else { n };
+    // The logarithm's derivative runs on the 2n×2n block.
+    let m = if how.is_some() && f == Primary::Log { 2 * n } else { n };
     let (mut block, _) = stack.make_with(TEMPS * m * m + m, |_| Complex::<R>::zero());
     let (mats, v) = block.split_at_mut(TEMPS * m * m);
     let mut pool = Pool::new(mats, m);
@@ -184,15 +187,29 @@ where
                 item.out_mat::<T>(0).fill(T::zero());
                 return Ok(());
             }
+            let op_a = |i: usize, j: usize| match how {
+                MatOp::Identity => a[(i, j)],
+                MatOp::Transpose => a[(j, i)],
+                MatOp::Adjoint => a[(j, i)].conj(),
+            };
+            if f == Primary::Sqrt {
+                let mut e_c = pool.take();
+                for j in 0..n {
+                    for i in 0..n {
+                        input[(i, j)] = widen(op_a(i, j));
+                        e_c[(i, j)] = widen(e[(i, j)]);
+                    }
+                }
+                let mut result = pool.take();
+                sqrt_frechet(input.rb_mut(), e_c.rb(), result.rb_mut(), &mut pool, v, real, par)?;
+                let mut out = item.out_mat::<T>(0);
+                return write(result.rb(), out.rb_mut(), "l");
+            }
             // [[X, E·2^-k], [0, X]] with max|E·2^-k| near max|X|.
             let k = exponent(e_max) - if x_max > R::zero() { exponent(x_max) } else { 0 };
             for j in 0..n {
                 for i in 0..n {
-                    let x = match how {
-                        MatOp::Identity => a[(i, j)],
-                        MatOp::Transpose => a[(j, i)],
-                        MatOp::Adjoint => a[(j, i)].conj(),
-                    };
+                    let x = op_a(i, j);
                     input[(i, j)] = widen(x);
                     input[(i + n, j + n)] = widen(x);
                     input[(i, j + n)] = widen(e[(i, j)]);
@@ -255,6 +272,58 @@ fn evaluate<C: Cplx>(
     }
     let mut tmp = pool.take();
     matmul(tmp.rb_mut(), Accum::Replace, q.rb(), ft.rb(), C::one(), par);
+    matmul(out.rb_mut(), Accum::Replace, tmp.rb(), q.rb().adjoint(), C::one(), par);
+    Ok(())
+}
+
+/// L_sqrt(X, E) into `out` for `x` (overwritten by T): with X = Q T Qᴴ
+/// and R = T^{1/2}, L = Q L̃ Qᴴ where R L̃ + L̃ R = Qᴴ E Q — the Sylvester
+/// equation S L + L S = E in the Schur basis, solved column by column (one
+/// shifted triangular back substitution each, O(n³) in all).
+#[allow(clippy::too_many_arguments)]
+fn sqrt_frechet<C: Cplx>(
+    mut x: MatMut<'_, C>,
+    e: MatRef<'_, C>,
+    mut out: MatMut<'_, C>,
+    pool: &mut Pool<'_, C>,
+    v: &mut [C],
+    real: bool,
+    par: Par,
+) -> Result<(), Failure> {
+    let n = x.nrows();
+    let mut q = pool.take();
+    schur(x.rb_mut(), q.rb_mut(), v)?;
+    check_domain(Primary::Sqrt, x.rb(), real, false)?;
+    let (mut r, mut l, mut tmp) = (pool.take(), pool.take(), pool.take());
+    sqrt_upper(x.rb(), r.rb_mut())?;
+    matmul(tmp.rb_mut(), Accum::Replace, q.rb().adjoint(), e, C::one(), par);
+    matmul(l.rb_mut(), Accum::Replace, tmp.rb(), q.rb(), C::one(), par);
+    for j in 0..n {
+        // Column j: (R + r_jj I) l_j = c_j − Σ_{k<j} l_k r_kj.
+        for k in 0..j {
+            let rkj = r[(k, j)];
+            for i in 0..n {
+                let lik = l[(i, k)];
+                l[(i, j)] -= lik * rkj;
+            }
+        }
+        for i in (0..n).rev() {
+            let mut s = l[(i, j)];
+            for k in i + 1..n {
+                s -= r[(i, k)] * l[(k, j)];
+            }
+            let den = r[(i, i)] + r[(j, j)];
+            l[(i, j)] = if den.abs() != Re::<C>::zero() {
+                s / den
+            } else if s.abs() == Re::<C>::zero() {
+                C::zero()
+            } else {
+                // Two zero eigenvalues: the square root is not differentiable.
+                return Err(Failure::Singular("a"));
+            };
+        }
+    }
+    matmul(tmp.rb_mut(), Accum::Replace, q.rb(), l.rb(), C::one(), par);
     matmul(out.rb_mut(), Accum::Replace, tmp.rb(), q.rb().adjoint(), C::one(), par);
     Ok(())
 }

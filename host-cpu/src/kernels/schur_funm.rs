@@ -60,10 +60,6 @@ const MAX_ROOTS: i32 = 60;
 /// and result, Q, f(T) and a product, and the logarithm's three.
 const TEMPS: usize = 8;
 
-/// The Schur-form evaluation: complex scalars of lindiff and faer at once.
-trait Cplx: Field {}
-impl<C: Field> Cplx for C {}
-
 impl<T: Field> Kernel<T> for Logm {
     fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
         dispatch_scratch::<T>(shapes.input(0).0)
@@ -106,7 +102,7 @@ impl<T: Field> Kernel<T> for SqrtmFrechet {
 
 fn scratch_for<R: RealScalar>(m: usize) -> StackReq
 where
-    Complex<R>: Cplx,
+    Complex<R>: Field,
 {
     if m == 0 {
         return StackReq::EMPTY;
@@ -155,7 +151,7 @@ fn run<R, T>(
 where
     R: RealScalar + Field,
     T: Field + Scalar<Real = R>,
-    Complex<R>: Cplx + Scalar<Real = R>,
+    Complex<R>: Field + Scalar<Real = R>,
 {
     let a = item.mat::<T>(0);
     let n = a.nrows();
@@ -238,7 +234,7 @@ fn write<R, T>(z: MatRef<'_, Complex<R>>, mut out: MatMut<'_, T>, name: &'static
 where
     R: RealScalar + Field,
     T: Field + Scalar<Real = R>,
-    Complex<R>: Cplx,
+    Complex<R>: Field,
 {
     for j in 0..z.ncols() {
         for i in 0..z.nrows() {
@@ -251,7 +247,7 @@ where
 
 /// f(A) = Q f(T) Qᴴ into `out`, for `a` (overwritten by T).
 #[allow(clippy::too_many_arguments)]
-fn evaluate<C: Cplx>(
+fn evaluate<C: Field>(
     f: Primary,
     block: bool,
     mut a: MatMut<'_, C>,
@@ -281,7 +277,7 @@ fn evaluate<C: Cplx>(
 /// equation S L + L S = E in the Schur basis, solved column by column (one
 /// shifted triangular back substitution each, O(n³) in all).
 #[allow(clippy::too_many_arguments)]
-fn sqrt_frechet<C: Cplx>(
+fn sqrt_frechet<C: Field>(
     mut x: MatMut<'_, C>,
     e: MatRef<'_, C>,
     mut out: MatMut<'_, C>,
@@ -332,7 +328,7 @@ fn sqrt_frechet<C: Cplx>(
 /// the Schur form of the Fréchet path's [[X, E], [0, X]], whose doubled
 /// eigenvalues split by about √ε; a real input's eigenvalue then counts as
 /// real within √ε·max|t_ii| of the axis, not n·ε·max|t_ii|.
-fn check_domain<C: Cplx>(f: Primary, t: MatRef<'_, C>, real: bool, block: bool) -> Result<(), Failure> {
+fn check_domain<C: Field>(f: Primary, t: MatRef<'_, C>, real: bool, block: bool) -> Result<(), Failure> {
     let n = t.nrows();
     let largest = (0..n).map(|i| t[(i, i)].abs()).fold(Re::<C>::zero(), |m, x| m.max_real(x));
     let eps = Re::<C>::EPSILON;
@@ -360,7 +356,7 @@ fn check_domain<C: Cplx>(f: Primary, t: MatRef<'_, C>, real: bool, block: bool) 
 }
 
 /// The principal square root R of the upper triangular `t` (Björck–Hammarling).
-fn sqrt_upper<C: Cplx>(t: MatRef<'_, C>, mut r: MatMut<'_, C>) -> Result<(), Failure> {
+fn sqrt_upper<C: Field>(t: MatRef<'_, C>, mut r: MatMut<'_, C>) -> Result<(), Failure> {
     let n = t.nrows();
     for j in 0..n {
         for i in 0..n {
@@ -390,7 +386,7 @@ fn sqrt_upper<C: Cplx>(t: MatRef<'_, C>, mut r: MatMut<'_, C>) -> Result<(), Fai
 
 /// The principal logarithm of the upper triangular `t` into `l` (inverse
 /// scaling and squaring; see the module docs).
-fn log_upper<C: Cplx>(
+fn log_upper<C: Field>(
     t: MatRef<'_, C>,
     mut l: MatMut<'_, C>,
     pool: &mut Pool<'_, C>,
@@ -440,7 +436,7 @@ fn log_upper<C: Cplx>(
 }
 
 /// ‖S − I‖₁ of an upper triangular S.
-fn distance_to_identity<C: Cplx>(s: MatRef<'_, C>) -> Re<C> {
+fn distance_to_identity<C: Field>(s: MatRef<'_, C>) -> Re<C> {
     let n = s.nrows();
     (0..n)
         .map(|j| {

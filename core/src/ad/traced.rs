@@ -294,13 +294,14 @@ pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
 /// use lindiff_cpu::prelude::*;
 /// // L = Σ (x_i x_j)² over a 2×1 x: H·d at x = (1, 2), d = (1, 0).
 /// let mut b: Builder = Builder::new();
-/// let x = b.param(TensorMeta::new(DType::F64, Shape::new(&[2, 1])?))?;
+/// let shape = Shape::new(&[2, 1]).map_err(|_| "more dims than MAX_RANK")?;
+/// let x = b.param(TensorMeta::new(DType::F64, shape.clone()))?;
 /// let outer = b.matmul_with(&x, MatOp::Identity, &x, MatOp::Transpose)?;
 /// let sq = b.unary(UnaryOp::Abs2, &outer)?;
 /// let loss = b.reduce(ReduceOp::Sum, &sq, 2)?;
 /// let h = hvp(&b.finish(&[&loss])?, &[0])?;
-/// let meta = TensorMeta::new(DType::F64, Shape::new(&[2, 1])?);
-/// let desc = TensorDesc::contiguous(meta).unwrap();
+/// let meta = TensorMeta::new(DType::F64, shape);
+/// let desc = TensorDesc::contiguous(meta).ok_or("strides overflow")?;
 /// let cpu = Cpu::new();
 /// let compiled = h.compile(&cpu, &[&desc, &desc])?;
 /// let (x, d) = ([1.0f64, 2.0], [1.0f64, 0.0]);
@@ -308,10 +309,11 @@ pub fn vjp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
 /// let mut pool = Pool::new();
 /// let mut alloc = pool.allocator();
 /// let results = compiled.run(&mut alloc, &inputs)?;
-/// let hd = Host::data(&results[3].1).unwrap().typed::<f64>().unwrap()[..2].to_vec();
+/// let hd = Host::data(&results[3].1).ok_or("H·d not written")?;
+/// let hd = hd.typed::<f64>().ok_or("H·d not f64")?;
 /// // L = (Σ x_i²)², H = 4(Σx²) I + 8 x xᵀ: H·e₁ = (20 + 8, 16).
-/// assert_eq!(hd, [28.0, 16.0]);
-/// # Ok::<(), Error>(())
+/// assert_eq!(hd[..2], [28.0, 16.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// # Errors

@@ -256,9 +256,11 @@ impl LinalgOp {
     ///
     /// ```
     /// use lindiff_core::{DType, LinalgOp, Shape, TensorMeta, op::Det};
-    /// let a = TensorMeta::new(DType::F64, Shape::new(&[2, 3]).unwrap());
+    /// let shape = Shape::new(&[2, 3]).map_err(|_| "more dims than MAX_RANK")?;
+    /// let a = TensorMeta::new(DType::F64, shape);
     /// let err = LinalgOp::Det(Det).infer(&[&a]).unwrap_err();
     /// assert_eq!(err.to_string(), "det: argument `a` must be square, got 2×3");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn infer(&self, inputs: &[&TensorMeta]) -> Result<Outputs> {
         if inputs.len() != self.input_count() {

@@ -308,20 +308,26 @@ fn sqrt_frechet<C: Field>(
             for k in i + 1..n {
                 s -= r[(i, k)] * l[(k, j)];
             }
-            let den = r[(i, i)] + r[(j, j)];
-            l[(i, j)] = if den.abs() != Re::<C>::zero() {
-                s / den
-            } else if s.abs() == Re::<C>::zero() {
-                C::zero()
-            } else {
-                // Two zero eigenvalues: the square root is not differentiable.
-                return Err(Failure::Singular("a"));
-            };
+            l[(i, j)] = over_root_sum(s, r[(i, i)] + r[(j, j)])?;
         }
     }
     matmul(tmp.rb_mut(), Accum::Replace, q.rb(), l.rb(), C::one(), par);
     matmul(out.rb_mut(), Accum::Replace, tmp.rb(), q.rb().adjoint(), C::one(), par);
     Ok(())
+}
+
+/// s/(r_ii + r_jj), the step both triangular recurrences of the square root
+/// share (its own, and its Fréchet derivative's Sylvester equation). The
+/// sum is 0 only for two zero eigenvalues: 0/0 is 0, anything else over 0
+/// means no primary square root (and no derivative) exists.
+fn over_root_sum<C: Field>(s: C, sum: C) -> Result<C, Failure> {
+    if sum.abs() != Re::<C>::zero() {
+        Ok(s / sum)
+    } else if s.abs() == Re::<C>::zero() {
+        Ok(C::zero())
+    } else {
+        Err(Failure::Singular("a"))
+    }
 }
 
 /// Eigenvalues (the diagonal of T) the function cannot take. `block`: T is
@@ -370,15 +376,7 @@ fn sqrt_upper<C: Field>(t: MatRef<'_, C>, mut r: MatMut<'_, C>) -> Result<(), Fa
             for k in i + 1..j {
                 s -= r[(i, k)] * r[(k, j)];
             }
-            let den = r[(i, i)] + r[(j, j)];
-            r[(i, j)] = if den.abs() != Re::<C>::zero() {
-                s / den
-            } else if s.abs() == Re::<C>::zero() {
-                C::zero()
-            } else {
-                // Two zero eigenvalues coupled: no square root exists.
-                return Err(Failure::Singular("a"));
-            };
+            r[(i, j)] = over_root_sum(s, r[(i, i)] + r[(j, j)])?;
         }
     }
     Ok(())

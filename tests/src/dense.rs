@@ -75,6 +75,16 @@ impl<T: Scalar> Dense<T> {
         c
     }
 
+    /// `self + other`.
+    pub fn add(&self, other: &Self) -> Self {
+        assert_eq!((self.rows, self.cols), (other.rows, other.cols));
+        Dense::from_col_major(
+            self.rows,
+            self.cols,
+            self.data.iter().zip(&other.data).map(|(&a, &b)| a + b).collect(),
+        )
+    }
+
     /// `self − other`.
     pub fn sub(&self, other: &Self) -> Self {
         assert_eq!((self.rows, self.cols), (other.rows, other.cols));

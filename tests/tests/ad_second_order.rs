@@ -1,7 +1,8 @@
 //! Second order (docs/ad-rules.md#second-order): Hessian-vector products by
 //! forward over reverse, through every op whose gradient is built from
 //! rules — the spectral ops, det/slogdet, the factorizations, solve, the
-//! composites, expm, logm and sqrtm. For each loss, in f64 and c64:
+//! composites, expm, logm and sqrtm, and the Hermitian matrix functions.
+//! For each loss, in f64 and c64:
 //! * the eager face (the tape over `Dual`) and the traced face
 //!   (`jvp(grad(program))`) give the same bits;
 //! * the HVP matches central differences of the gradient (one Richardson step from 1e-3·‖x‖
@@ -84,6 +85,23 @@ enum Case {
     Logm,
     /// A^{1/2} of the same A.
     Sqrtm,
+    /// e^A of a Hermitian A through `expm_hermitian`: second order by the
+    /// second-order Daleckii–Krein formula.
+    ExpmHermitian,
+    /// The same at eigenvalues (½, ½, ½, 1.7): a triple tie, where the
+    /// second divided differences are f″/2.
+    ExpmHermitianTied,
+    /// log A of a positive definite A through `logm_pd`.
+    LogmPd,
+    /// A^{1/2} of the same A through `sqrtm_psd`.
+    SqrtmPsd,
+    /// sin A of a Hermitian A, a caller's f with f′ and f″.
+    FunmCustom,
+}
+
+/// sin with its derivatives, as a caller's matrix function.
+fn sine() -> lindiff_core::op::MatrixFunction {
+    lindiff_core::op::MatrixFunction::custom("sin", f64::sin, f64::cos).with_second_derivative(|x| -x.sin())
 }
 
 /// [`probe`] of a matrix, or of a vector as one column.
@@ -245,6 +263,22 @@ impl Loss for Case {
                 let r = f.sqrtm(a)?;
                 weigh(f, &r)
             }
+            Case::ExpmHermitian | Case::ExpmHermitianTied => {
+                let e = f.expm_hermitian(a)?;
+                weigh(f, &e)
+            }
+            Case::LogmPd => {
+                let l = f.logm_pd(a)?;
+                weigh(f, &l)
+            }
+            Case::SqrtmPsd => {
+                let r = f.sqrtm_psd(a)?;
+                weigh(f, &r)
+            }
+            Case::FunmCustom => {
+                let r = f.funm_hermitian(a, sine())?;
+                weigh(f, &r)
+            }
             Case::TriangularSolve => {
                 let b = rhs(f, a)?;
                 let x =
@@ -275,11 +309,11 @@ impl Case {
                 }
                 a
             }
-            Case::Eigh | Case::EighVals | Case::EighBroadened => {
-                let q = rng.unitary::<T>(4);
-                let w: Vec<Re<T>> = [-1.3, 0.4, 1.1, 2.5].iter().map(|&x| Re::<T>::from_f64(x)).collect();
-                q.scale_cols(&w).matmul(&q.adjoint())
+            Case::Eigh | Case::EighVals | Case::EighBroadened | Case::ExpmHermitian | Case::FunmCustom => {
+                hermitian(&mut rng, &[-1.3, 0.4, 1.1, 2.5])
             }
+            Case::ExpmHermitianTied => hermitian(&mut rng, &[0.5, 0.5, 0.5, 1.7]),
+            Case::LogmPd | Case::SqrtmPsd => hermitian(&mut rng, &[0.5, 1.2, 2.0, 3.1]),
             Case::Cholesky => {
                 let b = rng.matrix::<T>(4, 4);
                 let mut a = b.matmul(&b.adjoint());
@@ -307,7 +341,15 @@ impl Case {
         let mut rng = Rng::new(seed ^ 0x5eed);
         let d = rng.matrix::<T>(x.rows, x.cols);
         let d = match self {
-            Case::Eigh | Case::EighVals | Case::EighBroadened | Case::Cholesky => {
+            Case::Eigh
+            | Case::EighVals
+            | Case::EighBroadened
+            | Case::Cholesky
+            | Case::ExpmHermitian
+            | Case::ExpmHermitianTied
+            | Case::LogmPd
+            | Case::SqrtmPsd
+            | Case::FunmCustom => {
                 let mut sym = Dense::from_fn(x.rows, x.cols, |i, j| d[(i, j)] + d[(j, i)].conj());
                 for i in 0..x.rows {
                     sym[(i, i)] = T::from_real(sym[(i, i)].re());
@@ -321,7 +363,14 @@ impl Case {
     }
 }
 
-const ALL: [Case; 27] = [
+/// Q diag(`values`) Qᴴ for a random unitary Q.
+fn hermitian<T: Scalar>(rng: &mut Rng, values: &[f64]) -> Dense<T> {
+    let q = rng.unitary::<T>(values.len());
+    let w: Vec<Re<T>> = values.iter().map(|&x| Re::<T>::from_f64(x)).collect();
+    q.scale_cols(&w).matmul(&q.adjoint())
+}
+
+const ALL: [Case; 32] = [
     Case::Svd,
     Case::SvdVals,
     Case::Eigh,
@@ -349,6 +398,11 @@ const ALL: [Case; 27] = [
     Case::Expm,
     Case::Logm,
     Case::Sqrtm,
+    Case::ExpmHermitian,
+    Case::ExpmHermitianTied,
+    Case::LogmPd,
+    Case::SqrtmPsd,
+    Case::FunmCustom,
 ];
 
 /// The HVP of `case` at its input along its direction, by both faces (same
@@ -591,6 +645,114 @@ fn hvp_at_a_tie_f64() {
 #[test]
 fn hvp_at_a_tie_c64() {
     hvp_at_a_tie::<Complex<f64>>();
+}
+
+/// ⟨W, A³⟩ through `funm_hermitian` with f = x³ (a caller's f with f′ and
+/// f″), W = P + Pᴴ for the fixed [`pattern`](lindiff_tests::losses::pattern) P.
+#[derive(Clone, Copy, Debug)]
+struct Cube;
+
+fn cube() -> lindiff_core::op::MatrixFunction {
+    lindiff_core::op::MatrixFunction::custom("cube", |x| x * x * x, |x| 3.0 * x * x)
+        .with_second_derivative(|x| 6.0 * x)
+}
+
+fn cube_weight<F: Face + ?Sized>(f: &mut F, a: &F::Tensor) -> Result<F::Tensor> {
+    let dtype = f.meta(a).dtype;
+    let p = lindiff_tests::losses::pattern(f, a, dtype)?;
+    let ph = f.adjoint(&p, MatOp::Adjoint)?;
+    f.binary(BinaryOp::Add, &p, &ph)
+}
+
+impl Loss for Cube {
+    fn name(&self) -> String {
+        "⟨W, A³⟩".into()
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let w = cube_weight(f, &xs[0])?;
+        let c = f.funm_hermitian(&xs[0], cube())?;
+        lindiff_tests::losses::pairing(f, &w, &c)
+    }
+}
+
+/// At tied and nearly tied eigenvalues — (1, 1 + g, 1 + 2g, 2.5) for gaps
+/// g from 0 to 1e-4, along random Hermitian directions that split them —
+/// the HVP through a Hermitian matrix function is the exact Hessian, which
+/// exists at every spectrum. For ⟨W, A³⟩ it is a polynomial in A with no
+/// eigenvalues in it: the gradient reads K = W A² + A W A + A² W on the
+/// lower triangle, so H·E reads dK = W(AE + EA) + EWA + AWE + (AE + EA)W
+/// there (2·tril(dK, −1) + Re diag(dK)).
+fn funm_hvp_at_a_tie<T: Scalar + Element>() {
+    let cpu = lindiff_tests::Cpu::default();
+    for seed in [1, 2] {
+        for gap in [0.0, 1e-14, 1e-10, 1e-6, 1e-4] {
+            let mut rng = Rng::new(seed);
+            let a = hermitian::<T>(&mut rng, &[1.0, 1.0 + gap, 1.0 + 2.0 * gap, 2.5]);
+            let e = Case::Eigh.direction(&a, seed);
+            let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&e)]);
+            let eager = eager_hvp(cpu, &Cube, &xs, &ds).unwrap_or_else(|err| panic!("eager: {err}"));
+            let traced = traced_hvp(&cpu, &Cube, &xs, &ds).unwrap_or_else(|err| panic!("traced: {err}"));
+            assert_same_bits("funm hvp at a tie", &eager, &traced);
+            let mut face = lindiff_core::face::direct::Direct::new(cpu);
+            let ta = face.tensor(&[4, 4], &a.data).unwrap();
+            let w = cube_weight(&mut face, &ta).unwrap().to_vec::<T>().unwrap();
+            let w = Dense::from_fn(4, 4, |i, j| w[i + 4 * j]);
+            let ae_ea = a.matmul(&e).add(&e.matmul(&a));
+            let dk = w
+                .matmul(&ae_ea)
+                .add(&e.matmul(&w).matmul(&a))
+                .add(&a.matmul(&w).matmul(&e))
+                .add(&ae_ea.matmul(&w));
+            let exact = Dense::from_fn(4, 4, |i, j| match i.cmp(&j) {
+                std::cmp::Ordering::Greater => dk[(i, j)].scale(Re::<T>::from_f64(2.0)),
+                std::cmp::Ordering::Equal => T::from_real(dk[(i, i)].re()),
+                std::cmp::Ordering::Less => T::zero(),
+            });
+            let err = relative_error(&eager, &[exact.data]);
+            assert!(err <= 1e-12, "{} gap {gap:e}: HVP vs the exact Hessian: {err:.2e}", T::DTYPE.name());
+        }
+    }
+}
+
+#[test]
+fn funm_hvp_at_a_tie_f64() {
+    funm_hvp_at_a_tie::<f64>();
+}
+
+#[test]
+fn funm_hvp_at_a_tie_c64() {
+    funm_hvp_at_a_tie::<Complex<f64>>();
+}
+
+/// A caller's f without f″ has first derivatives only: its HVP says so.
+#[test]
+fn funm_without_second_derivative() {
+    #[derive(Clone, Copy, Debug)]
+    struct Plain;
+    impl Loss for Plain {
+        fn name(&self) -> String {
+            "⟨W, A³⟩ without f″".into()
+        }
+        fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+            let w = cube_weight(f, &xs[0])?;
+            let plain = lindiff_core::op::MatrixFunction::custom("cube", |x| x * x * x, |x| 3.0 * x * x);
+            let c = f.funm_hermitian(&xs[0], plain)?;
+            lindiff_tests::losses::pairing(f, &w, &c)
+        }
+    }
+    let cpu = lindiff_tests::Cpu::default();
+    let (a, e, ..) = tied::<f64>(1, true);
+    let (xs, ds) = ([Input::matrix(&a)], [Input::matrix(&e)]);
+    for err in
+        [eager_hvp(cpu, &Plain, &xs, &ds).unwrap_err(), traced_hvp(&cpu, &Plain, &xs, &ds).unwrap_err()]
+    {
+        assert!(
+            matches!(err, lindiff_core::Error::Unsupported { op: "funm_hermitian_second", .. })
+                && err.to_string().contains("with_second_derivative"),
+            "{err}"
+        );
+    }
 }
 
 /// ⟨W, V diag(w) Vᴴ⟩ + ½⟨W_r, |·|²⟩ through eigh: its tangent reads the

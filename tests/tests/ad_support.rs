@@ -197,6 +197,25 @@ fn case<T: Scalar + Element, P: TestProvider>(face: &mut Direct<P>, op: &Op) -> 
             LinalgOp::ExpmFrechet(_) | LinalgOp::LogmFrechet(_) | LinalgOp::SqrtmFrechet(_) => {
                 same(vec![input(&general), input(&a)])
             }
+            // The factors are functions of `a` that the rules read as data
+            // (their tangents are `a`'s): constants here, so the check
+            // follows the linear argument alone.
+            LinalgOp::FunmHermitianFrechet(_) | LinalgOp::FunmHermitianSecond(_) => {
+                let f = LinalgOp::FunmHermitianFactors(lindiff_core::op::FunmHermitianFactors(
+                    Default::default(),
+                ));
+                let ts = t(face, &spd);
+                let outs = face.apply(Op::Linalg(f), &[&ts]).unwrap();
+                let [v, w, gamma] = [2, 1, 3].map(|i| Arg::Int(outs[i].clone().unwrap()));
+                let mut args =
+                    if matches!(l, LinalgOp::FunmHermitianFrechet(_)) { vec![Arg::Int(ts)] } else { vec![] };
+                args.extend([v, w, gamma]);
+                if matches!(l, LinalgOp::FunmHermitianSecond(_)) {
+                    args.push(Arg::Int(t(face, &general)));
+                }
+                args.push(input(&a));
+                same(args)
+            }
             LinalgOp::LuFactorSolve(_) | LinalgOp::FullPivLuSolve(_) => same(vec![input(&a), input(&b)]),
             LinalgOp::Lstsq(_) => same(vec![input(&tall), input(&b5)]),
             LinalgOp::LuSolvePrepared(_) => {

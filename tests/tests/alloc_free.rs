@@ -100,6 +100,20 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
         (LinalgOp::SqrtmFrechet(SqrtmFrechet(MatOp::Transpose)), vec![tspd.clone(), ta.clone()]),
     ];
     let linalg = linalg.into_iter().chain(schur.into_iter().filter(|_| n <= 64));
+    // The derivatives of a Hermitian matrix function from its factors (the
+    // second one's triple sum is O(n³) scalar work: to n = 64 as well).
+    let factors = LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Log));
+    let f = face.apply(Op::Linalg(factors), &[&tspd]).unwrap();
+    let [v, w, gamma] = [2, 1, 3].map(|i| f[i].clone().unwrap());
+    let frechet = LinalgOp::FunmHermitianFrechet(FunmHermitianFrechet(MatrixFunction::Log));
+    let second = LinalgOp::FunmHermitianSecond(FunmHermitianSecond(MatrixFunction::Log));
+    let derivatives = [
+        (frechet, vec![tspd.clone(), v.clone(), w.clone(), gamma.clone(), ta.clone()]),
+        (second, vec![v, w, gamma, ta.clone(), ta.clone()]),
+    ];
+    let linalg = linalg.chain(
+        derivatives.into_iter().filter(|(op, _)| n <= 64 || matches!(op, LinalgOp::FunmHermitianFrechet(_))),
+    );
     let internal = [
         (chain().into(), vec![ta.clone(), ta.clone(), ta.clone()]),
         (

@@ -7,11 +7,11 @@ use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, S
 use lindiff_core::op::{
     Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, Expm, ExpmFrechet, FullPivLu,
     FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian, FunmHermitianFactors,
-    HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, Logm,
-    LogmFrechet, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction,
-    MatrixRank, Pinv, PinvOptions, Polar, Qr, RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Sqrtm,
-    SqrtmFrechet, Svd, SvdFull, SvdOptions, SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions,
-    Truncation,
+    FunmHermitianFrechet, FunmHermitianSecond, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
+    HouseholderQrQ, HouseholderQrR, Logm, LogmFrechet, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve,
+    LuSolvePrepared, MatrixFunction, MatrixRank, Pinv, PinvOptions, Polar, Qr, RankRevealingQr,
+    RankRevealingQrOptions, Side, Slogdet, Sqrtm, SqrtmFrechet, Svd, SvdFull, SvdOptions, SvdTruncated,
+    SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -68,6 +68,14 @@ fn every_op() -> Vec<(Op, Vec<TensorMeta>)> {
         (LinalgOp::Adjugate(Adjugate), vec![a()]),
         (LinalgOp::FunmHermitian(FunmHermitian(MatrixFunction::Log)), vec![a()]),
         (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![a()]),
+        (
+            LinalgOp::FunmHermitianFrechet(FunmHermitianFrechet(MatrixFunction::Exp)),
+            vec![a(), a(), tau(), a(), a()],
+        ),
+        (
+            LinalgOp::FunmHermitianSecond(FunmHermitianSecond(MatrixFunction::Log)),
+            vec![a(), tau(), a(), a(), a()],
+        ),
         (LinalgOp::Expm(Expm), vec![a()]),
         (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Transpose)), vec![a(), a()]),
         (LinalgOp::Logm(Logm), vec![a()]),

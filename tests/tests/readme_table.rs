@@ -69,6 +69,8 @@ const CUDA_UNSUPPORTED: &[&str] = &[
     "matrix_rank",
     "funm_hermitian",
     "funm_hermitian_factors",
+    "funm_hermitian_frechet",
+    "funm_hermitian_second",
     "expm",
     "expm_frechet",
     "logm",

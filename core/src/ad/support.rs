@@ -212,9 +212,15 @@ pub fn ad_support_second_order(op: &Op) -> Support {
     match (supported, op) {
         _ if !SECOND_ORDER => Support::Unsupported { why: NO_SECOND_ORDER },
         (None, _) => first.first().map_or(Support::Unsupported { why: "the op has no outputs" }, |(_, s)| *s),
-        (Some(_), Op::Linalg(LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_))) => {
-            Support::Unsupported { why: SECOND_FUNM }
-        }
+        (Some(_), Op::Linalg(LinalgOp::FunmHermitianSecond(_))) => Support::Unsupported { why: THIRD_FUNM },
+        (
+            Some(_),
+            Op::Linalg(
+                LinalgOp::FunmHermitian(_)
+                | LinalgOp::FunmHermitianFactors(_)
+                | LinalgOp::FunmHermitianFrechet(_),
+            ),
+        ) => ok(SECOND_FUNM),
         (Some(_), Op::Linalg(l))
             if matches!(l.family().feature, "op-svd" | "op-eigh" | "op-eig" | "op-recombine") =>
         {
@@ -418,6 +424,10 @@ const SQRTM: &str = "the Fréchet derivative as the solution of S L + L S = dA i
 const EXPM: &str = "the Fréchet derivative by the Padé approximant's own derivative, at the same \
                     scaling as the forward (as accurate as expm itself: a few ε times the \
                     condition number); second order by the block identity at twice the size";
+const FUNM_FRECHET: &str = "linear in e (its own adjoint); its derivative in a is the second-order \
+                            Daleckii–Krein formula (funm_hermitian_second), exact at ties";
+const FUNM_SECOND: &str = "linear in d; second divided differences f[λ_i, λ_k, λ_j], f″/2 where three \
+                           values tie; a caller's f needs its f″; no third derivative";
 /// The decomposition and divided differences `funm_hermitian_factors` returns
 /// for its rule.
 const RULE_DATA: Support = Support::Unsupported {
@@ -447,8 +457,11 @@ const PIVOT_PHASE: &str = "the pivot row (largest |u| of each column, the first 
 const RANK_MASK: &str = "a 0/1 mask of an integer rank (piecewise constant): derivative 0";
 const CHECKED: &str = "the identity on the values the check lets through (the check is not repeated \
                        on their tangents)";
-const SECOND_FUNM: &str = "the rule reads the decomposition and divided differences as data: their own \
-                           tangents are not implemented";
+const SECOND_FUNM: &str = "the second-order Daleckii–Krein formula (second divided differences, exact \
+                           at tied eigenvalues); a caller's f needs its f″ \
+                           (MatrixFunction::with_second_derivative)";
+const THIRD_FUNM: &str = "the second derivative of a Hermitian matrix function has no rule of its own: \
+                          third derivatives are not implemented";
 const SECOND_SPECTRAL: &str = "forward over reverse through the rules: at an exact tie (or a zero singular \
                                value) forward mode reports a tangent that splits it; near a tie the \
                                error of the second derivative grows as 1/gap²; a broadened rule \

@@ -128,6 +128,7 @@ fn linearity(op: &Op) -> Linearity {
             | LinalgOp::LogmFrechet(_)
             | LinalgOp::SqrtmFrechet(_) => One(&[1]),
             LinalgOp::LuSolvePrepared(_) | LinalgOp::HouseholderQrApply(_) => One(&[2]),
+            LinalgOp::FunmHermitianFrechet(_) | LinalgOp::FunmHermitianSecond(_) => One(&[4]),
             LinalgOp::FullPivLuSolvePrepared(_) => One(&[3]),
             _ => Nowhere,
         },

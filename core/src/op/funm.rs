@@ -55,7 +55,29 @@ impl MatrixFunction {
     /// # Ok::<(), Error>(())
     /// ```
     pub const fn custom(name: &'static str, f: fn(f64) -> f64, df: fn(f64) -> f64) -> Self {
-        MatrixFunction::Custom(ScalarFunction { name, f, df })
+        MatrixFunction::Custom(ScalarFunction { name, f, df, d2f: None })
+    }
+
+    /// A caller's f with its second derivative f″ as well, which second
+    /// derivatives of f(A) (a Hessian-vector product through it) need. The
+    /// built-in functions know theirs: for them this changes nothing.
+    ///
+    /// ```
+    /// use lindiff_cpu::prelude::*;
+    /// let cube = op::MatrixFunction::custom("cube", |x| x * x * x, |x| 3.0 * x * x)
+    ///     .with_second_derivative(|x| 6.0 * x);
+    /// let mut la = Direct::new(Cpu::new());
+    /// let a = la.tensor_row_major(2, 2, &[2.0, 0.0, 0.0, 1.0])?;
+    /// let t = la.funm_hermitian(&a, cube)?.to_vec::<f64>()?;
+    /// assert!((t[0] - 8.0).abs() < 1e-14 && (t[3] - 1.0).abs() < 1e-14);
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[must_use]
+    pub const fn with_second_derivative(self, d2f: fn(f64) -> f64) -> Self {
+        match self {
+            MatrixFunction::Custom(s) => MatrixFunction::Custom(ScalarFunction { d2f: Some(d2f), ..s }),
+            other => other,
+        }
     }
 }
 
@@ -76,15 +98,21 @@ pub struct ScalarFunction {
     pub f: fn(f64) -> f64,
     /// f′.
     pub df: fn(f64) -> f64,
+    /// f″, for second derivatives ([`MatrixFunction::with_second_derivative`]).
+    pub d2f: Option<fn(f64) -> f64>,
 }
 
-/// Two functions are the same op when their name and both code addresses
+/// Two functions are the same op when their name and all code addresses
 /// agree.
 impl PartialEq for ScalarFunction {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && core::ptr::fn_addr_eq(self.f, other.f)
             && core::ptr::fn_addr_eq(self.df, other.df)
+            && match (self.d2f, other.d2f) {
+                (Some(a), Some(b)) => core::ptr::fn_addr_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
     }
 }
 
@@ -95,6 +123,7 @@ impl core::hash::Hash for ScalarFunction {
         self.name.hash(state);
         (self.f as usize).hash(state);
         (self.df as usize).hash(state);
+        self.d2f.map(|d2f| d2f as usize).hash(state);
     }
 }
 

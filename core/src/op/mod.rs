@@ -29,6 +29,7 @@ mod eigh;
 mod family;
 mod full_piv_lu;
 mod funm;
+mod funm_frechet;
 mod householder;
 pub mod internal;
 mod lu;
@@ -46,6 +47,8 @@ pub use eigh::{Eigh, EighOptions, EighVals};
 pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
 pub use funm::{FunmHermitian, FunmHermitianFactors, MatrixFunction, ScalarFunction};
+pub(crate) use funm_frechet::NO_SECOND_DERIVATIVE;
+pub use funm_frechet::{FunmHermitianFrechet, FunmHermitianSecond};
 pub use householder::{
     HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor, HouseholderQrQ, HouseholderQrR,
 };
@@ -63,7 +66,7 @@ use crate::tensor::TensorMeta;
 
 /// Most inputs any op takes: 6 for the internal SVD gauge check
 /// ([`internal::SvdGaugeCheck`]: the three SVD factors and their three
-/// cotangents); every op of [`LinalgOp`] takes at most 4.
+/// cotangents); every op of [`LinalgOp`] takes at most 5.
 /// Every fixed-capacity list of op inputs (tapes, programs, batch plans) is
 /// sized by this.
 pub const MAX_INPUTS: usize = 6;

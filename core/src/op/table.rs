@@ -305,6 +305,22 @@ macro_rules! op_table {
                 support: |_op| list(&[ok(FUNM), RULE_DATA, RULE_DATA, RULE_DATA]),
                 methods: {},
             }
+            /// The Daleckii–Krein derivative of `funm_hermitian` from its factors:
+            /// `a`, `v`, `w`, `gamma`, `e` → `l`.
+            FunmHermitianFrechet {
+                name: "funm_hermitian_frechet", family: "op-eigh", dtypes: [F32, F64, C32, C64],
+                inputs: [a, v, w, gamma, e], outputs: [l], rule: funm,
+                support: |_op| list(&[ok(FUNM_FRECHET)]),
+                methods: {},
+            }
+            /// The second derivative of `funm_hermitian` from its factors: `v`,
+            /// `w`, `gamma`, `e`, `d` → `l`.
+            FunmHermitianSecond {
+                name: "funm_hermitian_second", family: "op-eigh", dtypes: [F32, F64, C32, C64],
+                inputs: [v, w, gamma, e, d], outputs: [l], rule: funm,
+                support: |_op| list(&[ok(FUNM_SECOND)]),
+                methods: {},
+            }
             /// The exponential of a general matrix: `a` → `ea`.
             Expm {
                 name: "expm", family: "op-matfun", dtypes: [F32, F64, C32, C64],

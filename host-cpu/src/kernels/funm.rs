@@ -133,7 +133,7 @@ fn compute<T: Field>(
     Ok(())
 }
 
-type Real<T> = <T as Scalar>::Real;
+pub(super) type Real<T> = <T as Scalar>::Real;
 
 /// f(x).
 fn value<R: RealScalar>(f: MatrixFunction, x: R) -> R {
@@ -152,6 +152,17 @@ fn slope<R: RealScalar>(f: MatrixFunction, x: R) -> R {
         MatrixFunction::Log => R::one() / x,
         MatrixFunction::Sqrt => R::one() / (x.sqrt() + x.sqrt()),
         MatrixFunction::Custom(s) => R::from_f64((s.df)(x.to_f64())),
+    }
+}
+
+/// f″(x) (a caller's f without f″ gives NaN: the op's `infer` refuses it
+/// before any kernel runs).
+pub(super) fn curvature<R: RealScalar>(f: MatrixFunction, x: R) -> R {
+    match f {
+        MatrixFunction::Exp => x.exp(),
+        MatrixFunction::Log => -(R::one() / (x * x)),
+        MatrixFunction::Sqrt => -(R::one() / (R::from_f64(4.0) * x * x.sqrt())),
+        MatrixFunction::Custom(s) => R::from_f64(s.d2f.map_or(f64::NAN, |d2f| d2f(x.to_f64()))),
     }
 }
 

@@ -51,6 +51,7 @@ mod expm;
 pub(crate) mod finite;
 mod full_piv_lu;
 mod funm;
+mod funm_frechet;
 pub(crate) mod gauge;
 pub(crate) mod gauge_check;
 mod gauss_legendre;
@@ -107,6 +108,8 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         LinalgOp::EighVals(k) => built!("op-eigh", k),
         LinalgOp::FunmHermitian(k) => built!("op-eigh", k),
         LinalgOp::FunmHermitianFactors(k) => built!("op-eigh", k),
+        LinalgOp::FunmHermitianFrechet(k) => built!("op-eigh", k),
+        LinalgOp::FunmHermitianSecond(k) => built!("op-eigh", k),
         LinalgOp::Expm(k) => built!("op-matfun", k),
         LinalgOp::ExpmFrechet(k) => built!("op-matfun", k),
         LinalgOp::Logm(k) => built!("op-matfun", k),

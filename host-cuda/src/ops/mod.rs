@@ -78,7 +78,10 @@ pub fn runs(op: &Op) -> Runs {
             }
             LinalgOp::Adjugate(_) => Runs::Unsupported("the adjugate is not written for the device yet"),
             LinalgOp::MatrixRank(_) => Runs::Unsupported("matrix_rank is not written for the device yet"),
-            LinalgOp::FunmHermitian(_) | LinalgOp::FunmHermitianFactors(_) => {
+            LinalgOp::FunmHermitian(_)
+            | LinalgOp::FunmHermitianFactors(_)
+            | LinalgOp::FunmHermitianFrechet(_)
+            | LinalgOp::FunmHermitianSecond(_) => {
                 Runs::Unsupported("the Hermitian matrix functions are not written for the device yet")
             }
             LinalgOp::Expm(_)
@@ -164,6 +167,8 @@ fn family(l: &LinalgOp) -> Option<Family<'_>> {
         | LinalgOp::Adjugate(_)
         | LinalgOp::FunmHermitian(_)
         | LinalgOp::FunmHermitianFactors(_)
+        | LinalgOp::FunmHermitianFrechet(_)
+        | LinalgOp::FunmHermitianSecond(_)
         | LinalgOp::Expm(_)
         | LinalgOp::ExpmFrechet(_)
         | LinalgOp::Logm(_)

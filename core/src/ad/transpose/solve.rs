@@ -1,6 +1,7 @@
-//! Transposes of the solves in their right-hand side `b`, and of the
-//! Fréchet derivatives (`expm_frechet`, `logm_frechet`, `sqrtm_frechet`) in
-//! their direction `e`, under ⟨X, Y⟩ = Re tr(XᴴY).
+//! Transposes of the solves in their right-hand side `b`, of the Fréchet
+//! derivatives (`expm_frechet`, `logm_frechet`, `sqrtm_frechet`,
+//! `funm_hermitian_frechet`) in their direction `e`, and of
+//! `funm_hermitian_second` in `d`, under ⟨X, Y⟩ = Re tr(XᴴY).
 //!
 //! For x = op(A)⁻¹ b (or op(Q) b), ⟨x̄, op(A)⁻¹ b⟩ = ⟨op(A)⁻ᴴ x̄, b⟩, so
 //! b̄ = (op(A)ᴴ)⁻¹ x̄: the same solve with the adjoint flag. Identity and
@@ -21,6 +22,7 @@ use crate::op::{ExpmFrechet, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet, Triangu
 use crate::prim::UnaryOp;
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
+use crate::Ops;
 
 /// The cotangent of the right-hand side `b` (at `pos`) of a solve given the
 /// (defined, nonzero) cotangent `ct` of its solution.
@@ -65,6 +67,18 @@ pub(super) fn transpose<C: Cx + ?Sized>(
             let transposed = frechet_of(linalg, how).map(|(f, _)| Op::Linalg(f));
             let transposed = transposed.ok_or(Error::UnsupportedDerivative { op: op.name(), output: "e" })?;
             sandwich(cx, conj, ct, |cx, x| cx.lin(transposed, &[p(a), t(x)]))?
+        }
+        LinalgOp::FunmHermitianFrechet(_) => {
+            // V (Γ∘(Vᴴ E V)) Vᴴ with Γ real is its own adjoint.
+            let (a, v, w, gamma) = (coefs.at(op, 0)?, coefs.at(op, 1)?, coefs.at(op, 2)?, coefs.at(op, 3)?);
+            cx.lin(op.clone(), &[p(a), p(v), p(w), p(gamma), t(ct)])?
+        }
+        LinalgOp::FunmHermitianSecond(_) => {
+            // ⟨G, S(E, D)⟩ = ⟨S(Eᴴ, G), D⟩: the second divided differences
+            // are symmetric in their three arguments.
+            let (v, w, gamma, e) = (coefs.at(op, 0)?, coefs.at(op, 1)?, coefs.at(op, 2)?, coefs.at(op, 3)?);
+            let e = cx.primal().adjoint(e, MatOp::Adjoint)?;
+            cx.lin(op.clone(), &[p(v), p(w), p(gamma), p(&e), t(ct)])?
         }
         _ => {
             let name = op.input_names().get(pos).copied().unwrap_or("?");

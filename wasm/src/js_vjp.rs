@@ -39,6 +39,9 @@ export interface VjpOutputs<A extends FloatArray> {
   expm: { ea: Mat<A> };
   logm: { la: Mat<A> };
   sqrtm: { sa: Mat<A> };
+  expm_hermitian: { ea: Mat<A> };
+  logm_pd: { la: Mat<A> };
+  sqrtm_psd: { sa: Mat<A> };
 }
 /** The inputs of each op of `vjp`. */
 export interface VjpInputs<A extends FloatArray> {
@@ -53,6 +56,9 @@ export interface VjpInputs<A extends FloatArray> {
   expm: [a: Mat<A>];
   logm: [a: Mat<A>];
   sqrtm: [a: Mat<A>];
+  expm_hermitian: [a: Mat<A>];
+  logm_pd: [a: Mat<A>];
+  sqrtm_psd: [a: Mat<A>];
 }
 /** The ops `vjp` runs. */
 export type VjpOp = keyof VjpOutputs<Float64Array>;

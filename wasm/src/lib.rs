@@ -9,7 +9,8 @@
 //! * Decompositions: [`svd`], [`eigh`], [`qr`], [`solve`], [`det`].
 //! * Vector–Jacobian products for a loss written in JS ([`vjp()`], JS
 //!   `vjp(op, inputs)` in `js_vjp.rs`): svd, eigh, qr, cholesky, solve, det,
-//!   inv, matmul, expm, logm, sqrtm in f32 or f64; the pullback takes one cotangent per output
+//!   inv, matmul, expm, logm, sqrtm, expm_hermitian, logm_pd, sqrtm_psd in f32 or f64; the
+//!   pullback takes one cotangent per output
 //!   and runs the library's own reverse mode on the recorded tape.
 //! * Gradients of spectral losses ([`Loss`], one concept per file under
 //!   `loss/`) by lindiff's reverse mode ([`gradient`]), next to central finite

@@ -54,6 +54,15 @@ pub enum VjpOp {
     Logm,
     /// `sa`, the principal square root of a square `a`.
     Sqrtm,
+    /// `ea` = e^a of a symmetric `a` (its lower triangle), through its
+    /// eigendecomposition: exact derivatives at repeated eigenvalues.
+    ExpmHermitian,
+    /// `la`, the logarithm of a symmetric positive definite `a` (its lower
+    /// triangle).
+    LogmPd,
+    /// `sa`, the positive semidefinite square root of a symmetric positive
+    /// semidefinite `a` (its lower triangle).
+    SqrtmPsd,
 }
 
 /// What an output is.
@@ -69,7 +78,7 @@ pub enum OutputKind {
 
 impl VjpOp {
     /// Every op, in the order of their names.
-    pub const ALL: [VjpOp; 11] = [
+    pub const ALL: [VjpOp; 14] = [
         VjpOp::Svd,
         VjpOp::Eigh,
         VjpOp::Qr,
@@ -81,6 +90,9 @@ impl VjpOp {
         VjpOp::Expm,
         VjpOp::Logm,
         VjpOp::Sqrtm,
+        VjpOp::ExpmHermitian,
+        VjpOp::LogmPd,
+        VjpOp::SqrtmPsd,
     ];
 
     /// The op's name (as JS spells it).
@@ -97,6 +109,9 @@ impl VjpOp {
             VjpOp::Expm => "expm",
             VjpOp::Logm => "logm",
             VjpOp::Sqrtm => "sqrtm",
+            VjpOp::ExpmHermitian => "expm_hermitian",
+            VjpOp::LogmPd => "logm_pd",
+            VjpOp::SqrtmPsd => "sqrtm_psd",
         }
     }
 
@@ -131,9 +146,9 @@ impl VjpOp {
             VjpOp::Det => &[("det", Scalar)],
             VjpOp::Inv => &[("inv", M)],
             VjpOp::Matmul => &[("c", M)],
-            VjpOp::Expm => &[("ea", M)],
-            VjpOp::Logm => &[("la", M)],
-            VjpOp::Sqrtm => &[("sa", M)],
+            VjpOp::Expm | VjpOp::ExpmHermitian => &[("ea", M)],
+            VjpOp::Logm | VjpOp::LogmPd => &[("la", M)],
+            VjpOp::Sqrtm | VjpOp::SqrtmPsd => &[("sa", M)],
         }
     }
 }
@@ -234,6 +249,9 @@ fn forward(tape: &mut Tape, op: VjpOp, x: &[Tracked<Tensor>]) -> Result<Vec<Trac
         VjpOp::Expm => vec![tape.expm(&x[0])?],
         VjpOp::Logm => vec![tape.logm(&x[0])?],
         VjpOp::Sqrtm => vec![tape.sqrtm(&x[0])?],
+        VjpOp::ExpmHermitian => vec![tape.expm_hermitian(&x[0])?],
+        VjpOp::LogmPd => vec![tape.logm_pd(&x[0])?],
+        VjpOp::SqrtmPsd => vec![tape.sqrtm_psd(&x[0])?],
     })
 }
 

@@ -13,7 +13,7 @@
 //      code under test;
 //   4. the vjp API (www/test/vjp_cases.mjs, shared with the browser test):
 //      JS losses through svd, eigh, qr, cholesky, solve, det, inv, matmul,
-//      expm, logm, sqrtm
+//      expm, logm, sqrtm, expm_hermitian, logm_pd, sqrtm_psd
 //      against central differences, f32 against f64, LindiffError fields.
 //
 //   node www/test/api.mjs

@@ -82,7 +82,9 @@ pub mod why {
     /// Forward mode: the tangent couples vectors of tied values.
     pub const FORWARD_TIE: &str = "forward mode at a tie: the direction couples the vectors of two tied \
                                    values, whose tangent then depends on how the tie splits (a 0/0 the \
-                                   rule cannot resolve); second derivatives stop here too";
+                                   rule cannot resolve); second derivatives stop here too (a spectral \
+                                   function Σ f(λ) = tr f(A) of a Hermitian matrix has an exact Hessian \
+                                   at ties through funm_hermitian)";
     /// Forward mode: the tangent couples vectors of zero singular values.
     pub const FORWARD_NULL: &str = "forward mode at a zero singular value: the direction moves it or \
                                     couples null-space vectors, whose tangent then depends on how they \

@@ -194,6 +194,15 @@ fn case<T: Scalar + Element, P: TestProvider>(face: &mut Direct<P>, op: &Op) -> 
             )),
             // Eigenvalues 1…4 (spd) are inside every function's domain.
             LinalgOp::Expm(_) | LinalgOp::Logm(_) | LinalgOp::Sqrtm(_) => same(vec![input(&general)]),
+            LinalgOp::ExpmFactors(_) => same(vec![input(&general)]),
+            LinalgOp::ExpmFrechetFactored(_) => {
+                // The terms are functions of `a` that the rule reads as data
+                // (their tangents are `a`'s): constants here, as above.
+                let ta = t(face, &general);
+                let outs = face.apply(Op::Linalg(LinalgOp::ExpmFactors(Default::default())), &[&ta]).unwrap();
+                let (terms, piv) = (outs[1].clone().unwrap(), outs[2].clone().unwrap());
+                same(vec![Arg::Int(ta), Arg::Int(terms), Arg::Int(piv), input(&a)])
+            }
             LinalgOp::ExpmFrechet(_) | LinalgOp::LogmFrechet(_) | LinalgOp::SqrtmFrechet(_) => {
                 same(vec![input(&general), input(&a)])
             }

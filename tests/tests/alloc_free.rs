@@ -45,6 +45,8 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
     // Distinct, nonzero values: the gauge checks pass and copy.
     let values: Vec<f64> = (0..n).map(|i| (n - i) as f64).collect();
     let tv = face.tensor(&[n], &values).unwrap();
+    let ef = face.apply(Op::Linalg(LinalgOp::ExpmFactors(ExpmFactors)), &[&ta]).unwrap();
+    let (expm_terms, expm_piv) = (ef[1].clone().unwrap(), ef[2].clone().unwrap());
     let linalg = vec![
         (LinalgOp::Svd(Svd::default()), vec![ta.clone()]),
         (LinalgOp::SvdVals(SvdVals::default()), vec![ta.clone()]),
@@ -89,6 +91,11 @@ fn cases<T: Scalar, P: TestProvider>(face: &mut Direct<P>, n: usize) -> Vec<(Op,
         (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![tspd.clone()]),
         (LinalgOp::Expm(Expm), vec![ta.clone()]),
         (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Adjoint)), vec![ta.clone(), ta.clone()]),
+        (LinalgOp::ExpmFactors(ExpmFactors), vec![ta.clone()]),
+        (
+            LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(MatOp::Transpose)),
+            vec![ta.clone(), expm_terms.clone(), expm_piv.clone(), ta.clone()],
+        ),
     ];
     // The Schur-based functions (unblocked, O(n³) with a large constant; their
     // Fréchet derivatives at twice the size) up to n = 64: their scratch does

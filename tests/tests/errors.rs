@@ -5,13 +5,13 @@
 
 use lindiff_core::op::internal::{Chain, EighGaugeCheck, Link, LinkOp, Operand, SvdGaugeCheck, ValuesCheck};
 use lindiff_core::op::{
-    Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, Expm, ExpmFrechet, FullPivLu,
-    FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian, FunmHermitianFactors,
-    FunmHermitianFrechet, FunmHermitianSecond, HouseholderQrAppend, HouseholderQrApply, HouseholderQrFactor,
-    HouseholderQrQ, HouseholderQrR, Logm, LogmFrechet, LowRankApprox, Lstsq, Lu, LuFactor, LuFactorSolve,
-    LuSolvePrepared, MatrixFunction, MatrixRank, Pinv, PinvOptions, Polar, Qr, RankRevealingQr,
-    RankRevealingQrOptions, Side, Slogdet, Sqrtm, SqrtmFrechet, Svd, SvdFull, SvdOptions, SvdTruncated,
-    SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
+    Adjugate, Cholesky, Det, Eig, EigVals, Eigh, EighOptions, EighVals, Expm, ExpmFactors, ExpmFrechet,
+    ExpmFrechetFactored, FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared, FunmHermitian,
+    FunmHermitianFactors, FunmHermitianFrechet, FunmHermitianSecond, HouseholderQrAppend, HouseholderQrApply,
+    HouseholderQrFactor, HouseholderQrQ, HouseholderQrR, Logm, LogmFrechet, LowRankApprox, Lstsq, Lu,
+    LuFactor, LuFactorSolve, LuSolvePrepared, MatrixFunction, MatrixRank, Pinv, PinvOptions, Polar, Qr,
+    RankRevealingQr, RankRevealingQrOptions, Side, Slogdet, Sqrtm, SqrtmFrechet, Svd, SvdFull, SvdOptions,
+    SvdTruncated, SvdVals, TriangularSolve, TriangularSolveOptions, Truncation,
 };
 use lindiff_core::{call, DType, Input, LinalgOp, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_core::{Allocator, Memory, WorkspaceReq};
@@ -78,6 +78,11 @@ fn every_op() -> Vec<(Op, Vec<TensorMeta>)> {
         ),
         (LinalgOp::Expm(Expm), vec![a()]),
         (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Transpose)), vec![a(), a()]),
+        (LinalgOp::ExpmFactors(ExpmFactors), vec![a()]),
+        (
+            LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(MatOp::Adjoint)),
+            vec![a(), f64s(&[3, 24]), i64s(&[5]), a()],
+        ),
         (LinalgOp::Logm(Logm), vec![a()]),
         (LinalgOp::LogmFrechet(LogmFrechet(MatOp::Adjoint)), vec![a(), a()]),
         (LinalgOp::Sqrtm(Sqrtm), vec![a()]),

@@ -17,7 +17,7 @@
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
-use lindiff_core::op::{ExpmFrechet, LinalgOp};
+use lindiff_core::op::{ExpmFactors, ExpmFrechet, ExpmFrechetFactored, LinalgOp};
 use lindiff_core::{Element, Error, MatOp, Op, Ops, RealScalar, Result, Scalar};
 use lindiff_tests::ad::{check, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
@@ -61,6 +61,18 @@ fn frechet<T: Scalar + Element, P: TestProvider>(p: &P, a: &Dense<T>, e: &Dense<
     let te = la.tensor(&[e.rows, e.cols], &e.data).unwrap();
     let op = Op::Linalg(LinalgOp::ExpmFrechet(ExpmFrechet(how)));
     let l = la.single(op, &[&ta, &te]).unwrap();
+    Dense::from_col_major(a.rows, a.cols, l.to_vec::<T>().unwrap())
+}
+
+/// L(op(A), E) from `expm_factors`' terms (what a gradient runs).
+fn factored<T: Scalar + Element, P: TestProvider>(p: &P, a: &Dense<T>, e: &Dense<T>, how: MatOp) -> Dense<T> {
+    let mut la = Direct::new(*p);
+    let ta = la.tensor(&[a.rows, a.cols], &a.data).unwrap();
+    let te = la.tensor(&[e.rows, e.cols], &e.data).unwrap();
+    let f = la.apply(Op::Linalg(LinalgOp::ExpmFactors(ExpmFactors)), &[&ta]).unwrap();
+    let (terms, piv) = (f[1].clone().unwrap(), f[2].clone().unwrap());
+    let op = Op::Linalg(LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(how)));
+    let l = la.single(op, &[&ta, &terms, &piv, &te]).unwrap();
     Dense::from_col_major(a.rows, a.cols, l.to_vec::<T>().unwrap())
 }
 
@@ -154,6 +166,13 @@ fn frechet_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
             frechet(p, &a, &e, MatOp::Adjoint).data,
             frechet(p, &a.adjoint(), &e, MatOp::Identity).data
         );
+        // From the forward's terms: the same steps for the identity flag, and
+        // L(A, op(E)) under op for the others.
+        assert_eq!(factored(p, &a, &e, MatOp::Identity).data, got.data, "{name} ‖A‖₁ = {norm}");
+        for how in [MatOp::Transpose, MatOp::Adjoint] {
+            let err = relative(&factored(p, &a, &e, how), &frechet(p, &a, &e, how));
+            assert!(err <= tol, "{name} ‖A‖₁ = {norm}: factored {how:?} vs expm_frechet {err:.2e}");
+        }
     }
 }
 

@@ -73,6 +73,8 @@ const CUDA_UNSUPPORTED: &[&str] = &[
     "funm_hermitian_second",
     "expm",
     "expm_frechet",
+    "expm_factors",
+    "expm_frechet_factored",
     "logm",
     "logm_frechet",
     "sqrtm",

@@ -65,6 +65,11 @@ fn inputs(op: &Op, m: usize, n: usize) -> Option<Vec<(Vec<usize>, bool)>> {
             LinalgOp::ExpmFrechet(_) | LinalgOp::LogmFrechet(_) | LinalgOp::SqrtmFrechet(_) => {
                 vec![mat(m, n), mat(m, n)]
             }
+            LinalgOp::FunmHermitianFrechet(_) => vec![mat(m, n), mat(m, n), vec_(m), mat(m, n), mat(m, n)],
+            LinalgOp::FunmHermitianSecond(_) => vec![mat(m, n), vec_(m), mat(m, n), mat(m, n), mat(m, n)],
+            LinalgOp::ExpmFrechetFactored(_) => {
+                vec![mat(m, n), mat(m, n.saturating_mul(8)), int(m.saturating_add(2)), mat(m, n)]
+            }
             LinalgOp::LuSolvePrepared(_) => vec![mat(m, n), int(m), mat(m, 1)],
             LinalgOp::FullPivLuSolvePrepared(_) => vec![mat(m, n), int(m), int(n), mat(m, 1)],
             _ => vec![mat(m, n)],

@@ -428,6 +428,10 @@ const FUNM_FRECHET: &str = "linear in e (its own adjoint); its derivative in a i
                             Daleckii–Krein formula (funm_hermitian_second), exact at ties";
 const FUNM_SECOND: &str = "linear in d; second divided differences f[λ_i, λ_k, λ_j], f″/2 where three \
                            values tie; a caller's f needs its f″; no third derivative";
+/// The scaling-and-squaring terms `expm_factors` returns for its rule (its
+/// `piv` is integer-valued).
+const EXPM_DATA: Support =
+    Support::Unsupported { why: "data for expm's rule (intermediate terms of the scaling and squaring)" };
 /// The decomposition and divided differences `funm_hermitian_factors` returns
 /// for its rule.
 const RULE_DATA: Support = Support::Unsupported {

@@ -129,7 +129,7 @@ fn linearity(op: &Op) -> Linearity {
             | LinalgOp::SqrtmFrechet(_) => One(&[1]),
             LinalgOp::LuSolvePrepared(_) | LinalgOp::HouseholderQrApply(_) => One(&[2]),
             LinalgOp::FunmHermitianFrechet(_) | LinalgOp::FunmHermitianSecond(_) => One(&[4]),
-            LinalgOp::FullPivLuSolvePrepared(_) => One(&[3]),
+            LinalgOp::FullPivLuSolvePrepared(_) | LinalgOp::ExpmFrechetFactored(_) => One(&[3]),
             _ => Nowhere,
         },
         // Forward mode's tie check passes its coupling through.

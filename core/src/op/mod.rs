@@ -26,6 +26,7 @@ mod cholesky;
 mod det;
 mod eig;
 mod eigh;
+mod expm_factors;
 mod family;
 mod full_piv_lu;
 mod funm;
@@ -44,6 +45,7 @@ pub use cholesky::Cholesky;
 pub use det::{Adjugate, Det, Slogdet};
 pub use eig::{Eig, EigVals};
 pub use eigh::{Eigh, EighOptions, EighVals};
+pub use expm_factors::{ExpmFactors, ExpmFrechetFactored, EXPM_TERMS};
 pub use family::Family;
 pub use full_piv_lu::{FullPivLu, FullPivLuFactor, FullPivLuSolve, FullPivLuSolvePrepared};
 pub use funm::{FunmHermitian, FunmHermitianFactors, MatrixFunction, ScalarFunction};
@@ -283,7 +285,8 @@ impl LinalgOp {
 
     /// For a values-only spectral op (`SvdVals`, `EighVals`, `EigVals`),
     /// the decomposition with vectors and the index of its values output;
-    /// for `FunmHermitian`, the op that also returns what its rule reads.
+    /// for `FunmHermitian` and `Expm`, the op that also returns what its
+    /// rule reads.
     ///
     /// The rule of a values-only op needs the vectors, so reverse mode
     /// runs this op in the forward pass instead whenever the input is
@@ -298,6 +301,7 @@ impl LinalgOp {
             LinalgOp::FunmHermitian(f) => {
                 Some((LinalgOp::FunmHermitianFactors(FunmHermitianFactors(f.0)), 0))
             }
+            LinalgOp::Expm(_) => Some((LinalgOp::ExpmFactors(ExpmFactors), 0)),
             _ => None,
         }
     }

@@ -379,6 +379,21 @@ macro_rules! op_table {
                     fn expm_frechet -> l = ExpmFrechet(MatOp::Identity);
                 },
             }
+            /// `expm` with what its gradient reads: `a` → `ea`, `terms`, `piv`.
+            ExpmFactors {
+                name: "expm_factors", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a], outputs: [ea, terms, piv], rule: matfun,
+                support: |_op| list(&[ok(EXPM), EXPM_DATA, INT]),
+                methods: {},
+            }
+            /// The Fréchet derivative of the exponential from `expm_factors`'
+            /// terms: `a`, `terms`, `piv`, `e` → `l`.
+            ExpmFrechetFactored {
+                name: "expm_frechet_factored", family: "op-matfun", dtypes: [F32, F64, C32, C64],
+                inputs: [a, terms, piv, e], outputs: [l], rule: matfun,
+                support: |_op| list(&[ok(EXPM)]),
+                methods: {},
+            }
             /// The principal logarithm of a general matrix: `a` → `la`.
             Logm {
                 name: "logm", family: "op-matfun", dtypes: [F32, F64, C32, C64],

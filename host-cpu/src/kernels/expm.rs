@@ -1,27 +1,34 @@
-//! The matrix exponential (`Expm`) and its Fréchet derivative
-//! (`ExpmFrechet`), by scaling and squaring with a diagonal Padé approximant
-//! r_m = q_m⁻¹ p_m, m ∈ {3, 5, 7, 9, 13} (docs/ad-rules.md#matrix-exponential).
+//! The matrix exponential (`Expm`, `ExpmFactors`) and its Fréchet
+//! derivative (`ExpmFrechet`, `ExpmFrechetFactored`), by scaling and
+//! squaring with a diagonal Padé approximant r_m = q_m⁻¹ p_m,
+//! m ∈ {3, 5, 7, 9, 13} (docs/ad-rules.md#matrix-exponential; the sums are
+//! in `expm_pade`).
 //!
 //! * Degree and scaling: the smallest m with ‖A‖₁ ≤ θ_m, else m = 13 and
 //!   A/2^s with s = ⌈log₂(‖A‖₁/θ₁₃)⌉ (Higham 2005, the double-precision
 //!   θ_m; f32 uses the same, a little more work than it needs). The
 //!   refinement of Al-Mohy and Higham 2009 by ‖A^k‖^{1/k}, which scales
-//!   some non-normal matrices less, is not done.
-//! * r_m(X) = (V − U)⁻¹(V + U) with U the odd and V the even part of p_m,
-//!   then s squarings.
-//! * The Fréchet derivative L(X, E) (Al-Mohy and Higham 2009, algorithm
-//!   6.4): the same sums with every power X^{2k} replaced by its derivative
-//!   M_{2k} (M₂ = XE + EX, M₄ = X²M₂ + M₂X², …), L_r = (V − U)⁻¹(L_U + L_V +
-//!   (L_U − L_V) r), and through each squaring L ← rL + Lr, r ← r². Its
+//!   some non-normal matrices less, is not done. The derivative's
 //!   thresholds are ℓ_m (the paper's table 6.1, smaller than θ_m), so that
-//!   the derivative of the approximant is as accurate as the approximant.
+//!   the derivative of the approximant is as accurate as the approximant;
+//!   `ExpmFactors`, whose terms serve the derivative, uses them too.
+//! * r_m(X) = (V − U)⁻¹(V + U), then s squarings; the derivative
+//!   L_r = (V − U)⁻¹(L_U + L_V + (L_U − L_V) r), and through each squaring
+//!   L ← rL + Lr, r ← r².
+//! * `ExpmFrechetFactored` reads X, the powers, W, r_m(X) and the LU of
+//!   V − U from `ExpmFactors` instead of forming them: the derivative's own
+//!   products only. L(Aᴴ, E) = L(A, Eᴴ)ᴴ (and the same with ᵀ), so one set
+//!   of terms serves every flag.
 //! * Errors: NaN/∞ in `a` or `e` → `NonFinite` naming it; a result that
-//!   overflows → `NonFinite` naming the output.
+//!   overflows → `NonFinite` naming the output; `piv` that is not what
+//!   `ExpmFactors` wrote (not a permutation, a degree or s out of range) →
+//!   `Singular("piv")`.
 //!
-//! Scratch: up to 19 n×n matrices (15 for expm), the LU's permutations and
+//! Scratch: up to 24 n×n matrices (12 for expm), the LU's permutations and
 //! faer's.
 
-use super::lu::{carve_perms, factor, factor_scratch};
+use super::expm_pade::{derivatives, values, Terms, ELL, THETA};
+use super::lu::{carve_perms, factor, factor_scratch, read_perm};
 use super::pool::Pool;
 use super::scaling::{exponent, max_abs_mat, scale_mat, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -32,61 +39,25 @@ use faer::linalg::matmul::matmul;
 use faer::perm::PermRef;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Conj, MatMut, MatRef, Par};
-use lindiff_core::op::{Expm, ExpmFrechet, MatOp};
+use lindiff_core::op::{Expm, ExpmFactors, ExpmFrechet, ExpmFrechetFactored, MatOp, EXPM_TERMS};
 use lindiff_core::{RealScalar, Scalar};
 
 type Re<T> = <T as Scalar>::Real;
 
-/// The Padé coefficients b_0 … b_m of r_m, for m = 3, 5, 7, 9, 13.
-const B3: &[f64] = &[120.0, 60.0, 12.0, 1.0];
-const B5: &[f64] = &[30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0];
-const B7: &[f64] = &[17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0];
-const B9: &[f64] = &[
-    17643225600.0,
-    8821612800.0,
-    2075673600.0,
-    302702400.0,
-    30270240.0,
-    2162160.0,
-    110880.0,
-    3960.0,
-    90.0,
-    1.0,
-];
-const B13: &[f64] = &[
-    64764752532480000.0,
-    32382376266240000.0,
-    7771770303897600.0,
-    1187353796428800.0,
-    129060195264000.0,
-    10559470521600.0,
-    670442572800.0,
-    33522128640.0,
-    1323241920.0,
-    40840800.0,
-    960960.0,
-    16380.0,
-    182.0,
-    1.0,
-];
+/// How many n×n temporaries each kernel takes from its pool: expm's x, the
+/// five terms, q, U, V, degree 13's W₁ and Z₁, and a product for the
+/// squarings; expm_frechet's also e, r, L_U, L_V, the derivative's seven
+/// and r² (but no product of its own: 24); expm_factors' U, V, W₁, Z₁ and a
+/// product (its terms are its output); expm_frechet_factored's e, L, L_U,
+/// L_V, the derivative's seven, r and a product.
+const EXPM_TEMPS: usize = 12;
+const FRECHET_TEMPS: usize = 24;
+const FACTORS_TEMPS: usize = 5;
+const FACTORED_TEMPS: usize = 13;
 
-/// The low degrees with their coefficients.
-const LOW: [&[f64]; 4] = [B3, B5, B7, B9];
-
-/// θ_m for m = 3, 5, 7, 9, 13: the largest ‖A‖₁ at which r_m's backward
-/// error is below 2⁻⁵³ (Higham 2005, table 2.3).
-const THETA: [f64; 5] =
-    [1.495585217958292e-2, 2.53939833006323e-1, 9.504178996162932e-1, 2.097847961257068, 5.371920351148152];
-
-/// ℓ_m for m = 3, 5, 7, 9, 13: the same bound for the Fréchet derivative of
-/// r_m (Al-Mohy and Higham 2009, table 6.1).
-const ELL: [f64; 5] = [1.08e-2, 2.00e-1, 7.83e-1, 1.78, 4.74];
-
-/// How many n×n temporaries each op takes from its pool: expm's x, U, V,
-/// L_U, L_V, the factored q and the Padé sums' (at most 9); expm_frechet's
-/// also e and r, and degree 13's derivative terms.
-const EXPM_TEMPS: usize = 15;
-const FRECHET_TEMPS: usize = 19;
+/// The largest s `piv` may carry: ‖A‖₁ ≤ 2^s·θ₁₃ holds every finite f64
+/// matrix below s = 1100.
+const MAX_SQUARINGS: i64 = 1100;
 
 fn scratch<T: Field>(n: usize, temps: usize, par: Par) -> StackReq {
     if n == 0 {
@@ -116,9 +87,77 @@ impl<T: Field> Kernel<T> for Expm {
         let mut x = pool.take();
         x.copy_from(a);
         scale_mat(x.rb_mut(), -s);
+        let mut terms = Terms { pows: core::array::from_fn(|_| pool.take()), w: pool.take() };
+        let mut q = pool.take();
         let mut out = item.out_mat::<T>(0);
-        exp_and_derivative::<T>(x.rb(), None, degree, s, out.rb_mut(), None, &mut pool, par, stack);
+        let (mut fwd, mut inv, stack) = carve_perms(stack, n);
+        approximant(
+            degree,
+            x.rb(),
+            &mut terms,
+            out.rb_mut(),
+            q.rb_mut(),
+            (&mut fwd, &mut inv),
+            &mut pool,
+            par,
+            stack,
+        );
+        let mut tmp = pool.take();
+        for _ in 0..s {
+            matmul(tmp.rb_mut(), Accum::Replace, out.rb(), out.rb(), T::one(), par);
+            out.copy_from(tmp.rb());
+        }
         finite(out.rb(), "ea")
+    }
+}
+
+impl<T: Field> Kernel<T> for ExpmFactors {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        scratch::<T>(shapes.input(0).0, FACTORS_TEMPS, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let a = item.mat::<T>(0);
+        let n = a.nrows();
+        if n == 0 {
+            return write_piv(item, n, &[], 0, 0);
+        }
+        let (degree, s) = degree_and_scaling(a, &ELL, "a")?;
+        let (mut block, stack) = stack.make_with(FACTORS_TEMPS * n * n, |_| T::zero());
+        let mut pool = Pool::new(&mut block, n);
+        let (mut fwd, mut inv, stack) = carve_perms(stack, n);
+        {
+            let (mut out, all) = item.out_pair::<T, T>(0, 1);
+            let [mut x, mut p2, mut p4, mut p6, mut p8, w, mut r0, mut q] = blocks(all, n);
+            // A low degree leaves the powers it does not use as they are:
+            // zero them so that the whole output is written.
+            for b in [p2.rb_mut(), p4.rb_mut(), p6.rb_mut(), p8.rb_mut()] {
+                let mut b = b;
+                b.fill(T::zero());
+            }
+            x.copy_from(a);
+            scale_mat(x.rb_mut(), -s);
+            let mut terms = Terms { pows: [p2, p4, p6, p8], w };
+            approximant(
+                degree,
+                x.rb(),
+                &mut terms,
+                r0.rb_mut(),
+                q.rb_mut(),
+                (&mut fwd, &mut inv),
+                &mut pool,
+                par,
+                stack,
+            );
+            out.copy_from(r0.rb());
+            let mut tmp = pool.take();
+            for _ in 0..s {
+                matmul(tmp.rb_mut(), Accum::Replace, out.rb(), out.rb(), T::one(), par);
+                out.copy_from(tmp.rb());
+            }
+            finite(out.rb(), "ea")?;
+        }
+        write_piv(item, n, &fwd, degree, s)
     }
 }
 
@@ -137,11 +176,7 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         let (mut block, stack) = stack.make_with(FRECHET_TEMPS * n * n, |_| T::zero());
         let mut pool = Pool::new(&mut block, n);
         let mut x = pool.take();
-        match self.0 {
-            MatOp::Identity => x.copy_from(a),
-            MatOp::Transpose => x.copy_from(a.transpose()),
-            MatOp::Adjoint => x.copy_from(a.adjoint()),
-        }
+        copy_op(x.rb_mut(), a, self.0);
         // The norm of op(a), not of a: the flags give the same bits as an
         // explicitly transposed input.
         let (degree, s) = degree_and_scaling(x.rb(), &ELL, "a")?;
@@ -159,17 +194,192 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         let mut es = pool.take();
         es.copy_from(e);
         scale_mat(es.rb_mut(), -k - s);
-        let mut r = pool.take();
-        let l = Some(out.rb_mut());
-        exp_and_derivative::<T>(x.rb(), Some(es.rb()), degree, s, r.rb_mut(), l, &mut pool, par, stack);
+        let mut terms = Terms { pows: core::array::from_fn(|_| pool.take()), w: pool.take() };
+        let (mut r, mut q) = (pool.take(), pool.take());
+        let (mut fwd, mut inv, stack) = carve_perms(stack, n);
+        approximant(
+            degree,
+            x.rb(),
+            &mut terms,
+            r.rb_mut(),
+            q.rb_mut(),
+            (&mut fwd, &mut inv),
+            &mut pool,
+            par,
+            stack,
+        );
+        // SAFETY: `factor` (inside `approximant`) wrote `fwd` as a
+        // permutation of 0..n and `inv` as its inverse.
+        let perm = unsafe { PermRef::new_unchecked(&fwd, &inv, n) };
+        let pows = terms.pows.each_ref().map(|p| p.rb());
+        let step = Step { degree, x: x.rb(), pows, w: terms.w.rb(), r0: r.rb(), q: q.rb(), perm, s };
+        step.derivative(es.rb(), out.rb_mut(), &mut pool, par, stack);
         scale_mat(out.rb_mut(), k);
         finite(out.rb(), "l")
     }
 }
 
-/// `Err(NonFinite(arg))` unless every entry of `m` is finite.
-fn finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Result<(), Failure> {
-    max_abs_mat(m).map(|_| ()).ok_or(Failure::NonFinite(arg))
+impl<T: Field> Kernel<T> for ExpmFrechetFactored {
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        scratch::<T>(shapes.input(0).0, FACTORED_TEMPS, par)
+    }
+
+    fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
+        let (terms, e) = (item.mat::<T>(1), item.mat::<T>(3));
+        let n = e.nrows();
+        if n == 0 {
+            return Ok(());
+        }
+        let e_max = max_abs_mat(e).ok_or(Failure::NonFinite("e"))?;
+        let (mut fwd, mut inv, stack) = carve_perms(stack, n);
+        read_perm(item, 2, "piv", &mut fwd, &mut inv)?;
+        let degree = usize::try_from(item.get::<i64>(2, n)).ok().filter(|&d| d < 5);
+        let s = item.get::<i64>(2, n + 1);
+        let (Some(degree), true) = (degree, (0..=MAX_SQUARINGS).contains(&s)) else {
+            return Err(Failure::Singular("piv"));
+        };
+        let s = s as i32; // ≤ MAX_SQUARINGS
+        let mut out = item.out_mat::<T>(0);
+        if e_max == Re::<T>::zero() {
+            out.fill(T::zero());
+            return Ok(());
+        }
+        let (mut block, stack) = stack.make_with(FACTORED_TEMPS * n * n, |_| T::zero());
+        let mut pool = Pool::new(&mut block, n);
+        // L(op(A), E) = op(L(A, op(E))) for op = ᵀ, ᴴ; E scaled as in
+        // `ExpmFrechet` (by 2^-k, and by 2^-s as X is).
+        let k = exponent(e_max);
+        let mut es = pool.take();
+        copy_op(es.rb_mut(), e, self.0);
+        scale_mat(es.rb_mut(), -k - s);
+        let block_of = |j: usize| terms.subcols(j * n, n);
+        // SAFETY: `read_perm` checked that `fwd` is a permutation of 0..n
+        // and wrote its inverse into `inv`.
+        let perm = unsafe { PermRef::new_unchecked(&fwd, &inv, n) };
+        let pows = [block_of(1), block_of(2), block_of(3), block_of(4)];
+        let step =
+            Step { degree, x: block_of(0), pows, w: block_of(5), r0: block_of(6), q: block_of(7), perm, s };
+        let mut l = pool.take();
+        step.derivative(es.rb(), l.rb_mut(), &mut pool, par, stack);
+        copy_op(out.rb_mut(), l.rb(), self.0);
+        scale_mat(out.rb_mut(), k);
+        finite(out.rb(), "l")
+    }
+}
+
+/// dst = op(src).
+fn copy_op<T: Field>(mut dst: MatMut<'_, T>, src: MatRef<'_, T>, how: MatOp) {
+    match how {
+        MatOp::Identity => dst.copy_from(src),
+        MatOp::Transpose => dst.copy_from(src.transpose()),
+        MatOp::Adjoint => dst.copy_from(src.adjoint()),
+    }
+}
+
+/// The n×n blocks of `terms` (n×8n), in [`EXPM_TERMS`] order.
+fn blocks<T>(terms: MatMut<'_, T>, n: usize) -> [MatMut<'_, T>; EXPM_TERMS] {
+    let mut rest = terms;
+    core::array::from_fn(|_| {
+        let (head, tail) = core::mem::replace(&mut rest, MatMut::from_column_major_slice_mut(&mut [], 0, 0))
+            .split_at_col_mut(n);
+        rest = tail;
+        head
+    })
+}
+
+/// `piv`: the LU's row permutation, the degree index and s.
+fn write_piv(item: &mut Item<'_>, n: usize, fwd: &[usize], degree: usize, s: i32) -> Result<(), Failure> {
+    let dst = item.out_slice::<i64>(2);
+    for (d, &p) in dst.iter_mut().zip(fwd) {
+        d.write(p as i64);
+    }
+    dst[n].write(degree as i64);
+    dst[n + 1].write(i64::from(s));
+    Ok(())
+}
+
+/// r = r_m(x) = q⁻¹ p with p = V + U and q = V − U factored into `q`
+/// (row permutation into `perms`); the terms into `terms`.
+#[allow(clippy::too_many_arguments)]
+fn approximant<T: Field>(
+    degree: usize,
+    x: MatRef<'_, T>,
+    terms: &mut Terms<'_, T>,
+    mut r: MatMut<'_, T>,
+    mut q: MatMut<'_, T>,
+    (fwd, inv): (&mut [usize], &mut [usize]),
+    pool: &mut Pool<'_, T>,
+    par: Par,
+    stack: &mut MemStack,
+) {
+    let n = x.nrows();
+    let (mut u, mut v) = (pool.take(), pool.take());
+    values(degree, x, terms, u.rb_mut(), v.rb_mut(), pool, par);
+    // q = V − U (into V, then factored into q), p = V + U (into U).
+    for j in 0..n {
+        for i in 0..n {
+            let (ui, vi) = (u[(i, j)], v[(i, j)]);
+            u[(i, j)] = vi + ui;
+            v[(i, j)] = vi - ui;
+        }
+    }
+    factor(v.rb(), q.rb_mut(), fwd, inv, Scaling::NONE, par, stack);
+    // SAFETY: `factor` wrote `fwd` as a permutation of 0..n and `inv` as its inverse.
+    let perm = unsafe { PermRef::new_unchecked(fwd, inv, n) };
+    r.copy_from(u.rb());
+    solve_in_place_with_conj(q.rb(), q.rb(), perm, Conj::No, r.rb_mut(), par, stack);
+}
+
+/// What the derivative reads from the forward: the degree, x = A/2^s, the
+/// powers, W, r_m(x), the LU of q_m(x) with its permutation, and s.
+struct Step<'a, T> {
+    degree: usize,
+    x: MatRef<'a, T>,
+    pows: [MatRef<'a, T>; 4],
+    w: MatRef<'a, T>,
+    r0: MatRef<'a, T>,
+    q: MatRef<'a, T>,
+    perm: PermRef<'a, usize>,
+    s: i32,
+}
+
+impl<T: Field> Step<'_, T> {
+    /// L(A, E) into `l` for `e` = E/2^s (pool: L_U, L_V, r, a product and
+    /// the derivative's own).
+    fn derivative(
+        &self,
+        e: MatRef<'_, T>,
+        mut l: MatMut<'_, T>,
+        pool: &mut Pool<'_, T>,
+        par: Par,
+        stack: &mut MemStack,
+    ) {
+        let n = e.nrows();
+        let (mut lu, mut lv) = (pool.take(), pool.take());
+        derivatives(self.degree, self.x, e, self.pows, self.w, lu.rb_mut(), lv.rb_mut(), pool, par);
+        // L_r = q⁻¹(L_U + L_V + (L_U − L_V) r).
+        for j in 0..n {
+            for i in 0..n {
+                let (a, b) = (lu[(i, j)], lv[(i, j)]);
+                l[(i, j)] = a + b;
+                lu[(i, j)] = a - b;
+            }
+        }
+        matmul(l.rb_mut(), Accum::Add, lu.rb(), self.r0, T::one(), par);
+        solve_in_place_with_conj(self.q, self.q, self.perm, Conj::No, l.rb_mut(), par, stack);
+        // Squaring: L ← rL + Lr, r ← r² (r only while another step needs it).
+        let (mut r, mut tmp) = (pool.take(), pool.take());
+        r.copy_from(self.r0);
+        for step in 0..self.s {
+            matmul(tmp.rb_mut(), Accum::Replace, r.rb(), l.rb(), T::one(), par);
+            matmul(tmp.rb_mut(), Accum::Add, l.rb(), r.rb(), T::one(), par);
+            l.copy_from(tmp.rb());
+            if step + 1 < self.s {
+                matmul(tmp.rb_mut(), Accum::Replace, r.rb(), r.rb(), T::one(), par);
+                r.copy_from(tmp.rb());
+            }
+        }
+    }
 }
 
 /// The Padé degree (an index into `thresholds`: 0…3 the low degrees, 4 for
@@ -201,196 +411,7 @@ fn degree_and_scaling<T: Field>(
     Ok((4, s.max(0)))
 }
 
-/// r_m(x) squared `s` times into `r`; with `e`, also L(x, e) squared along
-/// into `l` (x and e already scaled by 2^-s).
-#[allow(clippy::too_many_arguments)]
-fn exp_and_derivative<T: Field>(
-    x: MatRef<'_, T>,
-    e: Option<MatRef<'_, T>>,
-    degree: usize,
-    s: i32,
-    mut r: MatMut<'_, T>,
-    mut l: Option<MatMut<'_, T>>,
-    pool: &mut Pool<'_, T>,
-    par: Par,
-    stack: &mut MemStack,
-) {
-    let n = x.nrows();
-    let (mut u, mut v) = (pool.take(), pool.take());
-    let (mut lu_, mut lv) = (pool.take(), pool.take());
-    let mut q = pool.take();
-    let with = Pade { x, e: if l.is_some() { e } else { None }, par };
-    if degree < 4 {
-        with.low(LOW[degree], u.rb_mut(), v.rb_mut(), lu_.rb_mut(), lv.rb_mut(), pool);
-    } else {
-        with.thirteen(u.rb_mut(), v.rb_mut(), lu_.rb_mut(), lv.rb_mut(), pool);
-    }
-    // q = V − U (factored in place of V), p = V + U (into U).
-    for j in 0..n {
-        for i in 0..n {
-            let (ui, vi) = (u[(i, j)], v[(i, j)]);
-            u[(i, j)] = vi + ui;
-            v[(i, j)] = vi - ui;
-        }
-    }
-    let (mut fwd, mut inv, stack) = carve_perms(stack, n);
-    factor(v.rb(), q.rb_mut(), &mut fwd, &mut inv, Scaling::NONE, par, stack);
-    // SAFETY: `factor` wrote `fwd` as a permutation of 0..n and `inv` as its inverse.
-    let perm = unsafe { PermRef::new_unchecked(&fwd, &inv, n) };
-    r.copy_from(u.rb());
-    solve_in_place_with_conj(q.rb(), q.rb(), perm, Conj::No, r.rb_mut(), par, stack);
-    if let Some(l) = l.as_mut() {
-        // L_r = q⁻¹(L_U + L_V + (L_U − L_V) r).
-        for j in 0..n {
-            for i in 0..n {
-                let (a, b) = (lu_[(i, j)], lv[(i, j)]);
-                l[(i, j)] = a + b;
-                lu_[(i, j)] = a - b;
-            }
-        }
-        matmul(l.rb_mut(), Accum::Add, lu_.rb(), r.rb(), T::one(), par);
-        solve_in_place_with_conj(q.rb(), q.rb(), perm, Conj::No, l.rb_mut(), par, stack);
-    }
-    // Squaring: r ← r², L ← rL + Lr (u and v are free now).
-    for _ in 0..s {
-        if let Some(l) = l.as_mut() {
-            matmul(u.rb_mut(), Accum::Replace, r.rb(), l.rb(), T::one(), par);
-            matmul(u.rb_mut(), Accum::Add, l.rb(), r.rb(), T::one(), par);
-            l.copy_from(u.rb());
-        }
-        matmul(v.rb_mut(), Accum::Replace, r.rb(), r.rb(), T::one(), par);
-        r.copy_from(v.rb());
-    }
-}
-
-/// The Padé sums U, V (and with `e`, their derivatives L_U, L_V) at `x`.
-struct Pade<'a, T: Field> {
-    x: MatRef<'a, T>,
-    e: Option<MatRef<'a, T>>,
-    par: Par,
-}
-
-impl<T: Field> Pade<'_, T> {
-    /// dst = Σ c_k m_k (+ c_I·I).
-    fn combine(mut dst: MatMut<'_, T>, terms: &[(f64, MatRef<'_, T>)], identity: f64) {
-        let n = dst.nrows();
-        for j in 0..n {
-            for i in 0..n {
-                let mut acc = if i == j { T::from_f64(identity) } else { T::zero() };
-                for (c, m) in terms {
-                    acc += m[(i, j)].scale(Re::<T>::from_f64(*c));
-                }
-                dst[(i, j)] = acc;
-            }
-        }
-    }
-
-    /// dst = a·b (+ dst with `add`).
-    fn mul(&self, dst: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, add: bool) {
-        let accum = if add { Accum::Add } else { Accum::Replace };
-        matmul(dst, accum, a, b, T::one(), self.par);
-    }
-
-    /// Degrees 3…9: U = x Σ b_{2k+1} x^{2k}, V = Σ b_{2k} x^{2k}.
-    fn low(
-        &self,
-        b: &[f64],
-        mut u: MatMut<'_, T>,
-        mut v: MatMut<'_, T>,
-        mut lu: MatMut<'_, T>,
-        mut lv: MatMut<'_, T>,
-        pool: &mut Pool<'_, T>,
-    ) {
-        let half = b.len() / 2; // powers x^0 … x^{2(half−1)}
-                                // pows[k] = x^{2(k+1)}, ders[k] its derivative.
-        let mut pows: [MatMut<'_, T>; 4] = core::array::from_fn(|_| pool.take());
-        let mut ders: [MatMut<'_, T>; 4] = core::array::from_fn(|_| pool.take());
-        let mut u0 = pool.take();
-        for k in 0..half - 1 {
-            let (done, rest) = pows.split_at_mut(k);
-            let (dders, rders) = ders.split_at_mut(k);
-            match k {
-                0 => {
-                    self.mul(rest[0].rb_mut(), self.x, self.x, false);
-                    if let Some(e) = self.e {
-                        self.mul(rders[0].rb_mut(), self.x, e, false);
-                        self.mul(rders[0].rb_mut(), e, self.x, true);
-                    }
-                }
-                _ => {
-                    // x^{2(k+1)} = x^{2k}·x², and its derivative by the product rule.
-                    let (prev, sq) = (done[k - 1].rb(), done[0].rb());
-                    self.mul(rest[0].rb_mut(), prev, sq, false);
-                    if self.e.is_some() {
-                        self.mul(rders[0].rb_mut(), prev, dders[0].rb(), false);
-                        self.mul(rders[0].rb_mut(), dders[k - 1].rb(), sq, true);
-                    }
-                }
-            }
-        }
-        let odd: heapless::Vec<(f64, MatRef<'_, T>), 4> =
-            (1..half).map(|k| (b[2 * k + 1], pows[k - 1].rb())).collect();
-        let even: heapless::Vec<(f64, MatRef<'_, T>), 4> =
-            (1..half).map(|k| (b[2 * k], pows[k - 1].rb())).collect();
-        Self::combine(u0.rb_mut(), &odd, b[1]);
-        Self::combine(v.rb_mut(), &even, b[0]);
-        self.mul(u.rb_mut(), self.x, u0.rb(), false);
-        if let Some(e) = self.e {
-            let odd: heapless::Vec<(f64, MatRef<'_, T>), 4> =
-                (1..half).map(|k| (b[2 * k + 1], ders[k - 1].rb())).collect();
-            let even: heapless::Vec<(f64, MatRef<'_, T>), 4> =
-                (1..half).map(|k| (b[2 * k], ders[k - 1].rb())).collect();
-            // L_U = x·L_{U0} + e·U0, L_{U0} formed in lv before L_V is.
-            Self::combine(lv.rb_mut(), &odd, 0.0);
-            self.mul(lu.rb_mut(), self.x, lv.rb(), false);
-            self.mul(lu.rb_mut(), e, u0.rb(), true);
-            Self::combine(lv.rb_mut(), &even, 0.0);
-        }
-    }
-
-    /// Degree 13, by Higham's grouping: U = x(x⁶W₁ + W₂), V = x⁶Z₁ + Z₂.
-    fn thirteen(
-        &self,
-        mut u: MatMut<'_, T>,
-        mut v: MatMut<'_, T>,
-        mut lu: MatMut<'_, T>,
-        mut lv: MatMut<'_, T>,
-        pool: &mut Pool<'_, T>,
-    ) {
-        let b = B13;
-        let (mut x2, mut x4, mut x6) = (pool.take(), pool.take(), pool.take());
-        let (mut w1, mut z1, mut w) = (pool.take(), pool.take(), pool.take());
-        self.mul(x2.rb_mut(), self.x, self.x, false);
-        self.mul(x4.rb_mut(), x2.rb(), x2.rb(), false);
-        self.mul(x6.rb_mut(), x2.rb(), x4.rb(), false);
-        let (p2, p4, p6) = (x2.rb(), x4.rb(), x6.rb());
-        Self::combine(w1.rb_mut(), &[(b[13], p6), (b[11], p4), (b[9], p2)], 0.0);
-        Self::combine(w.rb_mut(), &[(b[7], p6), (b[5], p4), (b[3], p2)], b[1]);
-        Self::combine(z1.rb_mut(), &[(b[12], p6), (b[10], p4), (b[8], p2)], 0.0);
-        Self::combine(v.rb_mut(), &[(b[6], p6), (b[4], p4), (b[2], p2)], b[0]);
-        self.mul(w.rb_mut(), p6, w1.rb(), true); // W = x⁶W₁ + W₂
-        self.mul(v.rb_mut(), p6, z1.rb(), true); // V = x⁶Z₁ + Z₂
-        self.mul(u.rb_mut(), self.x, w.rb(), false);
-        let Some(e) = self.e else { return };
-        let (mut m2, mut m4, mut m6) = (pool.take(), pool.take(), pool.take());
-        self.mul(m2.rb_mut(), self.x, e, false);
-        self.mul(m2.rb_mut(), e, self.x, true);
-        self.mul(m4.rb_mut(), p2, m2.rb(), false);
-        self.mul(m4.rb_mut(), m2.rb(), p2, true);
-        self.mul(m6.rb_mut(), p4, m2.rb(), false);
-        self.mul(m6.rb_mut(), m4.rb(), p2, true);
-        let (d2, d4, d6) = (m2.rb(), m4.rb(), m6.rb());
-        // L_W = x⁶L_{W₁} + M₆W₁ + L_{W₂}; L_U = x·L_W + e·W; L_V = x⁶L_{Z₁} + M₆Z₁ + L_{Z₂}.
-        let (mut lw1, mut lw) = (pool.take(), pool.take());
-        Self::combine(lw1.rb_mut(), &[(b[13], d6), (b[11], d4), (b[9], d2)], 0.0);
-        Self::combine(lw.rb_mut(), &[(b[7], d6), (b[5], d4), (b[3], d2)], 0.0);
-        self.mul(lw.rb_mut(), p6, lw1.rb(), true);
-        self.mul(lw.rb_mut(), d6, w1.rb(), true);
-        self.mul(lu.rb_mut(), self.x, lw.rb(), false);
-        self.mul(lu.rb_mut(), e, w.rb(), true);
-        Self::combine(lw1.rb_mut(), &[(b[12], d6), (b[10], d4), (b[8], d2)], 0.0);
-        Self::combine(lv.rb_mut(), &[(b[6], d6), (b[4], d4), (b[2], d2)], 0.0);
-        self.mul(lv.rb_mut(), p6, lw1.rb(), true);
-        self.mul(lv.rb_mut(), d6, z1.rb(), true);
-    }
+/// `Err(NonFinite(arg))` unless every entry of `m` is finite.
+fn finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Result<(), Failure> {
+    max_abs_mat(m).map(|_| ()).ok_or(Failure::NonFinite(arg))
 }

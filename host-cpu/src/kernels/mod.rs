@@ -48,6 +48,7 @@ mod det;
 mod eig;
 mod eigh;
 mod expm;
+mod expm_pade;
 pub(crate) mod finite;
 mod full_piv_lu;
 mod funm;
@@ -112,6 +113,8 @@ fn find<T: Field>(op: &LinalgOp) -> Option<&dyn Kernel<T>> {
         LinalgOp::FunmHermitianSecond(k) => built!("op-eigh", k),
         LinalgOp::Expm(k) => built!("op-matfun", k),
         LinalgOp::ExpmFrechet(k) => built!("op-matfun", k),
+        LinalgOp::ExpmFactors(k) => built!("op-matfun", k),
+        LinalgOp::ExpmFrechetFactored(k) => built!("op-matfun", k),
         LinalgOp::Logm(k) => built!("op-matfun", k),
         LinalgOp::LogmFrechet(k) => built!("op-matfun", k),
         LinalgOp::Sqrtm(k) => built!("op-matfun", k),

@@ -86,6 +86,8 @@ pub fn runs(op: &Op) -> Runs {
             }
             LinalgOp::Expm(_)
             | LinalgOp::ExpmFrechet(_)
+            | LinalgOp::ExpmFactors(_)
+            | LinalgOp::ExpmFrechetFactored(_)
             | LinalgOp::Logm(_)
             | LinalgOp::LogmFrechet(_)
             | LinalgOp::Sqrtm(_)
@@ -171,6 +173,8 @@ fn family(l: &LinalgOp) -> Option<Family<'_>> {
         | LinalgOp::FunmHermitianSecond(_)
         | LinalgOp::Expm(_)
         | LinalgOp::ExpmFrechet(_)
+        | LinalgOp::ExpmFactors(_)
+        | LinalgOp::ExpmFrechetFactored(_)
         | LinalgOp::Logm(_)
         | LinalgOp::LogmFrechet(_)
         | LinalgOp::Sqrtm(_)

@@ -11,12 +11,17 @@
 //!   d L_f(X, E)[dX] is the top-right block of L_f(M, dM) with
 //!   M = [[X, E], [0, X]] and dM = [[dX, 0], [0, dX]] — one Fréchet
 //!   derivative at twice the size, so second order is exact, and goes on.
+//! * Reverse mode runs `expm_factors` in place of `expm` (`LinalgOp::with_vectors`):
+//!   its rule is `expm_frechet_factored`, the same derivative from the
+//!   forward's terms. Those terms are functions of A, so A's tangent stands
+//!   for theirs, and the A-part of its own derivative is the block identity
+//!   above.
 
-use super::{tangents, unsupported, Primals, Tangents};
+use super::{integer_output, tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
-use crate::error::Result;
-use crate::op::{ExpmFrechet, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet};
+use crate::error::{Error, Result};
+use crate::op::{ExpmFrechet, ExpmFrechetFactored, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet};
 use crate::prim::{BinaryOp, Pad, PrimOp};
 use crate::provider::Op;
 use crate::Ops;
@@ -43,22 +48,56 @@ pub(super) fn jvp<C: Cx + ?Sized>(
     dx: &[Tangent<C::T>],
 ) -> Result<Tangents<C::T>> {
     let a = primals.input(0);
+    match l {
+        LinalgOp::ExpmFactors(_) => {
+            let (terms, piv) = (primals.output(op, 1)?, primals.output(op, 2)?);
+            let factored = Op::Linalg(LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(MatOp::Identity)));
+            let dea = cx.lin(factored, &[p(a), p(terms), p(piv), t(&dx[0])])?;
+            let data = Tangent::Undefined(Error::UnsupportedDerivative { op: op.name(), output: "terms" });
+            return Ok(tangents([dea, data, integer_output(op, "piv")]));
+        }
+        LinalgOp::ExpmFrechetFactored(f) => {
+            let (terms, piv, e) = (primals.input(1), primals.input(2), primals.input(3));
+            // The terms and piv are functions of a: a's tangent stands for theirs.
+            let along_e = if dx[3].is_zero() {
+                Tangent::Zero
+            } else {
+                cx.lin(Op::Linalg(l.clone()), &[p(a), p(terms), p(piv), t(&dx[3])])?
+            };
+            let along_a = second(cx, ExpmFrechet(MatOp::Identity).into(), f.0, a, e, &dx[0])?;
+            return Ok(tangents([cx.add(&along_e, &along_a)?]));
+        }
+        _ => {}
+    }
     let Some((plain, flag)) = frechet_of(l, MatOp::Identity) else { return Ok(unsupported(op)) };
-    let frechet = Op::Linalg(plain);
     let Some(how) = flag else {
-        return Ok(tangents([cx.lin(frechet, &[p(a), t(&dx[0])])?]));
+        return Ok(tangents([cx.lin(Op::Linalg(plain), &[p(a), t(&dx[0])])?]));
     };
     let Some((flagged, _)) = frechet_of(l, how) else { return Ok(unsupported(op)) };
     let along_e = cx.lin(Op::Linalg(flagged), &[p(a), t(&dx[1])])?;
-    if dx[0].is_zero() {
-        return Ok(tangents([along_e]));
+    let along_a = second(cx, plain, how, a, primals.input(1), &dx[0])?;
+    Ok(tangents([cx.add(&along_e, &along_a)?]))
+}
+
+/// The A-part of d L_f(op(A), E): the top-right block of
+/// L_f(M, dM) with M = [[X, E], [0, X]], dM = [[dX, 0], [0, dX]] and
+/// X = op(A) (`plain` the Fréchet op without a flag); zero for a zero dA.
+fn second<C: Cx + ?Sized>(
+    cx: &mut C,
+    plain: LinalgOp,
+    how: MatOp,
+    a: &C::P,
+    e: &C::P,
+    da: &Tangent<C::T>,
+) -> Result<Tangent<C::T>> {
+    if da.is_zero() {
+        return Ok(Tangent::Zero);
     }
     let n = cx.primal().meta(a).shape.dims()[0];
     let x = match how {
         MatOp::Identity => a.clone(),
         how => cx.primal().adjoint(a, how)?,
     };
-    let e = primals.input(1);
     let size = [2 * n, 2 * n];
     let pad = |start| Op::Prim(PrimOp::Pad(Pad { start, size }));
     let top = cx.primal().single(pad([0, 0]), &[&x])?;
@@ -67,13 +106,12 @@ pub(super) fn jvp<C: Cx + ?Sized>(
     let m = cx.primal().binary(BinaryOp::Add, &top, &bottom)?;
     let m = cx.primal().binary(BinaryOp::Add, &m, &corner)?;
     let dxa = match how {
-        MatOp::Identity => dx[0].clone(),
-        how => cx.adjoint(&dx[0], how)?,
+        MatOp::Identity => da.clone(),
+        how => cx.adjoint(da, how)?,
     };
     let dtop = cx.pad(&dxa, [0, 0], size)?;
     let dbottom = cx.pad(&dxa, [n, n], size)?;
     let dm = cx.add(&dtop, &dbottom)?;
-    let block = cx.lin(frechet, &[p(&m), t(&dm)])?;
-    let along_a = cx.slice(&block, [0, n], [n, n])?;
-    Ok(tangents([cx.add(&along_e, &along_a)?]))
+    let block = cx.lin(Op::Linalg(plain), &[p(&m), t(&dm)])?;
+    cx.slice(&block, [0, n], [n, n])
 }

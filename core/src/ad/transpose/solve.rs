@@ -1,6 +1,6 @@
 //! Transposes of the solves in their right-hand side `b`, of the Fréchet
-//! derivatives (`expm_frechet`, `logm_frechet`, `sqrtm_frechet`,
-//! `funm_hermitian_frechet`) in their direction `e`, and of
+//! derivatives (`expm_frechet`, `expm_frechet_factored`, `logm_frechet`,
+//! `sqrtm_frechet`, `funm_hermitian_frechet`) in their direction `e`, and of
 //! `funm_hermitian_second` in `d`, under ⟨X, Y⟩ = Re tr(XᴴY).
 //!
 //! For x = op(A)⁻¹ b (or op(Q) b), ⟨x̄, op(A)⁻¹ b⟩ = ⟨op(A)⁻ᴴ x̄, b⟩, so
@@ -18,7 +18,9 @@ use crate::ad::linear::{p, t};
 use crate::ad::rules::frechet_of;
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
-use crate::op::{ExpmFrechet, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet, TriangularSolveOptions};
+use crate::op::{
+    ExpmFrechet, ExpmFrechetFactored, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet, TriangularSolveOptions,
+};
 use crate::prim::UnaryOp;
 use crate::provider::Op;
 use crate::tensor::TensorMeta;
@@ -67,6 +69,12 @@ pub(super) fn transpose<C: Cx + ?Sized>(
             let transposed = frechet_of(linalg, how).map(|(f, _)| Op::Linalg(f));
             let transposed = transposed.ok_or(Error::UnsupportedDerivative { op: op.name(), output: "e" })?;
             sandwich(cx, conj, ct, |cx, x| cx.lin(transposed, &[p(a), t(x)]))?
+        }
+        LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(flag)) => {
+            let (a, terms, piv) = (coefs.at(op, 0)?, coefs.at(op, 1)?, coefs.at(op, 2)?);
+            let (how, conj) = adjoint_of(*flag, complex);
+            let transposed = Op::Linalg(LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(how)));
+            sandwich(cx, conj, ct, |cx, x| cx.lin(transposed, &[p(a), p(terms), p(piv), t(x)]))?
         }
         LinalgOp::FunmHermitianFrechet(_) => {
             // V (Γ∘(Vᴴ E V)) Vᴴ with Γ real is its own adjoint.

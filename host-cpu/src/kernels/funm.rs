@@ -6,8 +6,10 @@
 //! Γ_ij = f[λ_i, λ_j] = (f(λ_i) − f(λ_j))/(λ_i − λ_j), and f′(λ_i) where
 //! λ_i = λ_j, in forms that do not cancel when the values nearly tie
 //! (docs/ad-rules.md#matrix-functions):
-//! * exp: e^m · sinh(h)/h with m the midpoint and h the half gap, sinh(h)/h
-//!   by its series below (5040ε)^{1/7};
+//! * exp: (e^b − e^a)/(b − a) from the values, and e^m (1 + h²/6 + h⁴/120)
+//!   (the series of e^m sinh(h)/h, m the midpoint, h the half gap) below
+//!   h = (5040ε)^{1/7}, where the quotient's rounding, ε/h, meets the
+//!   series' truncation;
 //! * log: ln(b/a)/(b − a), by the series of ln(1 + x)/x in x = (b − a)/a
 //!   below (5ε)^{1/5};
 //! * sqrt: 1/(√a + √b), which never cancels;
@@ -19,7 +21,7 @@
 //! `NotPositiveDefinite("a")`. A non-finite f(λ) (exp overflowing, a caller's f
 //! returning NaN) is `NonFinite("fa")`.
 //!
-//! Scratch: the eigenvalues as `T`, V and V f(Λ) (n×n each), and
+//! Scratch: the eigenvalues and f(λ) as `T`, V and V f(Λ) (n×n each), and
 //! `decompose`'s.
 
 use super::eigh::{decompose, decompose_scratch};
@@ -42,6 +44,7 @@ fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
     }
     StackReq::all_of(&[
         temp_mat_scratch::<T>(n, 1), // eigenvalues, as T
+        temp_mat_scratch::<T>(n, 1), // f(λ), as T
         temp_mat_scratch::<T>(n, n), // V
         temp_mat_scratch::<T>(n, n), // V f(Λ)
         decompose_scratch::<T>(n, true, par),
@@ -82,13 +85,16 @@ fn compute<T: Field>(
         return Ok(());
     }
     // SAFETY: `decompose` writes `s` and `v` (faer, without reading them)
-    // before they are read; `vf` is written column by column below first.
+    // before they are read; `vf` and `fw` are written column by column (entry
+    // by entry) below first.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut s = s.as_mat_mut();
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
     let mut v = v.as_mat_mut();
     let (mut vf, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
     let mut vf = vf.as_mat_mut();
+    let (mut fw, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
+    let mut fw = fw.as_mat_mut();
     let scaling = decompose(a, s.rb_mut(), Some(v.rb_mut()), par, stack)?;
     // The eigenvalues, unscaled, in the domain of f.
     let largest = (0..n)
@@ -108,6 +114,7 @@ fn compute<T: Field>(
     let at = |i: usize| Scalar::re(s[(i, 0)]);
     for j in 0..n {
         let fj = value(f, at(j));
+        fw[(j, 0)] = T::from_real(fj);
         for i in 0..n {
             vf[(i, j)] = v[(i, j)].scale(fj);
         }
@@ -124,9 +131,13 @@ fn compute<T: Field>(
         let mut vo = item.out_mat::<T>(2);
         vo.copy_from(v.rb());
         let mut gamma = item.out_mat::<Real<T>>(3);
+        let divided = Divided::new(f);
+        let value_at = |i: usize| Scalar::re(fw[(i, 0)]);
         for j in 0..n {
-            for i in 0..n {
-                gamma[(i, j)] = divided(f, at(i), at(j));
+            for i in 0..=j {
+                let g = divided.at((at(i), value_at(i)), (at(j), value_at(j)));
+                gamma[(i, j)] = g;
+                gamma[(j, i)] = g;
             }
         }
     }
@@ -166,37 +177,53 @@ pub(super) fn curvature<R: RealScalar>(f: MatrixFunction, x: R) -> R {
     }
 }
 
-/// f[x, y], symmetric in its arguments (see the module docs).
-fn divided<R: RealScalar>(f: MatrixFunction, x: R, y: R) -> R {
-    let (a, b) = if x <= y { (x, y) } else { (y, x) };
-    if a == b {
-        return slope(f, a);
+/// f[x, y] for a function `f`, with the switch points of its series
+/// computed once (see the module docs).
+struct Divided<R> {
+    f: MatrixFunction,
+    /// (5040ε)^{1/7}: below it exp's half gap takes the series of sinh(h)/h.
+    exp_limit: R,
+    /// (5ε)^{1/5}: below it log's relative gap takes the series of ln(1 + x)/x.
+    log_limit: R,
+}
+
+impl<R: RealScalar> Divided<R> {
+    fn new(f: MatrixFunction) -> Self {
+        let root = |c: f64, k: f64| ((R::from_f64(c) * R::EPSILON).ln() / R::from_f64(k)).exp();
+        Divided { f, exp_limit: root(5040.0, 7.0), log_limit: root(5.0, 5.0) }
     }
-    let two = R::from_f64(2.0);
-    match f {
-        MatrixFunction::Exp => {
-            let (m, h) = ((a + b) / two, (b - a) / two);
-            let limit = (R::from_f64(5040.0) * R::EPSILON).ln() / R::from_f64(7.0);
-            let sinhc = if h < limit.exp() {
-                let h2 = h * h;
-                R::one() + h2 / R::from_f64(6.0) + h2 * h2 / R::from_f64(120.0)
-            } else {
-                (h.exp() - (-h).exp()) / (two * h)
-            };
-            m.exp() * sinhc
+
+    /// f[x, y] from (x, f(x)) and (y, f(y)); symmetric in its arguments.
+    fn at(&self, x: (R, R), y: (R, R)) -> R {
+        let ((a, fa), (b, fb)) = if x.0 <= y.0 { (x, y) } else { (y, x) };
+        if a == b {
+            return slope(self.f, a);
         }
-        MatrixFunction::Log => {
-            let x = (b - a) / a;
-            let limit = (R::from_f64(5.0) * R::EPSILON).ln() / R::from_f64(5.0);
-            if x < limit.exp() {
-                let series = R::one() - x / two + x * x / R::from_f64(3.0) - x * x * x / R::from_f64(4.0);
-                series / a
-            } else {
-                (b / a).ln() / (b - a)
+        let two = R::from_f64(2.0);
+        match self.f {
+            MatrixFunction::Exp => {
+                let h = (b - a) / two;
+                if h < self.exp_limit {
+                    // e^m sinh(h)/h, m the midpoint.
+                    let h2 = h * h;
+                    let sinhc = R::one() + h2 / R::from_f64(6.0) + h2 * h2 / R::from_f64(120.0);
+                    ((a + b) / two).exp() * sinhc
+                } else {
+                    (fb - fa) / (b - a)
+                }
             }
+            MatrixFunction::Log => {
+                let x = (b - a) / a;
+                if x < self.log_limit {
+                    let series = R::one() - x / two + x * x / R::from_f64(3.0) - x * x * x / R::from_f64(4.0);
+                    series / a
+                } else {
+                    (b / a).ln() / (b - a)
+                }
+            }
+            MatrixFunction::Sqrt => R::one() / (fa + fb),
+            MatrixFunction::Custom(s) => R::from_f64(custom_divided(s, a.to_f64(), b.to_f64())),
         }
-        MatrixFunction::Sqrt => R::one() / (a.sqrt() + b.sqrt()),
-        MatrixFunction::Custom(s) => R::from_f64(custom_divided(s, a.to_f64(), b.to_f64())),
     }
 }
 

@@ -247,3 +247,42 @@ lindiff_tests::providers!(
     gradient_c64,
     domains_and_shapes
 );
+
+/// The derivative ops read their factors as data that `a` determines:
+/// factors that move while `a` does not (a caller differentiating them as
+/// inputs of their own) are an error, not a silent zero.
+#[test]
+fn factors_moving_alone_are_an_error() {
+    use lindiff_core::ad::Eager;
+    type Eg = Eager<Direct<lindiff_tests::Cpu>>;
+    use lindiff_core::op::{ExpmFactors, ExpmFrechetFactored, FunmHermitianFactors, FunmHermitianFrechet};
+    use lindiff_core::{LinalgOp, MatOp, Op};
+    let mut eager: Eg = Eager::new(Direct::new(lindiff_tests::Cpu::default()));
+    let a = eager.inner().tensor_row_major(2, 2, &[2.0, 0.5, 0.5, 1.0]).unwrap();
+    let e = eager.inner().tensor_row_major(2, 2, &[1.0, 0.0, 0.3, 1.0]).unwrap();
+    let funm = Op::Linalg(LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Exp)));
+    let f = eager.inner().apply(funm, &[&a]).unwrap();
+    let expm = eager.inner().apply(Op::Linalg(LinalgOp::ExpmFactors(ExpmFactors)), &[&a]).unwrap();
+    let constant = |t: &lindiff_core::face::direct::Tensor| Eg::constant(t.clone());
+    let cases = [
+        (
+            Op::Linalg(LinalgOp::FunmHermitianFrechet(FunmHermitianFrechet(MatrixFunction::Exp))),
+            vec![a.clone(), f[2].clone().unwrap(), f[1].clone().unwrap(), f[3].clone().unwrap(), e.clone()],
+            3,
+        ),
+        (
+            Op::Linalg(LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(MatOp::Identity))),
+            vec![a.clone(), expm[1].clone().unwrap(), expm[2].clone().unwrap(), e.clone()],
+            1,
+        ),
+    ];
+    for (op, inputs, watched) in cases {
+        let mut vars: Vec<_> = inputs.iter().map(constant).collect();
+        vars[watched] = eager.watch(inputs[watched].clone()).unwrap();
+        let refs: Vec<_> = vars.iter().collect();
+        let l = eager.apply(op.clone(), &refs).unwrap()[0].clone().unwrap();
+        let s = pairing(&mut eager, &constant(&e), &l).unwrap();
+        let err = eager.backward(&s, &[&vars[watched]]).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedDerivative { .. }), "{}: {err}", op.name());
+    }
+}

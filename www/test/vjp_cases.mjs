@@ -27,6 +27,13 @@ export function vjpCases(wasm) {
   // Inputs (row-major), well away from ties and singularity.
   const A43 = M(4, 3, [2.0, -1.0, 0.5, 0.3, 1.5, -0.7, -1.2, 0.4, 1.1, 0.8, 0.9, -0.2]);
   const S3 = M(3, 3, [1.0, 0.4, -0.3, 0.4, 2.5, 0.6, -0.3, 0.6, 4.0]); // symmetric, distinct eigenvalues
+  // 2I − 1.5·qqᵀ with q = (−4, −8, 1)/9 a unit vector: eigenvalues 2, 2, 0.5 (a
+  // repeated one).
+  const T3 = M(3, 3, [
+    2 - 24 / 81, -48 / 81, 6 / 81,
+    -48 / 81, 2 - 96 / 81, 12 / 81,
+    6 / 81, 12 / 81, 2 - 1.5 / 81,
+  ]);
   const P3 = M(3, 3, [4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0]); // SPD
   const G3 = M(3, 3, [2.0, 1.0, 1.0, 1.0, 3.0, 2.0, 1.0, 0.0, 0.5]); // general, det ≠ 0
   const B32 = M(3, 2, [1.0, 0.0, -0.5, 2.0, 0.3, 1.0]);
@@ -76,6 +83,9 @@ export function vjpCases(wasm) {
       f: (o) => sum(Array.from(o.sa.data, (x) => x * x)),
       ct: (o) => ({ sa: map(o.sa, (x) => 2 * x) }) },
     { op: 'expm_hermitian', name: '⟨W, e^S⟩', inputs: [S3], sym: true,
+      f: (o) => sum(Array.from(o.ea.data, (x, e) => x * W3.data[e])),
+      ct: () => ({ ea: W3 }) },
+    { op: 'expm_hermitian', name: '⟨W, e^T⟩ at a repeated eigenvalue', inputs: [T3], sym: true,
       f: (o) => sum(Array.from(o.ea.data, (x, e) => x * W3.data[e])),
       ct: () => ({ ea: W3 }) },
     { op: 'logm_pd', name: '⟨W, log P⟩', inputs: [P3], sym: true,

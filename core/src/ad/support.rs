@@ -23,7 +23,10 @@
 use super::rules::{NO_SECOND_ORDER, SECOND_ORDER};
 use crate::dtype::DType;
 use crate::op::internal::{InternalOp, BOUND_WHY};
-use crate::op::{LinalgOp, QrMode, Svd, SvdFull, SvdOptions, SvdVectors, Triangle, MAX_OUTPUTS};
+use crate::op::{
+    FunmHermitian, FunmHermitianFactors, FunmHermitianFrechet, LinalgOp, MatrixFunction, QrMode, Svd,
+    SvdFull, SvdOptions, SvdVectors, Triangle, MAX_OUTPUTS, NO_SECOND_DERIVATIVE,
+};
 use crate::prim::{
     Adjoint, Binary, BinaryOp, DiagEmbed, DiagPart, ExtremeMask, Eye, Fill, Matmul, Pad, Pair, PairInv,
     PivotPhase, PrimOp, RankMask, Reduce, ReduceOp, Regularize, Reshape, Scale, ScaleCols, ScaleRows, Slice,
@@ -216,11 +219,16 @@ pub fn ad_support_second_order(op: &Op) -> Support {
         (
             Some(_),
             Op::Linalg(
-                LinalgOp::FunmHermitian(_)
-                | LinalgOp::FunmHermitianFactors(_)
-                | LinalgOp::FunmHermitianFrechet(_),
+                LinalgOp::FunmHermitian(FunmHermitian(f))
+                | LinalgOp::FunmHermitianFactors(FunmHermitianFactors(f))
+                | LinalgOp::FunmHermitianFrechet(FunmHermitianFrechet(f)),
             ),
-        ) => ok(SECOND_FUNM),
+        ) => match f {
+            MatrixFunction::Custom(s) if s.d2f.is_none() => {
+                Support::Unsupported { why: NO_SECOND_DERIVATIVE }
+            }
+            _ => ok(SECOND_FUNM),
+        },
         (Some(_), Op::Linalg(l))
             if matches!(l.family().feature, "op-svd" | "op-eigh" | "op-eig" | "op-recombine") =>
         {

@@ -35,19 +35,17 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             // The eager face's forward ran the op without the rule's data.
             let a = primals.input(0);
             let wide = Op::Linalg(LinalgOp::FunmHermitianFactors(FunmHermitianFactors(f.0)));
-            let outs = cx.primal().apply(wide, &[a])?;
-            let mut factors = outs.into_iter().skip(1).map(|o| {
-                o.ok_or(Error::Buffer {
+            let mut outs = cx.primal().apply(wide, &[a])?;
+            let mut take = |i: usize| {
+                outs.get_mut(i).and_then(Option::take).ok_or(Error::Buffer {
                     op: FunmHermitianFactors::NAME,
                     arg: "output",
                     why: "was not produced by the face",
                     needed: 1,
                     got: 0,
                 })
-            });
-            let mut next =
-                || factors.next().unwrap_or(Err(Error::Arity { op: op.name(), expected: 4, got: 1 }));
-            let (w, v, gamma) = (next()?, next()?, next()?);
+            };
+            let (w, v, gamma) = (take(1)?, take(2)?, take(3)?);
             Ok(tangents([first(cx, f.0, [a, &v, &w, &gamma], &dx[0])?]))
         }
         LinalgOp::FunmHermitianFactors(f) => {
@@ -63,6 +61,9 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             Ok(tangents([dfa, data(1), data(2), data(3)]))
         }
         LinalgOp::FunmHermitianFrechet(f) => {
+            if let Some(out) = factors_alone(op, &dx[0], &dx[1..4]) {
+                return Ok(out);
+            }
             let [a, v, w, gamma, e] = [0, 1, 2, 3, 4].map(|i| primals.input(i));
             let along_e = if dx[4].is_zero() {
                 Tangent::Zero
@@ -104,6 +105,15 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         }
         _ => Ok(unsupported(op)),
     }
+}
+
+/// Every output undefined when a factor input moves while `a` does not.
+/// The factors are data that `a` determines, and the rules follow `a`'s
+/// tangent in their place (wherever the factors come from the factors op,
+/// `a` moves whenever they do). Factors that move on their own — a caller
+/// differentiating them as inputs of their own — have no rule.
+pub(super) fn factors_alone<T>(op: &Op, a: &Tangent<T>, factors: &[Tangent<T>]) -> Option<Tangents<T>> {
+    (a.is_zero() && factors.iter().any(|t| matches!(t, Tangent::Value(_)))).then(|| unsupported(op))
 }
 
 /// d f(A) = L(A, dA_eff), dA read with eigh's lower-triangle semantics.

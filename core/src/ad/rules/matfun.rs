@@ -57,6 +57,9 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             return Ok(tangents([dea, data, integer_output(op, "piv")]));
         }
         LinalgOp::ExpmFrechetFactored(f) => {
+            if let Some(out) = super::funm::factors_alone(op, &dx[0], &dx[1..3]) {
+                return Ok(out);
+            }
             let (terms, piv, e) = (primals.input(1), primals.input(2), primals.input(3));
             // The terms and piv are functions of a: a's tangent stands for theirs.
             let along_e = if dx[3].is_zero() {

@@ -13,7 +13,7 @@
 //! tangents are undefined, and the rules follow A's tangent instead.
 
 use super::eigh::lower_semantics;
-use super::{tangents, unsupported, Primals, Tangents};
+use super::{factors_alone, tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
@@ -105,15 +105,6 @@ pub(super) fn jvp<C: Cx + ?Sized>(
         }
         _ => Ok(unsupported(op)),
     }
-}
-
-/// Every output undefined when a factor input moves while `a` does not.
-/// The factors are data that `a` determines, and the rules follow `a`'s
-/// tangent in their place (wherever the factors come from the factors op,
-/// `a` moves whenever they do). Factors that move on their own — a caller
-/// differentiating them as inputs of their own — have no rule.
-pub(super) fn factors_alone<T>(op: &Op, a: &Tangent<T>, factors: &[Tangent<T>]) -> Option<Tangents<T>> {
-    (a.is_zero() && factors.iter().any(|t| matches!(t, Tangent::Value(_)))).then(|| unsupported(op))
 }
 
 /// d f(A) = L(A, dA_eff), dA read with eigh's lower-triangle semantics.

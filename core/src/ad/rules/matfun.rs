@@ -17,7 +17,7 @@
 //!   for theirs, and the A-part of its own derivative is the block identity
 //!   above.
 
-use super::{integer_output, tangents, unsupported, Primals, Tangents};
+use super::{factors_alone, integer_output, tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
@@ -57,7 +57,7 @@ pub(super) fn jvp<C: Cx + ?Sized>(
             return Ok(tangents([dea, data, integer_output(op, "piv")]));
         }
         LinalgOp::ExpmFrechetFactored(f) => {
-            if let Some(out) = super::funm::factors_alone(op, &dx[0], &dx[1..3]) {
+            if let Some(out) = factors_alone(op, &dx[0], &dx[1..3]) {
                 return Ok(out);
             }
             let (terms, piv, e) = (primals.input(1), primals.input(2), primals.input(3));

@@ -203,6 +203,15 @@ pub(crate) fn unsupported<T>(op: &Op) -> Tangents<T> {
     all_undefined(op, |output| Error::UnsupportedDerivative { op: name, output })
 }
 
+/// Every output undefined when a factor input moves while `a` does not.
+/// The factors are data that `a` determines, and the rules follow `a`'s
+/// tangent in their place (wherever the factors come from the factors op,
+/// `a` moves whenever they do). Factors that move on their own — a caller
+/// differentiating them as inputs of their own — have no rule.
+pub(crate) fn factors_alone<T>(op: &Op, a: &Tangent<T>, factors: &[Tangent<T>]) -> Option<Tangents<T>> {
+    (a.is_zero() && factors.iter().any(|t| matches!(t, Tangent::Value(_)))).then(|| unsupported(op))
+}
+
 /// The tangent of an integer output (permutations, ranks): undefined.
 pub(crate) fn integer_output<T>(op: &Op, output: &'static str) -> Tangent<T> {
     Tangent::Undefined(Error::NotDifferentiable { op: op.name(), output, why: "it is integer-valued" })

@@ -7,6 +7,8 @@
 
 use lindiff_core::ad::grad;
 use lindiff_core::ir::{Builder, Program};
+#[cfg(feature = "matfun")]
+use lindiff_core::prim::BinaryOp;
 use lindiff_core::prim::{ReduceOp, UnaryOp};
 use lindiff_core::{Error, MatOp, Ops, RealScalar, Shape, TensorMeta};
 
@@ -58,13 +60,13 @@ pub fn cholesky<T: RealScalar>(n: usize) -> Result<Forward, Error> {
     b.finish(&[&l])
 }
 
-/// `a ↦ eigh(a)`: an op whose family this firmware leaves out (tracing it
+/// `a ↦ eig(a)`: an op whose family no firmware build links (tracing it
 /// is `Error::Unsupported`).
 #[inline(never)]
-pub fn eigh<T: RealScalar>(n: usize) -> Result<Forward, Error> {
+pub fn eig<T: RealScalar>(n: usize) -> Result<Forward, Error> {
     let mut b = Builder::with_capacity();
     let a = b.param(meta::<T>(&[n, n])?)?;
-    let e = b.eigh(&a)?;
+    let e = b.eig(&a)?;
     b.finish(&[&e.w, &e.v])
 }
 
@@ -122,4 +124,65 @@ fn solve_loss<T: RealScalar>(n: usize) -> Result<Prog, Error> {
 #[inline(never)]
 pub fn grad_solve<T: RealScalar>(n: usize) -> Result<Prog, Error> {
     grad(&solve_loss::<T>(n)?, &[0, 1])
+}
+
+/// `a ↦ f(a)` for one matrix function `f` (`expm`, `expm_hermitian`,
+/// `sqrtm_psd`, `sqrtm`: the `matfun` feature's checks).
+#[cfg(feature = "matfun")]
+#[inline(never)]
+pub fn matrix_function<T: RealScalar>(n: usize, f: MatrixFn) -> Result<Forward, Error> {
+    let mut b = Builder::with_capacity();
+    let a = b.param(meta::<T>(&[n, n])?)?;
+    let fa = f.trace(&mut b, &a)?;
+    b.finish(&[&fa])
+}
+
+/// The matrix functions the `matfun` checks trace.
+#[cfg(feature = "matfun")]
+#[derive(Clone, Copy)]
+pub enum MatrixFn {
+    /// `expm` (scaling and squaring with Padé; any square matrix).
+    Expm,
+    /// `expm_hermitian` (from the eigendecomposition).
+    ExpmHermitian,
+    /// `sqrtm_psd` (from the eigendecomposition).
+    SqrtmPsd,
+    /// `sqrtm` (from the Schur decomposition; any square matrix).
+    Sqrtm,
+}
+
+#[cfg(feature = "matfun")]
+impl MatrixFn {
+    fn trace<const I: usize, const V: usize>(
+        self,
+        b: &mut Builder<I, V>,
+        a: &<Builder<I, V> as lindiff_core::Face>::Tensor,
+    ) -> Result<<Builder<I, V> as lindiff_core::Face>::Tensor, Error> {
+        match self {
+            MatrixFn::Expm => b.expm(a),
+            MatrixFn::ExpmHermitian => b.expm_hermitian(a),
+            MatrixFn::SqrtmPsd => b.sqrtm_psd(a),
+            MatrixFn::Sqrtm => b.sqrtm(a),
+        }
+    }
+}
+
+/// `(a, c) ↦ ⟨c, f(a)⟩`.
+#[cfg(feature = "matfun")]
+#[inline(never)]
+fn matrix_function_loss<T: RealScalar>(n: usize, f: MatrixFn) -> Result<Prog, Error> {
+    let mut b = Builder::with_capacity();
+    let a = b.param(meta::<T>(&[n, n])?)?;
+    let c = b.param(meta::<T>(&[n, n])?)?;
+    let fa = f.trace(&mut b, &a)?;
+    let cf = b.binary(BinaryOp::Mul, &c, &fa)?;
+    let loss = b.reduce(ReduceOp::Sum, &cf, 2)?;
+    b.finish(&[&loss])
+}
+
+/// `(a, c) ↦ (⟨c, f(a)⟩, ∂/∂a)`.
+#[cfg(feature = "matfun")]
+#[inline(never)]
+pub fn grad_matrix_function<T: RealScalar>(n: usize, f: MatrixFn) -> Result<Prog, Error> {
+    grad(&matrix_function_loss::<T>(n, f)?, &[0])
 }

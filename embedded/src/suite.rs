@@ -12,12 +12,18 @@
 //! * `grad projector`: L = ‖U_k U_kᵀ A‖² = Σ_{i<k} s_i², ∂L/∂A = 2 Q_k diag(s_k) R_kᵀ.
 //! * `grad solve`: L = ⟨c, A⁻¹ b⟩ = ⟨c, x★⟩; ∂L/∂b = A⁻ᵀ c = Q diag(1/s) Rᵀ c
 //!   (also multiplied back: Aᵀ g = c) and ∂L/∂A = −(A⁻ᵀ c) x★ᵀ.
-//! * `left-out op`: eigh, whose op family this firmware does not link
+//! * `left-out op`: eig, whose op family this firmware does not link
 //!   (shapes, rules, kernels), is a clean `Error::Unsupported` naming it.
+//!
+//! With the `matfun` feature the matrix functions and their gradients run
+//! too ([`matfun`]).
 //!
 //! The gradients run on the Cortex-M4F only: on the Cortex-M3 reverse
 //! mode's stack (≥ 120 KiB) does not fit the 64 KiB RAM
 //! (`docs/embedded.md`; the flash, since the Jacobi SVD, might hold the AD code).
+
+#[cfg(feature = "matfun")]
+mod matfun;
 
 use crate::dense::{self, max_abs_diff, Mat};
 use crate::programs::{self, meta};
@@ -143,6 +149,8 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
             self.measured("grad projector", Self::grad_projector)?;
             self.measured("grad solve", Self::grad_solve)?;
         }
+        #[cfg(feature = "matfun")]
+        self.matrix_functions()?;
         Ok(self.report.outcome)
     }
 
@@ -224,12 +232,12 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
         })
     }
 
-    /// eigh is not linked (lindiff-core and lindiff-cpu without `op-eigh`):
+    /// eig is not linked (lindiff-core and lindiff-cpu without `op-eig`):
     /// tracing its program (the core's shapes) or, were the core's family
     /// on, compiling it (the CPU kernels) must fail cleanly, naming the op.
     fn left_out_op(&mut self) -> Result<(), Error> {
         let n = self.n;
-        let error = match programs::eigh::<T>(n) {
+        let error = match programs::eig::<T>(n) {
             Err(e) => Some(e),
             Ok(program) => {
                 let desc = TensorDesc::contiguous(meta::<T>(&[n, n])?)
@@ -237,8 +245,8 @@ impl<'s, T: RealScalar, const CAP: usize, S: Sink> Suite<'s, T, CAP, S> {
                 program.compile(&Cpu::new(), &[&desc]).err()
             }
         };
-        let ok = matches!(error, Some(Error::Unsupported { op: "eigh", .. }));
-        self.report.verdict("eigh not linked: Error::Unsupported", ok);
+        let ok = matches!(error, Some(Error::Unsupported { op: "eig", .. }));
+        self.report.verdict("eig not linked: Error::Unsupported", ok);
         if let Some(e) = error {
             let line = Line::new(self.report.sink).s("       (");
             let line = match e {

@@ -44,7 +44,9 @@
 //!
 //! Without the `std` feature the crate is `no_std` (faer then needs a
 //! `#[global_allocator]` to link, and its GEMM allocates above 16³-sized
-//! products).
+//! products: the kernels' own products and the matrix functions' solves
+//! take heap-free loops there instead; docs/embedded.md, "Heap-free
+//! sizes").
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -52,7 +54,9 @@
 mod batch;
 mod batch_run;
 mod field;
+mod gemm;
 pub mod kernel_api;
+mod trsm;
 #[macro_use]
 pub(crate) mod kernels;
 use kernels::KernelOp;

@@ -14,8 +14,8 @@
 //! magnitude. A factorization that fails is recomputed with the QR algorithm.
 
 use crate::field::Field;
+use crate::gemm::matmul;
 use faer::dyn_stack::{MemStack, StackReq};
-use faer::linalg::matmul::matmul;
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};

@@ -33,12 +33,13 @@ use super::pool::Pool;
 use super::scaling::{exponent, max_abs_mat, scale_mat, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
+use crate::gemm::matmul;
+use crate::trsm::lu_solve_in_place;
 use faer::dyn_stack::{MemStack, StackReq};
-use faer::linalg::lu::partial_pivoting::solve::{solve_in_place_scratch, solve_in_place_with_conj};
-use faer::linalg::matmul::matmul;
+use faer::linalg::lu::partial_pivoting::solve::solve_in_place_scratch;
 use faer::perm::PermRef;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{Accum, Conj, MatMut, MatRef, Par};
+use faer::{Accum, MatMut, MatRef, Par};
 use lindiff_core::op::{Expm, ExpmFactors, ExpmFrechet, ExpmFrechetFactored, MatOp, EXPM_TERMS};
 use lindiff_core::{RealScalar, Scalar};
 
@@ -327,7 +328,7 @@ fn approximant<T: Field>(
     // SAFETY: `factor` wrote `fwd` as a permutation of 0..n and `inv` as its inverse.
     let perm = unsafe { PermRef::new_unchecked(fwd, inv, n) };
     r.copy_from(u.rb());
-    solve_in_place_with_conj(q.rb(), q.rb(), perm, Conj::No, r.rb_mut(), par, stack);
+    lu_solve_in_place(q.rb(), perm, r.rb_mut(), par, stack);
 }
 
 /// What the derivative reads from the forward: the degree, x = A/2^s, the
@@ -366,7 +367,7 @@ impl<T: Field> Step<'_, T> {
             }
         }
         matmul(l.rb_mut(), Accum::Add, lu.rb(), self.r0, T::one(), par);
-        solve_in_place_with_conj(self.q, self.q, self.perm, Conj::No, l.rb_mut(), par, stack);
+        lu_solve_in_place(self.q, self.perm, l.rb_mut(), par, stack);
         // Squaring: L ← rL + Lr, r ← r² (r only while another step needs it).
         let (mut r, mut tmp) = (pool.take(), pool.take());
         r.copy_from(self.r0);

@@ -10,7 +10,7 @@
 
 use super::pool::Pool;
 use crate::field::Field;
-use faer::linalg::matmul::matmul;
+use crate::gemm::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
 use lindiff_core::Scalar;

@@ -37,13 +37,13 @@ use super::scaling::{max_abs, scale_mat, Range, Scaling};
 use super::singular::{estimate_len, estimate_scratch, factored_norm, one_norm, pivots, singular_test};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
+use crate::gemm::matmul;
 use faer::dyn_stack::{DynArray, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
 use faer::linalg::lu::partial_pivoting::solve::{
     solve_in_place_scratch, solve_in_place_with_conj, solve_transpose_in_place_scratch,
     solve_transpose_in_place_with_conj,
 };
-use faer::linalg::matmul::matmul;
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::perm::PermRef;

@@ -10,7 +10,7 @@
 //!   inputs, against the HVP's own ∞-norm);
 //! * in f32 and c32 it matches the f64/c64 HVP to 1e-3 relative.
 
-use lindiff_core::face::Face;
+use lindiff_core::face::{Face, Norm};
 use lindiff_core::op::{EighOptions, SvdOptions, Triangle, TriangularSolveOptions, Truncation};
 use lindiff_core::prim::{BinaryOp, Pair, PairInv, ReduceOp, Regularize};
 use lindiff_core::{Element, Linalg, MatOp, Ops, Result, Scalar, Shape, TensorMeta};
@@ -97,6 +97,21 @@ enum Case {
     SqrtmPsd,
     /// sin A of a Hermitian A, a caller's f with f′ and f″.
     FunmCustom,
+    /// The composites (docs/composites.md), each through the ops it is
+    /// written with: ‖A‖ for the Frobenius, nuclear, spectral and
+    /// smallest-singular-value norms.
+    Norm(Norm),
+    /// κ(A) in the 2-norm (s_max/s_min) and the Frobenius norm
+    /// (‖A‖_F ‖A⁻¹‖_F).
+    Cond(Norm),
+    /// A^k for k = 3 (products) and k = −2 (the inverse squared).
+    MatrixPower(i64),
+    /// A·A·A by `multi_dot`.
+    MultiDot,
+    /// `tensorinv` of A seen as a 2×2×4 tensor (ind = 2), back to 4×4.
+    TensorInv,
+    /// `tensorsolve` of A seen as 2×2×2×2 with a fixed 2×2 right-hand side.
+    TensorSolve,
 }
 
 /// sin with its derivatives, as a caller's matrix function.
@@ -279,6 +294,37 @@ impl Loss for Case {
                 let r = f.funm_hermitian(a, sine())?;
                 weigh(f, &r)
             }
+            Case::Norm(kind) => {
+                let n = f.norm(a, *kind)?;
+                total(f, &n)
+            }
+            Case::Cond(kind) => {
+                let c = f.cond(a, *kind)?;
+                total(f, &c)
+            }
+            Case::MatrixPower(k) => {
+                let p = f.matrix_power(a, *k)?;
+                weigh(f, &p)
+            }
+            Case::MultiDot => {
+                let p = f.multi_dot(&[a, a, a])?;
+                weigh(f, &p)
+            }
+            Case::TensorInv => {
+                let t = f.reshape(a, &[2, 2, 4])?;
+                let inv = f.tensorinv(&t, 2)?;
+                let inv = f.reshape(&inv, &[4, 4])?;
+                weigh(f, &inv)
+            }
+            Case::TensorSolve => {
+                let t = f.reshape(a, &[2, 2, 2, 2])?;
+                let dtype = f.meta(a).dtype;
+                let ones = f.fill(TensorMeta::new(dtype, Shape::new(&[2, 2])?), 1.0)?;
+                let eye = f.eye(dtype, 2, &[])?;
+                let b = f.binary(BinaryOp::Add, &ones, &eye)?;
+                let x = f.tensorsolve(&t, &b)?;
+                weigh(f, &x)
+            }
             Case::TriangularSolve => {
                 let b = rhs(f, a)?;
                 let x =
@@ -369,7 +415,7 @@ fn hermitian<T: Scalar>(rng: &mut Rng, values: &[f64]) -> Dense<T> {
     q.scale_cols(&w).matmul(&q.adjoint())
 }
 
-const ALL: [Case; 32] = [
+const ALL: [Case; 43] = [
     Case::Svd,
     Case::SvdVals,
     Case::Eigh,
@@ -402,6 +448,17 @@ const ALL: [Case; 32] = [
     Case::LogmPd,
     Case::SqrtmPsd,
     Case::FunmCustom,
+    Case::Norm(Norm::Fro),
+    Case::Norm(Norm::Nuc),
+    Case::Norm(Norm::Two),
+    Case::Norm(Norm::NegTwo),
+    Case::Cond(Norm::Two),
+    Case::Cond(Norm::Fro),
+    Case::MatrixPower(3),
+    Case::MatrixPower(-2),
+    Case::MultiDot,
+    Case::TensorInv,
+    Case::TensorSolve,
 ];
 
 /// The HVP of `case` at its input along its direction, by both faces (same

@@ -3,7 +3,9 @@
 //! first with 0x00 and then with 0xFF bytes (NaN in every float dtype), and
 //! the two results must agree bit for bit. Sizes cross the kernels'
 //! thresholds (64: Cholesky's triangle copy, 128: faer's divide-and-conquer
-//! SVD and its guard), shapes are square, tall and wide, f64 and c64.
+//! SVD and its guard), shapes are square, tall and wide, f64 and c64. The
+//! matrix functions and the derivative ops their rules record run up to
+//! n = 70 (the Schur-based ones are unblocked, slow in debug builds).
 
 use lindiff_core::op::*;
 use lindiff_core::{Element, Host, LinalgOp, Provider, Scalar};
@@ -14,7 +16,7 @@ use num_complex::Complex;
 
 /// The ops on an m×n `a` (and, when square, its SPD relative and a
 /// right-hand side).
-fn cases<T: Scalar>(m: usize, n: usize, seed: u64) -> Vec<(LinalgOp, Vec<HostTensor>)> {
+fn cases<T: Scalar + Element>(m: usize, n: usize, seed: u64) -> Vec<(LinalgOp, Vec<HostTensor>)> {
     let mut rng = Rng::new(seed);
     let a: Dense<T> = rng.matrix(m, n);
     let ta = HostTensor::from_dense(&a);
@@ -56,8 +58,55 @@ fn cases<T: Scalar>(m: usize, n: usize, seed: u64) -> Vec<(LinalgOp, Vec<HostTen
             ),
             (LinalgOp::Lstsq(Lstsq::default()), vec![ta, tb]),
         ]);
+        if n <= 70 {
+            cases.extend(matrix_functions(&a, &spd));
+        }
     }
     cases
+}
+
+/// The matrix functions and the ops their rules record, on a general `a`
+/// and a positive definite `spd`; the factor inputs of the derivative ops
+/// come from their forward ops, run the same way.
+fn matrix_functions<T: Scalar + Element>(a: &Dense<T>, spd: &Dense<T>) -> Vec<(LinalgOp, Vec<HostTensor>)> {
+    let (ta, tspd) = (|| HostTensor::from_dense(a), || HostTensor::from_dense(spd));
+    let cpu = lindiff_tests::Cpu::default();
+    let outputs = |op: LinalgOp, input: &HostTensor| -> Vec<HostTensor> {
+        let outs = run_filled(&cpu, op, &[input], None).unwrap();
+        outs.into_iter().map(|o| o.unwrap()).collect()
+    };
+    let (terms, piv) = {
+        let mut o = outputs(LinalgOp::ExpmFactors(ExpmFactors), &ta());
+        let piv = o.remove(2);
+        (o.remove(1), piv)
+    };
+    let log = MatrixFunction::Log;
+    // FunmHermitianFactors gives (fa, w, v, gamma); the derivative ops take v, w, gamma.
+    let factors = || {
+        let mut o = outputs(LinalgOp::FunmHermitianFactors(FunmHermitianFactors(log)), &tspd());
+        let gamma = o.remove(3);
+        let v = o.remove(2);
+        [v, o.remove(1), gamma]
+    };
+    let [v, w, gamma] = factors();
+    let [v2, w2, gamma2] = factors();
+    vec![
+        (LinalgOp::Expm(Expm), vec![ta()]),
+        (LinalgOp::ExpmFrechet(ExpmFrechet(MatOp::Adjoint)), vec![ta(), tspd()]),
+        (LinalgOp::ExpmFactors(ExpmFactors), vec![ta()]),
+        (
+            LinalgOp::ExpmFrechetFactored(ExpmFrechetFactored(MatOp::Transpose)),
+            vec![ta(), terms, piv, tspd()],
+        ),
+        (LinalgOp::Logm(Logm), vec![tspd()]),
+        (LinalgOp::Sqrtm(Sqrtm), vec![tspd()]),
+        (LinalgOp::LogmFrechet(LogmFrechet(MatOp::Identity)), vec![tspd(), ta()]),
+        (LinalgOp::SqrtmFrechet(SqrtmFrechet(MatOp::Transpose)), vec![tspd(), ta()]),
+        (LinalgOp::FunmHermitian(FunmHermitian(MatrixFunction::Exp)), vec![tspd()]),
+        (LinalgOp::FunmHermitianFactors(FunmHermitianFactors(MatrixFunction::Sqrt)), vec![tspd()]),
+        (LinalgOp::FunmHermitianFrechet(FunmHermitianFrechet(log)), vec![tspd(), v, w, gamma, ta()]),
+        (LinalgOp::FunmHermitianSecond(FunmHermitianSecond(log)), vec![v2, w2, gamma2, ta(), tspd()]),
+    ]
 }
 
 fn check<T: Scalar + Element, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize) {

@@ -1,7 +1,7 @@
 //! lindiff-cpu vs numpy, scipy and JAX on the same inputs, sample by sample.
 //!
 //! `cargo xtask bench --peers` runs this with `LINDIFF_PEERS_PYTHON` set to
-//! a Python that has numpy, scipy and JAX (without it the bench says so
+//! a Python that has numpy, scipy, JAX and mpmath (without it the bench says so
 //! and exits). It starts `xtask/peers/peers.py` once, as a persistent
 //! subprocess driven over stdin/stdout, writes each case's input to a
 //! temporary file (raw little-endian f64, from the seeded generator of the
@@ -21,6 +21,10 @@
 //! marked DISAGREE above the case's tolerance. With `LINDIFF_PEERS_KEEP`
 //! set, the inputs and both sides' check vectors stay in the temporary
 //! directory (its path is printed) for a closer look.
+//!
+//! Last, the accuracy at near ties ([`near_tie_accuracy`]): expm, logm and
+//! sqrtm and their gradients by lindiff and each peer against mpmath at 40
+//! digits (`LINDIFF_PEERS_ONLY=accuracy` runs only that).
 
 use faer::Mat;
 use lindiff_core::{BatchPolicy, Exec};
@@ -378,6 +382,98 @@ fn difference(case: &Case, ours: &[f64], theirs: &[f64]) -> f64 {
     rel(&ours[..1], &theirs[..1]).max(rel(&ga, &gb))
 }
 
+/// The value and the gradient of ⟨W, f(A)⟩ by lindiff, column-major, one
+/// after the other; or lindiff's error.
+fn matrix_function_and_gradient(kind: &str, a: &[f64], w: &[f64], n: usize) -> Result<Vec<f64>, Error> {
+    let mut la = Direct::new(Cpu::new());
+    let (ta, tw) = (la.tensor(&[n, n], a)?, la.tensor(&[n, n], w)?);
+    let value = match kind {
+        "expm" => la.expm(&ta)?,
+        "logm" => la.logm(&ta)?,
+        _ => la.sqrtm(&ta)?,
+    };
+    let out = la.value_and_grad([&ta], |[x]| {
+        let fx = match kind {
+            "expm" => x.expm(),
+            "logm" => x.logm(),
+            _ => x.sqrtm(),
+        };
+        x.constant(&tw).dot(&fx)
+    })?;
+    let mut v = value.to_vec::<f64>()?;
+    v.extend(out.grads[0].to_vec::<f64>()?);
+    Ok(v)
+}
+
+/// Accuracy at near ties: for expm, logm and sqrtm at a non-normal
+/// A = X Λ X⁻¹ with three eigenvalues g apart (Λ = 1, 1 + g, 1 + 2g, 1.7,
+/// 2.3, 0.8; X = I + 0.3·R), the relative errors of f(A) and of the
+/// gradient of ⟨W, f(A)⟩ by lindiff and each peer against mpmath at 40
+/// digits on the same stored A (peers.py). Returns the table's lines.
+fn near_tie_accuracy(peer: &mut Peer, dir: &std::path::Path) -> Vec<String> {
+    const N: usize = 6;
+    let r = matrix(N, N, 11);
+    let x = Mat::from_fn(N, N, |i, j| if i == j { 1.0 } else { 0.0 } + 0.3 * r[i + j * N]);
+    let x_inv = {
+        use faer::linalg::solvers::DenseSolveCore;
+        x.partial_piv_lu().inverse()
+    };
+    let w = matrix(N, N, 12);
+    let (a_path, w_path, ours_path) =
+        (dir.join("tie-a.f64"), dir.join("tie-w.f64"), dir.join("tie-ours.f64"));
+    write_f64(&w_path, &w);
+    let mut lines = vec![
+        format!(
+            "\n## accuracy at near ties (f64, n = {N}; relative Frobenius error against mpmath at 40 digits \
+             on the same A; gradient of ⟨W, f(A)⟩)\n"
+        ),
+        "A = X diag(1, 1 + g, 1 + 2g, 1.7, 2.3, 0.8) X⁻¹, X = I + 0.3·R (non-normal). scipy's gradient: \
+         expm_frechet for expm, the block identity f([[Aᵀ, W], [0, Aᵀ]]) for logm and sqrtm; JAX's: \
+         jax.grad (JAX has no logm).\n"
+            .to_string(),
+        "| f | gap g | lindiff value | scipy value | JAX value | lindiff gradient | scipy gradient | JAX gradient |"
+            .to_string(),
+        "|---|---|---|---|---|---|---|---|".to_string(),
+    ];
+    for kind in ["expm", "logm", "sqrtm"] {
+        for gap in [0.0, 1e-12, 1e-8, 1e-4] {
+            let lambda = [1.0, 1.0 + gap, 1.0 + 2.0 * gap, 1.7, 2.3, 0.8];
+            let xl = Mat::from_fn(N, N, |i, j| x[(i, j)] * lambda[j]);
+            let a = &xl * &x_inv;
+            let a: Vec<f64> = (0..N * N).map(|k| a[(k % N, k / N)]).collect();
+            write_f64(&a_path, &a);
+            let ours = matrix_function_and_gradient(kind, &a, &w, N);
+            if let Ok(v) = &ours {
+                write_f64(&ours_path, v);
+            }
+            let reply = match ours {
+                Ok(_) => peer.ask(&format!(
+                    r#"{{"cmd": "accuracy", "kind": "{kind}", "n": {N}, "a": "{}", "w": "{}", "ours": "{}"}}"#,
+                    a_path.display(),
+                    w_path.display(),
+                    ours_path.display()
+                )),
+                Err(e) => format!("lindiff: {e}"),
+            };
+            let cell = |key: &str| {
+                if reply.contains(&format!("\"{key}\"")) {
+                    format!("{:.1e}", number(&reply, key))
+                } else if key.starts_with("lindiff") && reply.starts_with("lindiff:") {
+                    "error".to_string()
+                } else {
+                    "—".to_string()
+                }
+            };
+            let keys =
+                ["lindiff_value", "scipy_value", "jax_value", "lindiff_grad", "scipy_grad", "jax_grad"];
+            let cells: Vec<String> = keys.iter().map(|k| cell(k)).collect();
+            let gap = if gap == 0.0 { "0".to_string() } else { format!("{gap:.0e}") };
+            lines.push(format!("| {kind} | {gap} | {} |", cells.join(" | ")));
+        }
+    }
+    lines
+}
+
 fn main() {
     let Ok(python) = std::env::var("LINDIFF_PEERS_PYTHON") else {
         eprintln!("peers: LINDIFF_PEERS_PYTHON is not set; skipped (cargo xtask bench --peers sets it)");
@@ -452,6 +548,12 @@ fn main() {
             }
         }
     }
+    let accuracy = if only.as_deref().is_none_or(|o| o == "accuracy") {
+        eprintln!("peers: accuracy at near ties");
+        near_tie_accuracy(&mut peer, &dir)
+    } else {
+        Vec::new()
+    };
     let medians = peer.ask(r#"{"cmd": "done"}"#);
     let _ = peer.child.wait();
     if std::env::var_os("LINDIFF_PEERS_KEEP").is_none() {
@@ -477,6 +579,9 @@ fn main() {
                 r.ratio
             );
         }
+    }
+    for line in accuracy {
+        println!("{line}");
     }
     println!("\n## cross-checks (lindiff-cpu vs each peer, same inputs)");
     for c in checks {

@@ -15,6 +15,13 @@ sample by sample:
       gradient) to p, column-major, raw f64;
   {"cmd": "time", "case": c, "lib": l, "reps": r} -> {"seconds": t}
       the fastest of r timed calls (JAX: each until block_until_ready);
+  {"cmd": "accuracy", "kind": f, "a": p, "w": q, "ours": r, "n": n} -> {"<lib>_value": e, "<lib>_grad": e, ...}
+      for f in expm, logm, sqrtm: the relative Frobenius errors of f(A) and of
+      the gradient of <W, f(A)> (= L(A^T, W), the Frechet derivative at A^T
+      applied to W), lindiff's (read from r: value then gradient, column-major)
+      and each peer's, against mpmath at 40 digits on the same stored A (the
+      gradient by the block identity f([[A^T, W], [0, A^T]]) = [[f, L], [0, f]]);
+      keys of what a library cannot compute are left out;
   {"cmd": "done"} -> {"medians": {case: {lib: seconds}}}
       the median of each case's samples, then exits.
 
@@ -133,6 +140,61 @@ def functions(case, a):
     return out
 
 
+def block(at, w):
+    """[[A^T, W], [0, A^T]]: f of it holds L(A^T, W) in its upper right block."""
+    n = at.shape[0]
+    b = np.zeros((2 * n, 2 * n))
+    b[:n, :n] = at
+    b[n:, n:] = at
+    b[:n, n:] = w
+    return b
+
+
+def reference(kind, x):
+    """f(x) by mpmath at 40 significant digits, as float64."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    f = {"expm": mpmath.expm, "logm": mpmath.logm, "sqrtm": mpmath.sqrtm}[kind]
+    y = f(mpmath.matrix(x.tolist()))
+    return np.array([[float(mpmath.re(y[i, j])) for j in range(y.cols)] for i in range(y.rows)])
+
+
+def accuracy(msg):
+    """Relative Frobenius errors of value and gradient, per library."""
+    n, kind = int(msg["n"]), msg["kind"]
+    a = read(msg["a"], [n, n])
+    w = read(msg["w"], [n, n])
+    ours = np.fromfile(msg["ours"], dtype="<f8")
+    value = reference(kind, a)
+    grad = reference(kind, block(a.T, w))[:n, n:]
+    err = lambda x, ref: float(np.linalg.norm(np.real(x) - ref) / np.linalg.norm(ref))
+    out = {
+        "lindiff_value": err(ours[: n * n].reshape(n, n, order="F"), value),
+        "lindiff_grad": err(ours[n * n :].reshape(n, n, order="F"), grad),
+    }
+    if sla is not None:
+        f = {"expm": sla.expm, "logm": sla.logm, "sqrtm": sla.sqrtm}[kind]
+        out["scipy_value"] = err(f(a), value)
+        if kind == "expm":
+            out["scipy_grad"] = err(sla.expm_frechet(a.T, w, compute_expm=False), grad)
+        else:
+            out["scipy_grad"] = err(f(block(a.T, w))[:n, n:], grad)
+    if jax is not None and kind in ("expm", "sqrtm"):
+        f = {"expm": jax.scipy.linalg.expm, "sqrtm": jax.scipy.linalg.sqrtm}[kind]
+        x, wj = jnp.asarray(a), jnp.asarray(w)
+        out["jax_value"] = err(np.asarray(f(x)), value)
+        try:
+            g = jax.grad(lambda m: jnp.sum(wj * jnp.real(f(m))))(x)
+            if np.all(np.isfinite(np.asarray(g))):
+                out["jax_grad"] = err(np.asarray(g), grad)
+            else:
+                out["jax_grad"] = float("inf")
+        except Exception:  # no derivative rule: nothing to compare
+            pass
+    return out
+
+
 def main():
     loaded = {}
     samples = {}
@@ -163,6 +225,8 @@ def main():
                     best = min(best, time.perf_counter() - t)
                 samples.setdefault(msg["case"], {}).setdefault(msg["lib"], []).append(best)
                 reply = {"seconds": best}
+            elif cmd == "accuracy":
+                reply = accuracy(msg)
             elif cmd == "done":
                 medians = {c: {l: statistics.median(s) for l, s in libs.items()} for c, libs in samples.items()}
                 print(json.dumps({"medians": medians}), flush=True)

@@ -42,7 +42,7 @@ const ORDERS: &str = "32,128,512";
 const DEFAULT_PYTHON: &str = "/tmp/lindiff-peers/bin/python";
 /// How to make [`DEFAULT_PYTHON`].
 const INSTALL: &str =
-    "python3 -m venv /tmp/lindiff-peers && /tmp/lindiff-peers/bin/pip install numpy scipy jax";
+    "python3 -m venv /tmp/lindiff-peers && /tmp/lindiff-peers/bin/pip install numpy scipy jax mpmath";
 /// A load average above this during the run is reported as a shared machine.
 const SHARED_LOAD: f64 = 1.5;
 
@@ -104,7 +104,7 @@ pub(crate) fn bench(args: &[String]) -> Step {
                 peer_line = peer_versions(&python);
             }
             None => eprintln!(
-                "bench --peers: no Python with numpy, scipy and jax at $LINDIFF_PEERS_PYTHON or {DEFAULT_PYTHON}; \
+                "bench --peers: no Python with numpy, scipy, jax and mpmath at $LINDIFF_PEERS_PYTHON or {DEFAULT_PYTHON}; \
                  skipped. Install: {INSTALL}"
             ),
         }
@@ -241,11 +241,11 @@ fn parse_full_row(line: &str) -> Option<((String, usize), f64, f64, f64)> {
 }
 
 /// `$LINDIFF_PEERS_PYTHON`, else [`DEFAULT_PYTHON`], when it imports
-/// numpy, scipy and jax.
+/// numpy, scipy, jax and mpmath (the accuracy table's reference).
 fn peers_python() -> Option<String> {
     let python = std::env::var("LINDIFF_PEERS_PYTHON").unwrap_or_else(|_| DEFAULT_PYTHON.into());
     let ok = Command::new(&python)
-        .args(["-c", "import numpy, scipy, jax"])
+        .args(["-c", "import numpy, scipy, jax, mpmath"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -433,8 +433,16 @@ fn render(
                 d.push('\n');
             }
         }
-        if !g.notes.is_empty() {
-            d.push_str(&format!("\n```\n{}\n```\n", g.notes.join("\n")));
+        // A bench's own markdown table (lines starting with `|`) stays a
+        // table; other notes are kept verbatim in a code block.
+        let (table, notes): (Vec<&String>, Vec<&String>) = g.notes.iter().partition(|l| l.starts_with('|'));
+        if !notes.is_empty() {
+            let notes: Vec<&str> = notes.iter().map(|l| l.as_str()).collect();
+            d.push_str(&format!("\n```\n{}\n```\n", notes.join("\n")));
+        }
+        if !table.is_empty() {
+            let table: Vec<&str> = table.iter().map(|l| l.as_str()).collect();
+            d.push_str(&format!("\n{}\n", table.join("\n")));
         }
     }
     d

@@ -28,13 +28,15 @@ use lindiff_tests::taylor::{
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
-/// 1-norms that select each Padé degree and scaling.
-/// * expm (θ_m = 1.5e-2, 0.254, 0.950, 2.10, 5.37): m = 3 at 1e-3, 5 at 0.1
-///   and 0.2, 7 at 0.5 and 0.9, 9 at 1 and 2, 13 with s = 0 at 5, 1 at 8, 3
-///   at 40.
-/// * expm_frechet (ℓ_m = 1.08e-2, 0.200, 0.783, 1.78, 4.74): m = 3 at 1e-3,
-///   5 at 0.1 (0.2 sits on ℓ₅), 7 at 0.5, 9 at 0.9 and 1, 13 with s = 0 at
-///   2, 1 at 5 and 8, 4 at 40.
+/// 1-norms that reach each Padé degree and scaling. The kernels choose
+/// from the norms of powers (d_k = ‖A^k‖^{1/k} ≤ ‖A‖₁), so these random
+/// matrices take the degree ‖A‖₁ would select or a lower one:
+/// * expm (θ_m = 1.5e-2, 0.254, 0.950, 2.10, θ₁₃ = 4.25): by ‖A‖₁, m = 3 at
+///   1e-3, 5 at 0.1 and 0.2, 7 at 0.5 and 0.9, 9 at 1 and 2, 13 with s = 1
+///   at 5 and 8, 4 at 40.
+/// * expm_frechet (ℓ_m = 1.08e-2, 0.200, 0.783, 1.78, 4.74): by ‖A‖₁, m = 3
+///   at 1e-3, 5 at 0.1 (0.2 sits on ℓ₅), 7 at 0.5, 9 at 0.9 and 1, 13 with
+///   s = 0 at 2, 1 at 5 and 8, 4 at 40.
 const NORMS: [f64; 10] = [1e-3, 0.1, 0.2, 0.5, 0.9, 1.0, 2.0, 5.0, 8.0, 40.0];
 
 /// ‖a‖₁.
@@ -119,6 +121,47 @@ fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
             let err = relative(&expm(p, &a).unwrap(), &expm_taylor(&a));
             let tol = if norm > 10.0 { 40.0 * 1e-14 } else { 1e-13 };
             assert!(err <= tol, "{name} n = {n} ‖A‖₁ = {norm}: vs Taylor {err:.2e}");
+        }
+    }
+}
+
+/// A = [[1, b], [0, −1]]: ‖A‖₁ = b + 1 but A² = I, so the powers do not
+/// grow. e^A = [[e, b·sinh 1], [0, 1/e]] to full precision (entrywise
+/// 1e-15 relative) up to b = 1e10, value and gradient: scaling by ‖A‖₁
+/// would take log₂ b squarings and lose up to seven digits (it did). The
+/// gradient of Σ e^A (= L(Aᵀ, 1)) against mpmath at 40 digits through the
+/// block identity exp([[Aᵀ, 1], [0, Aᵀ]]) (values pasted from that run).
+fn non_normal<P: TestProvider>(p: &P) {
+    let (e, sinh) = (1f64.exp(), 1f64.sinh());
+    for b in [1e2, 1e4, 1e6, 1e8, 1e10] {
+        let a = Dense::from_col_major(2, 2, vec![1.0, 0.0, b, -1.0]);
+        let want = [e, 0.0, b * sinh, 1.0 / e];
+        let c64 = |m: &Dense<f64>| Dense::from_fn(2, 2, |i, j| Complex::new(m[(i, j)], 0.0));
+        let got = expm(p, &a).unwrap();
+        let got_c = expm(p, &c64(&a)).unwrap();
+        for k in 0..4 {
+            let err = |x: f64| (x - want[k]).abs() / want[k].abs().max(f64::MIN_POSITIVE);
+            assert!(
+                err(got.data[k]) <= 1e-15 || got.data[k] == want[k],
+                "b = {b:e}, entry {k}: {}",
+                got.data[k]
+            );
+            assert!(got_c.data[k].im == 0.0 && err(got_c.data[k].re) <= 1e-15 || got_c.data[k].re == want[k]);
+        }
+    }
+    // (b, ∇ of Σ e^A column-major) by mpmath.
+    let mpmath: [(f64, [f64; 4]); 3] = [
+        (1e2, [79.872313569221234, 1958.0925264152356, 1.1752011936438015, 40.733967064789399]),
+        (1e6, [771543.03568945035, 183940895788.09001, 1.1752011936438015, 403661.24411562074]),
+        (1e10, [7715403176.7945007, 1.8393972070324128e19, 1.1752011936438015, 4036608762.7296751]),
+    ];
+    for (b, want) in mpmath {
+        let mut la = Direct::new(*p);
+        let a = la.tensor(&[2, 2], &[1.0, 0.0, b, -1.0]).unwrap();
+        let g = la.value_and_grad([&a], |[x]| x.expm().sum()).unwrap().grads[0].to_vec::<f64>().unwrap();
+        for k in 0..4 {
+            let err = (g[k] - want[k]).abs() / want[k].abs();
+            assert!(err <= 1e-14, "b = {b:e}: gradient entry {k} {} vs {} ({err:.1e})", g[k], want[k]);
         }
     }
 }
@@ -293,6 +336,7 @@ fn errors_and_shapes<P: TestProvider>(p: &P) {
 }
 
 lindiff_tests::providers!(
+    non_normal,
     forward_f64,
     forward_c64,
     forward_single,

@@ -4,14 +4,13 @@
 //! m ∈ {3, 5, 7, 9, 13} (docs/ad-rules.md#matrix-exponential; the sums are
 //! in `expm_pade`).
 //!
-//! * Degree and scaling: the smallest m with ‖A‖₁ ≤ θ_m, else m = 13 and
-//!   A/2^s with s = ⌈log₂(‖A‖₁/θ₁₃)⌉ (Higham 2005, the double-precision
-//!   θ_m; f32 uses the same, a little more work than it needs). The
-//!   refinement of Al-Mohy and Higham 2009 by ‖A^k‖^{1/k}, which scales
-//!   some non-normal matrices less, is not done. The derivative's
-//!   thresholds are ℓ_m (the paper's table 6.1, smaller than θ_m), so that
-//!   the derivative of the approximant is as accurate as the approximant;
-//!   `ExpmFactors`, whose terms serve the derivative, uses them too.
+//! * Degree and scaling (`expm_scaling`): the value's by Al-Mohy and
+//!   Higham 2009, from d_k = ‖A^k‖₁^{1/k} and the θ_m; the derivative's
+//!   (`ExpmFactors`, whose terms serve it, and `ExpmFrechet`) from
+//!   β = d₂(‖A‖₁/d₂)^{1/m} and the thresholds ℓ_m (the Fréchet paper's
+//!   table 6.1, smaller than θ_m), so that the derivative of the
+//!   approximant is as accurate as the approximant. Both scale a
+//!   non-normal A by far less than ‖A‖₁ would.
 //! * r_m(X) = (V − U)⁻¹(V + U), then s squarings; the derivative
 //!   L_r = (V − U)⁻¹(L_U + L_V + (L_U − L_V) r), and through each squaring
 //!   L ← rL + Lr, r ← r².
@@ -27,10 +26,11 @@
 //! Scratch: up to 24 n×n matrices (12 for expm), the LU's permutations and
 //! faer's.
 
-use super::expm_pade::{derivatives, values, Terms, ELL, THETA};
+use super::expm_pade::{derivatives, values, Terms};
+use super::expm_scaling::{choose, choose_derivative, Choice, FIRST_DERIVATIVE, FIRST_SCALING};
 use super::lu::{carve_perms, factor, factor_scratch, read_perm};
 use super::pool::Pool;
-use super::scaling::{exponent, max_abs_mat, scale_mat, Scaling};
+use super::scaling::{exponent, max_abs_mat, pow2, scale_mat, Scaling};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use crate::gemm::matmul;
@@ -82,18 +82,24 @@ impl<T: Field> Kernel<T> for Expm {
         if n == 0 {
             return Ok(());
         }
-        let (degree, s) = degree_and_scaling(a, &THETA, "a")?;
+        let (first, s0) = degree_and_scaling(a, &FIRST_SCALING, "a")?;
         let (mut block, stack) = stack.make_with(EXPM_TEMPS * n * n, |_| T::zero());
         let mut pool = Pool::new(&mut block, n);
         let mut x = pool.take();
-        x.copy_from(a);
-        scale_mat(x.rb_mut(), -s);
         let mut terms = Terms { pows: core::array::from_fn(|_| pool.take()), w: pool.take() };
-        let mut q = pool.take();
+        let (mut q, mut tmp) = (pool.take(), pool.take());
+        // A zero matrix (the only `first` below 13) has e^A = r_3(0) = I.
+        let choice = if first < 4 {
+            x.fill(T::zero());
+            Choice { degree: 0, s: 0, formed: 0 }
+        } else {
+            x.copy_from(a);
+            choose(x.rb_mut(), &mut terms.pows, s0, (q.rb_mut(), tmp.rb_mut()), par)
+        };
         let mut out = item.out_mat::<T>(0);
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
         approximant(
-            degree,
+            (choice.degree, choice.formed),
             x.rb(),
             &mut terms,
             out.rb_mut(),
@@ -103,8 +109,7 @@ impl<T: Field> Kernel<T> for Expm {
             par,
             stack,
         );
-        let mut tmp = pool.take();
-        for _ in 0..s {
+        for _ in 0..choice.s {
             matmul(tmp.rb_mut(), Accum::Replace, out.rb(), out.rb(), T::one(), par);
             out.copy_from(tmp.rb());
         }
@@ -123,7 +128,7 @@ impl<T: Field> Kernel<T> for ExpmFactors {
         if n == 0 {
             return write_piv(item, n, &[], 0, 0);
         }
-        let (degree, s) = degree_and_scaling(a, &ELL, "a")?;
+        let (first, s0) = degree_and_scaling(a, &FIRST_DERIVATIVE, "a")?;
         let (mut block, stack) = stack.make_with(FACTORS_TEMPS * n * n, |_| T::zero());
         let mut pool = Pool::new(&mut block, n);
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
@@ -137,10 +142,11 @@ impl<T: Field> Kernel<T> for ExpmFactors {
                 b.fill(T::zero());
             }
             x.copy_from(a);
-            scale_mat(x.rb_mut(), -s);
-            let mut terms = Terms { pows: [p2, p4, p6, p8], w };
+            let mut pows = [p2, p4, p6, p8];
+            let Choice { degree, s, formed } = derivative_choice(first, x.rb_mut(), &mut pows, s0, par);
+            let mut terms = Terms { pows, w };
             approximant(
-                degree,
+                (degree, formed),
                 x.rb(),
                 &mut terms,
                 r0.rb_mut(),
@@ -157,8 +163,8 @@ impl<T: Field> Kernel<T> for ExpmFactors {
                 out.copy_from(tmp.rb());
             }
             finite(out.rb(), "ea")?;
+            write_piv(item, n, &fwd, degree, s)
         }
-        write_piv(item, n, &fwd, degree, s)
     }
 }
 
@@ -180,14 +186,15 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         copy_op(x.rb_mut(), a, self.0);
         // The norm of op(a), not of a: the flags give the same bits as an
         // explicitly transposed input.
-        let (degree, s) = degree_and_scaling(x.rb(), &ELL, "a")?;
+        let (first, s0) = degree_and_scaling(x.rb(), &FIRST_DERIVATIVE, "a")?;
         let mut out = item.out_mat::<T>(0);
         if e_max == Re::<T>::zero() {
             // L(A, 0) = 0, also where e^A overflows.
             out.fill(T::zero());
             return Ok(());
         }
-        scale_mat(x.rb_mut(), -s);
+        let mut pows: [MatMut<'_, T>; 4] = core::array::from_fn(|_| pool.take());
+        let Choice { degree, s, formed } = derivative_choice(first, x.rb_mut(), &mut pows, s0, par);
         // L is linear in e: run it on e·2^-k with max|e·2^-k| in [1, 2) and
         // scale the result back, so a tiny or huge e loses nothing to the
         // 2^-s of the squarings.
@@ -195,11 +202,11 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         let mut es = pool.take();
         es.copy_from(e);
         scale_mat(es.rb_mut(), -k - s);
-        let mut terms = Terms { pows: core::array::from_fn(|_| pool.take()), w: pool.take() };
+        let mut terms = Terms { pows, w: pool.take() };
         let (mut r, mut q) = (pool.take(), pool.take());
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
         approximant(
-            degree,
+            (degree, formed),
             x.rb(),
             &mut terms,
             r.rb_mut(),
@@ -288,6 +295,22 @@ fn blocks<T>(terms: MatMut<'_, T>, n: usize) -> [MatMut<'_, T>; EXPM_TERMS] {
     })
 }
 
+/// [`choose_derivative`] for the A in `x`, or degree 3 at X = 0 for a zero
+/// A (`first` below 13: `degree_and_scaling` found ‖A‖₁ = 0).
+fn derivative_choice<T: Field>(
+    first: usize,
+    mut x: MatMut<'_, T>,
+    pows: &mut [MatMut<'_, T>; 4],
+    s0: i32,
+    par: Par,
+) -> Choice {
+    if first < 4 {
+        x.fill(T::zero());
+        return Choice { degree: 0, s: 0, formed: 0 };
+    }
+    choose_derivative(x, pows, s0, par)
+}
+
 /// `piv`: the LU's row permutation, the degree index and s.
 fn write_piv(item: &mut Item<'_>, n: usize, fwd: &[usize], degree: usize, s: i32) -> Result<(), Failure> {
     let dst = item.out_slice::<i64>(2);
@@ -300,10 +323,11 @@ fn write_piv(item: &mut Item<'_>, n: usize, fwd: &[usize], degree: usize, s: i32
 }
 
 /// r = r_m(x) = q⁻¹ p with p = V + U and q = V − U factored into `q`
-/// (row permutation into `perms`); the terms into `terms`.
+/// (row permutation into `perms`); the terms into `terms`, of which the
+/// first `formed` powers are already there.
 #[allow(clippy::too_many_arguments)]
 fn approximant<T: Field>(
-    degree: usize,
+    (degree, formed): (usize, usize),
     x: MatRef<'_, T>,
     terms: &mut Terms<'_, T>,
     mut r: MatMut<'_, T>,
@@ -315,7 +339,7 @@ fn approximant<T: Field>(
 ) {
     let n = x.nrows();
     let (mut u, mut v) = (pool.take(), pool.take());
-    values(degree, x, terms, u.rb_mut(), v.rb_mut(), pool, par);
+    values(degree, formed, x, terms, u.rb_mut(), v.rb_mut(), pool, par);
     // q = V − U (into V, then factored into q), p = V + U (into U).
     for j in 0..n {
         for i in 0..n {
@@ -395,10 +419,13 @@ fn degree_and_scaling<T: Field>(
     if largest == 0.0 {
         return Ok((0, 0));
     }
-    // ‖a‖₁ = largest · (the largest column sum of |a|/largest), which is ≤ 2n.
+    // ‖a‖₁ = largest · (the largest column sum of |a|/largest), which is ≤ 2n;
+    // |a|·2^-k with 2^k ≥ largest stands for |a|/largest, exactly scaled.
+    let inv = pow2::<f64>(-exponent(largest) - 1);
     let relative = (0..a.ncols())
-        .map(|j| a.col(j).iter().map(|&x| Scalar::abs(x).to_f64() / largest).sum::<f64>())
-        .fold(0.0, f64::max);
+        .map(|j| a.col(j).iter().map(|&x| Scalar::abs(x).to_f64() * inv).sum::<f64>())
+        .fold(0.0, f64::max)
+        / (largest * inv);
     let norm = largest * relative;
     if let Some(degree) = thresholds[..4].iter().position(|&theta| norm <= theta) {
         return Ok((degree, 0));

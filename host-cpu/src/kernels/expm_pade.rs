@@ -53,10 +53,11 @@ pub(super) const B13: &[f64] = &[
 /// The low degrees with their coefficients.
 pub(super) const LOW: [&[f64]; 4] = [B3, B5, B7, B9];
 
-/// θ_m for m = 3, 5, 7, 9, 13: the largest ‖A‖₁ at which r_m's backward
-/// error is below 2⁻⁵³ (Higham 2005, table 2.3).
+/// θ_m for m = 3, 5, 7, 9, 13: the largest d_k-based η at which r_m's
+/// backward error is below 2⁻⁵³ (Al-Mohy and Higham 2009, table 3.1; θ₁₃
+/// is smaller than Higham 2005's 5.37, which bounded ‖A‖₁).
 pub(super) const THETA: [f64; 5] =
-    [1.495585217958292e-2, 2.53939833006323e-1, 9.504178996162932e-1, 2.097847961257068, 5.371920351148152];
+    [1.495585217958292e-2, 2.53939833006323e-1, 9.504178996162932e-1, 2.097847961257068, 4.25];
 
 /// ℓ_m for m = 3, 5, 7, 9, 13: the same bound for the Fréchet derivative of
 /// r_m (Al-Mohy and Higham 2009, table 6.1).
@@ -101,19 +102,33 @@ fn combine<T: Field, const K: usize>(
     }
 }
 
-/// d = Σ_t c[t]·m[t] entrywise: in one pass for the three terms of degree
-/// 13 (each entry written once), else a pass per term.
+/// d = Σ_t c[t]·m[t] entrywise, in one pass for up to four terms (each
+/// entry written once; degree 13 has three, degree 9 four).
 fn sum_into<T: Field>(d: &mut [T], m: &[&[T]], c: &[Re<T>]) {
-    if let ([m0, m1, m2], &[c0, c1, c2]) = (m, c) {
-        for (((x, &a), &b), &e) in d.iter_mut().zip(*m0).zip(*m1).zip(*m2) {
-            *x = a.scale(c0) + b.scale(c1) + e.scale(c2);
+    let at = |t: usize| (m[t], c[t]);
+    match m.len() {
+        1 => {
+            let (m0, c0) = at(0);
+            d.iter_mut().zip(m0).for_each(|(x, &a)| *x = a.scale(c0));
         }
-        return;
-    }
-    d.fill(T::zero());
-    for (m, &c) in m.iter().zip(c) {
-        for (x, &y) in d.iter_mut().zip(*m) {
-            *x += y.scale(c);
+        2 => {
+            let ((m0, c0), (m1, c1)) = (at(0), at(1));
+            d.iter_mut().zip(m0).zip(m1).for_each(|((x, &a), &b)| *x = a.scale(c0) + b.scale(c1));
+        }
+        3 => {
+            let ((m0, c0), (m1, c1), (m2, c2)) = (at(0), at(1), at(2));
+            for (((x, &a), &b), &e) in d.iter_mut().zip(m0).zip(m1).zip(m2) {
+                *x = a.scale(c0) + b.scale(c1) + e.scale(c2);
+            }
+        }
+        _ => {
+            let ((m0, c0), (m1, c1), (m2, c2)) = (at(0), at(1), at(2));
+            for (((x, &a), &b), &e) in d.iter_mut().zip(m0).zip(m1).zip(m2) {
+                *x = a.scale(c0) + b.scale(c1) + e.scale(c2);
+            }
+            for (m, &c) in m[3..].iter().zip(&c[3..]) {
+                d.iter_mut().zip(*m).for_each(|(x, &y)| *x += y.scale(c));
+            }
         }
     }
 }
@@ -139,10 +154,12 @@ const W2: [f64; 3] = [B13[7], B13[5], B13[3]];
 const Z2: [f64; 3] = [B13[6], B13[4], B13[2]];
 
 /// U and V at `x` for `degree` (an index: 0…3 the low degrees, 4 for 13),
-/// with the terms written into `terms`; two temporaries from `pool` for
-/// degree 13.
+/// with the terms written into `terms`, whose first `formed` powers
+/// (x², x⁴, …) are already there; two temporaries from `pool` for degree 13.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn values<T: Field>(
     degree: usize,
+    formed: usize,
     x: MatRef<'_, T>,
     terms: &mut Terms<'_, T>,
     mut u: MatMut<'_, T>,
@@ -154,7 +171,7 @@ pub(super) fn values<T: Field>(
     if degree < 4 {
         let b = LOW[degree];
         let half = b.len() / 2; // powers x^0 … x^{2(half−1)}
-        for k in 0..half - 1 {
+        for k in formed..half - 1 {
             let (done, rest) = pows.split_at_mut(k);
             match k {
                 0 => mul(rest[0].rb_mut(), x, x, false, par),
@@ -168,9 +185,15 @@ pub(super) fn values<T: Field>(
     } else {
         let b = B13;
         let [x2, x4, x6, _] = pows;
-        mul(x2.rb_mut(), x, x, false, par);
-        mul(x4.rb_mut(), (*x2).rb(), (*x2).rb(), false, par);
-        mul(x6.rb_mut(), (*x2).rb(), (*x4).rb(), false, par);
+        if formed < 1 {
+            mul(x2.rb_mut(), x, x, false, par);
+        }
+        if formed < 2 {
+            mul(x4.rb_mut(), (*x2).rb(), (*x2).rb(), false, par);
+        }
+        if formed < 3 {
+            mul(x6.rb_mut(), (*x4).rb(), (*x2).rb(), false, par);
+        }
         let (p2, p4, p6) = ((*x2).rb(), (*x4).rb(), (*x6).rb());
         let (mut w1, mut z1) = (pool.take(), pool.take());
         let dsts = [w1.rb_mut(), z1.rb_mut(), terms.w.rb_mut(), v.rb_mut()];

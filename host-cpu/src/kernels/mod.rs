@@ -49,6 +49,7 @@ mod eig;
 mod eigh;
 mod expm;
 mod expm_pade;
+mod expm_scaling;
 pub(crate) mod finite;
 mod full_piv_lu;
 mod funm;

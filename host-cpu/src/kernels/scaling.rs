@@ -61,7 +61,7 @@ fn pow2_f64(e: i32) -> f64 {
 }
 
 /// 2^e in `R` (exact while it is a normal number of `R`).
-fn pow2<R: RealScalar>(e: i32) -> R {
+pub(crate) fn pow2<R: RealScalar>(e: i32) -> R {
     R::from_f64(pow2_f64(e.clamp(-1022, 1023)))
 }
 
@@ -182,13 +182,21 @@ impl Scaling {
 
 /// Multiplies every entry of `m` by 2^e.
 pub fn scale_mat<T: Field>(mut m: MatMut<'_, T>, e: i32) {
-    if e == 0 {
-        return;
-    }
-    for j in 0..m.ncols() {
-        for x in m.rb_mut().col_mut(j).iter_mut() {
-            *x = scale_by(*x, e);
+    // The steps of `scale_by`, each a pass with one factor: the same
+    // products in the same order per entry, without forming 2^step per
+    // entry (and contiguous columns vectorise).
+    let mut e = e;
+    while e != 0 {
+        let step = e.clamp(-STEP, STEP);
+        let factor = pow2::<Re<T>>(step);
+        for j in 0..m.ncols() {
+            let mut col = m.rb_mut().col_mut(j);
+            match col.rb_mut().try_as_col_major_mut() {
+                Some(c) => c.as_slice_mut().iter_mut().for_each(|x| *x = x.scale(factor)),
+                None => col.iter_mut().for_each(|x| *x = x.scale(factor)),
+            }
         }
+        e -= step;
     }
 }
 

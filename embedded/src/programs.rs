@@ -127,7 +127,7 @@ pub fn grad_solve<T: RealScalar>(n: usize) -> Result<Prog, Error> {
 }
 
 /// `a ↦ f(a)` for one matrix function `f` (`expm`, `expm_hermitian`,
-/// `sqrtm_psd`, `sqrtm`: the `matfun` feature's checks).
+/// `sqrtm_psd`, `sqrtm`, `logm`: the `matfun` feature's checks).
 #[cfg(feature = "matfun")]
 #[inline(never)]
 pub fn matrix_function<T: RealScalar>(n: usize, f: MatrixFn) -> Result<Forward, Error> {
@@ -149,6 +149,9 @@ pub enum MatrixFn {
     SqrtmPsd,
     /// `sqrtm` (from the Schur decomposition; any square matrix).
     Sqrtm,
+    /// `logm` (from the Schur decomposition; any square matrix without
+    /// eigenvalues on the closed negative real axis).
+    Logm,
 }
 
 #[cfg(feature = "matfun")]
@@ -163,6 +166,7 @@ impl MatrixFn {
             MatrixFn::ExpmHermitian => b.expm_hermitian(a),
             MatrixFn::SqrtmPsd => b.sqrtm_psd(a),
             MatrixFn::Sqrtm => b.sqrtm(a),
+            MatrixFn::Logm => b.logm(a),
         }
     }
 }

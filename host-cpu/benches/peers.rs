@@ -383,20 +383,26 @@ fn difference(case: &Case, ours: &[f64], theirs: &[f64]) -> f64 {
 }
 
 /// The value and the gradient of ⟨W, f(A)⟩ by lindiff, column-major, one
-/// after the other; or lindiff's error.
+/// after the other; or lindiff's error. `kind` names the op.
 fn matrix_function_and_gradient(kind: &str, a: &[f64], w: &[f64], n: usize) -> Result<Vec<f64>, Error> {
     let mut la = Direct::new(Cpu::new());
     let (ta, tw) = (la.tensor(&[n, n], a)?, la.tensor(&[n, n], w)?);
     let value = match kind {
         "expm" => la.expm(&ta)?,
         "logm" => la.logm(&ta)?,
-        _ => la.sqrtm(&ta)?,
+        "sqrtm" => la.sqrtm(&ta)?,
+        "expm_hermitian" => la.expm_hermitian(&ta)?,
+        "logm_pd" => la.logm_pd(&ta)?,
+        _ => la.sqrtm_psd(&ta)?,
     };
     let out = la.value_and_grad([&ta], |[x]| {
         let fx = match kind {
             "expm" => x.expm(),
             "logm" => x.logm(),
-            _ => x.sqrtm(),
+            "sqrtm" => x.sqrtm(),
+            "expm_hermitian" => x.expm_hermitian(),
+            "logm_pd" => x.logm_pd(),
+            _ => x.sqrtm_psd(),
         };
         x.constant(&tw).dot(&fx)
     })?;
@@ -405,12 +411,20 @@ fn matrix_function_and_gradient(kind: &str, a: &[f64], w: &[f64], n: usize) -> R
     Ok(v)
 }
 
-/// Accuracy at near ties: for expm, logm and sqrtm at a non-normal
+/// One row of the accuracy table: the op, how A was made, A (n×n).
+struct AccuracyCase {
+    kind: &'static str,
+    input: String,
+    n: usize,
+    a: Vec<f64>,
+}
+
+/// The accuracy table's inputs. General functions: a non-normal
 /// A = X Λ X⁻¹ with three eigenvalues g apart (Λ = 1, 1 + g, 1 + 2g, 1.7,
-/// 2.3, 0.8; X = I + 0.3·R), the relative errors of f(A) and of the
-/// gradient of ⟨W, f(A)⟩ by lindiff and each peer against mpmath at 40
-/// digits on the same stored A (peers.py). Returns the table's lines.
-fn near_tie_accuracy(peer: &mut Peer, dir: &std::path::Path) -> Vec<String> {
+/// 2.3, 0.8; X = I + 0.3·R), gaps 0 and 1e-14 … 1e-4; and expm of
+/// [[1, b], [0, −1]], whose ‖A‖₁ overstates its powers' growth. Hermitian
+/// forms: Q Λ Qᵀ with the same Λ (Q a Householder reflector).
+fn accuracy_cases() -> Vec<AccuracyCase> {
     const N: usize = 6;
     let r = matrix(N, N, 11);
     let x = Mat::from_fn(N, N, |i, j| if i == j { 1.0 } else { 0.0 } + 0.3 * r[i + j * N]);
@@ -418,58 +432,86 @@ fn near_tie_accuracy(peer: &mut Peer, dir: &std::path::Path) -> Vec<String> {
         use faer::linalg::solvers::DenseSolveCore;
         x.partial_piv_lu().inverse()
     };
-    let w = matrix(N, N, 12);
+    let v = matrix(N, 1, 13);
+    let vv: f64 = v.iter().map(|t| t * t).sum();
+    let q = Mat::from_fn(N, N, |i, j| if i == j { 1.0 } else { 0.0 } - 2.0 * v[i] * v[j] / vv);
+    let similar = |basis: &Mat<f64>, inverse: &Mat<f64>, lambda: &[f64; N]| -> Vec<f64> {
+        let a = Mat::from_fn(N, N, |i, j| basis[(i, j)] * lambda[j]) * inverse;
+        (0..N * N).map(|k| a[(k % N, k / N)]).collect()
+    };
+    let gaps = [0.0, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4];
+    let gap_name = |g: f64| if g == 0.0 { "gap 0".to_string() } else { format!("gap {g:.0e}") };
+    let mut out = Vec::new();
+    for (kinds, hermitian) in
+        [(["expm", "logm", "sqrtm"], false), (["expm_hermitian", "logm_pd", "sqrtm_psd"], true)]
+    {
+        for kind in kinds {
+            for g in gaps {
+                let lambda = [1.0, 1.0 + g, 1.0 + 2.0 * g, 1.7, 2.3, 0.8];
+                let a = if hermitian { similar(&q, &q, &lambda) } else { similar(&x, &x_inv, &lambda) };
+                out.push(AccuracyCase { kind, input: gap_name(g), n: N, a });
+            }
+        }
+    }
+    for b in [1e4, 1e8, 1e10] {
+        let input = format!("[[1, {b:.0e}], [0, −1]]");
+        out.push(AccuracyCase { kind: "expm", input, n: 2, a: vec![1.0, 0.0, b, -1.0] });
+    }
+    out
+}
+
+/// Accuracy at near ties ([`accuracy_cases`]): the relative errors of f(A)
+/// and of the gradient of ⟨W, f(A)⟩ by lindiff and each peer against
+/// mpmath at 40 digits on the same stored A (peers.py). Returns the
+/// table's lines.
+fn near_tie_accuracy(peer: &mut Peer, dir: &std::path::Path) -> Vec<String> {
     let (a_path, w_path, ours_path) =
         (dir.join("tie-a.f64"), dir.join("tie-w.f64"), dir.join("tie-ours.f64"));
-    write_f64(&w_path, &w);
     let mut lines = vec![
-        format!(
-            "\n## accuracy at near ties (f64, n = {N}; relative Frobenius error against mpmath at 40 digits \
-             on the same A; gradient of ⟨W, f(A)⟩)\n"
-        ),
-        "A = X diag(1, 1 + g, 1 + 2g, 1.7, 2.3, 0.8) X⁻¹, X = I + 0.3·R (non-normal). scipy's gradient: \
-         expm_frechet for expm, the block identity f([[Aᵀ, W], [0, Aᵀ]]) for logm and sqrtm; JAX's: \
-         jax.grad (JAX has no logm).\n"
+        "\n## accuracy at near ties (f64; relative Frobenius error against mpmath at 40 digits on the same \
+         A; gradient of ⟨W, f(A)⟩)\n"
             .to_string(),
-        "| f | gap g | lindiff value | scipy value | JAX value | lindiff gradient | scipy gradient | JAX gradient |"
+        "General f: A = X diag(1, 1 + g, 1 + 2g, 1.7, 2.3, 0.8) X⁻¹, X = I + 0.3·R (non-normal), and \
+         [[1, b], [0, −1]]. Hermitian forms: A = Q diag(…) Qᵀ with the same eigenvalues, compared with \
+         scipy's and JAX's general functions on that A; their gradients (which read the lower triangle) \
+         against the reference folded onto it, as are the peers'. scipy's gradient: expm_frechet for \
+         expm, the block identity f([[Aᵀ, W], [0, Aᵀ]]) for logm and sqrtm; JAX's: jax.grad (JAX has no \
+         logm, and no derivative of sqrtm).\n"
+            .to_string(),
+        "| f | A | lindiff value | scipy value | JAX value | lindiff gradient | scipy gradient | JAX gradient |"
             .to_string(),
         "|---|---|---|---|---|---|---|---|".to_string(),
     ];
-    for kind in ["expm", "logm", "sqrtm"] {
-        for gap in [0.0, 1e-12, 1e-8, 1e-4] {
-            let lambda = [1.0, 1.0 + gap, 1.0 + 2.0 * gap, 1.7, 2.3, 0.8];
-            let xl = Mat::from_fn(N, N, |i, j| x[(i, j)] * lambda[j]);
-            let a = &xl * &x_inv;
-            let a: Vec<f64> = (0..N * N).map(|k| a[(k % N, k / N)]).collect();
-            write_f64(&a_path, &a);
-            let ours = matrix_function_and_gradient(kind, &a, &w, N);
-            if let Ok(v) = &ours {
-                write_f64(&ours_path, v);
-            }
-            let reply = match ours {
-                Ok(_) => peer.ask(&format!(
-                    r#"{{"cmd": "accuracy", "kind": "{kind}", "n": {N}, "a": "{}", "w": "{}", "ours": "{}"}}"#,
-                    a_path.display(),
-                    w_path.display(),
-                    ours_path.display()
-                )),
-                Err(e) => format!("lindiff: {e}"),
-            };
-            let cell = |key: &str| {
-                if reply.contains(&format!("\"{key}\"")) {
-                    format!("{:.1e}", number(&reply, key))
-                } else if key.starts_with("lindiff") && reply.starts_with("lindiff:") {
-                    "error".to_string()
-                } else {
-                    "—".to_string()
-                }
-            };
-            let keys =
-                ["lindiff_value", "scipy_value", "jax_value", "lindiff_grad", "scipy_grad", "jax_grad"];
-            let cells: Vec<String> = keys.iter().map(|k| cell(k)).collect();
-            let gap = if gap == 0.0 { "0".to_string() } else { format!("{gap:.0e}") };
-            lines.push(format!("| {kind} | {gap} | {} |", cells.join(" | ")));
+    for case in accuracy_cases() {
+        let (kind, n) = (case.kind, case.n);
+        let w = matrix(n, n, 12);
+        write_f64(&w_path, &w);
+        write_f64(&a_path, &case.a);
+        let ours = matrix_function_and_gradient(kind, &case.a, &w, n);
+        if let Ok(v) = &ours {
+            write_f64(&ours_path, v);
         }
+        let reply = match ours {
+            Ok(_) => peer.ask(&format!(
+                r#"{{"cmd": "accuracy", "kind": "{kind}", "n": {n}, "a": "{}", "w": "{}", "ours": "{}"}}"#,
+                a_path.display(),
+                w_path.display(),
+                ours_path.display()
+            )),
+            Err(e) => format!("lindiff: {e}"),
+        };
+        let cell = |key: &str| {
+            if reply.contains(&format!("\"{key}\"")) {
+                format!("{:.1e}", number(&reply, key))
+            } else if key.starts_with("lindiff") && reply.starts_with("lindiff:") {
+                "error".to_string()
+            } else {
+                "—".to_string()
+            }
+        };
+        let keys = ["lindiff_value", "scipy_value", "jax_value", "lindiff_grad", "scipy_grad", "jax_grad"];
+        let cells: Vec<String> = keys.iter().map(|k| cell(k)).collect();
+        lines.push(format!("| {kind} | {} | {} |", case.input, cells.join(" | ")));
     }
     lines
 }

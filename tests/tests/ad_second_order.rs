@@ -97,7 +97,7 @@ enum Case {
     SqrtmPsd,
     /// sin A of a Hermitian A, a caller's f with f′ and f″.
     FunmCustom,
-    /// The composites (docs/composites.md), each through the ops it is
+    /// The composites (`core/src/face/composite.rs`), each through the ops it is
     /// written with: ‖A‖ for the Frobenius, nuclear, spectral and
     /// smallest-singular-value norms.
     Norm(Norm),
@@ -929,4 +929,44 @@ fn forward_at_rounding_only_f32() {
         .unwrap_or_else(|e| panic!("f32: {e}"));
     let want = forward(cpu, &SvdReconstruction, &[Input::matrix(&a64)], &[Input::matrix(&a64)]).unwrap();
     assert!((got - want).abs() <= 1e-3 * want.abs(), "f32 {got} vs f64 {want}");
+}
+
+/// Σ adj(A), whose rule runs on an SVD of A.
+struct AdjugateSum;
+
+impl Loss for AdjugateSum {
+    fn name(&self) -> String {
+        "Σ adj(A)".into()
+    }
+
+    fn eval<F: Face + ?Sized>(&self, f: &mut F, xs: &[F::Tensor]) -> Result<F::Tensor> {
+        let adj = f.adjugate(&xs[0])?;
+        total(f, &adj)
+    }
+}
+
+/// The caveats `ad_support_second_order` gives adjugate and det, shown:
+/// the HVP of Σ adj(A) at A = 2I (three tied singular values) is a typed
+/// error on both faces, naming the SVD its rule runs on, while det's HVP
+/// there is finite and matches differences of the gradient; away from the
+/// tie adjugate's HVP matches them too.
+#[test]
+fn adjugate_second_order_stops_at_tied_singular_values() {
+    let cpu = lindiff_tests::Cpu::default();
+    let d = Rng::new(3).matrix::<f64>(3, 3);
+    let ds = [Input::matrix(&d)];
+    let tied = [Input::matrix(&Dense::from_fn(3, 3, |i, j| if i == j { 2.0 } else { 0.0 }))];
+    for err in [
+        eager_hvp(cpu, &AdjugateSum, &tied, &ds).unwrap_err(),
+        traced_hvp(&cpu, &AdjugateSum, &tied, &ds).unwrap_err(),
+    ] {
+        assert!(matches!(err, lindiff_core::Error::NotDifferentiable { op: "svd", .. }), "{err}");
+    }
+    let det = eager_hvp(cpu, &Case::Det, &tied, &ds).unwrap();
+    let err = relative_error(&det, &fd_hvp(&cpu, &Case::Det, &tied, &ds, 1e-3));
+    assert!(err <= 1e-6, "det at a tie: {err:.2e}");
+    let apart = [Input::matrix(&Rng::new(4).with_spectrum::<f64>(3, 3, &[3.0, 1.9, 0.7]))];
+    let adj = eager_hvp(cpu, &AdjugateSum, &apart, &ds).unwrap();
+    let err = relative_error(&adj, &fd_hvp(&cpu, &AdjugateSum, &apart, &ds, 1e-3));
+    assert!(err <= 1e-6, "adjugate apart: {err:.2e}");
 }

@@ -111,12 +111,17 @@ fn toml_list(text: &str, key: &str, field: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// The op families (lindiff-core's `op-*` features) the firmware links:
-/// its lindiff-cpu features, closed under host-cpu's feature implications.
-fn embedded_families() -> BTreeSet<String> {
+/// The op families (lindiff-core's `op-*` features) the firmware links by
+/// default (its lindiff-cpu dependency's features), or with its `matfun`
+/// feature as well: closed under host-cpu's feature implications.
+fn embedded_families(with_matfun: bool) -> BTreeSet<String> {
     let firmware = read("embedded/Cargo.toml");
     let cpu = read("host-cpu/Cargo.toml");
     let mut todo: Vec<String> = toml_list(&firmware, "lindiff-cpu", Some("features"));
+    if with_matfun {
+        let extra = toml_list(&firmware, "matfun", None);
+        todo.extend(extra.iter().filter_map(|f| f.strip_prefix("lindiff-cpu/")).map(str::to_string));
+    }
     let mut families = BTreeSet::new();
     while let Some(f) = todo.pop() {
         if !f.starts_with("op-") || !families.insert(f.clone()) {
@@ -148,7 +153,7 @@ fn mark(name: &str, support: &Support) -> String {
 
 /// The table, as the README holds it between the markers.
 fn render() -> String {
-    let families = embedded_families();
+    let (families, matfun) = (embedded_families(false), embedded_families(true));
     let wasm = wasm_dtypes().join(", ");
     let mut out = String::new();
     out.push_str(
@@ -160,7 +165,11 @@ fn render() -> String {
         let family = op.family().feature;
         let blas = if BLAS_LAPACK.contains(&name) { "LAPACK" } else { "faer" };
         let cuda = if CUDA_UNSUPPORTED.contains(&name) { "–" } else { "✓" };
-        let embedded = if families.contains(family) { "✓" } else { "–" };
+        let embedded = match (families.contains(family), matfun.contains(family)) {
+            (true, _) => "✓",
+            (false, true) => "`matfun`",
+            _ => "–",
+        };
         let second = mark("", &ad_support_second_order(&Op::Linalg(op.clone())));
         let support = ad_support(&Op::Linalg(op));
         let derivative: Vec<String> = support.iter().map(|(o, s)| mark(o, s)).collect();

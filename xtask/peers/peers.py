@@ -16,7 +16,9 @@ sample by sample:
   {"cmd": "time", "case": c, "lib": l, "reps": r} -> {"seconds": t}
       the fastest of r timed calls (JAX: each until block_until_ready);
   {"cmd": "accuracy", "kind": f, "a": p, "w": q, "ours": r, "n": n} -> {"<lib>_value": e, "<lib>_grad": e, ...}
-      for f in expm, logm, sqrtm: the relative Frobenius errors of f(A) and of
+      for f in expm, logm, sqrtm (and the Hermitian forms expm_hermitian,
+      logm_pd, sqrtm_psd, on a symmetric A, whose gradients are folded onto the
+      lower triangle they read): the relative Frobenius errors of f(A) and of
       the gradient of <W, f(A)> (= L(A^T, W), the Frechet derivative at A^T
       applied to W), lindiff's (read from r: value then gradient, column-major)
       and each peer's, against mpmath at 40 digits on the same stored A (the
@@ -160,14 +162,29 @@ def reference(kind, x):
     return np.array([[float(mpmath.re(y[i, j])) for j in range(y.cols)] for i in range(y.rows)])
 
 
+# The Hermitian forms: the general function they compute, on a symmetric A.
+HERMITIAN = {"expm_hermitian": "expm", "logm_pd": "logm", "sqrtm_psd": "sqrtm"}
+
+
+def fold(g):
+    """A gradient on the lower triangle lindiff's Hermitian forms read:
+    G_ij + G_ji below the diagonal, G_ii on it, zero above."""
+    return np.tril(g + g.T, -1) + np.diag(np.diag(g))
+
+
 def accuracy(msg):
     """Relative Frobenius errors of value and gradient, per library."""
     n, kind = int(msg["n"]), msg["kind"]
+    hermitian = kind in HERMITIAN
+    kind = HERMITIAN.get(kind, kind)
     a = read(msg["a"], [n, n])
     w = read(msg["w"], [n, n])
     ours = np.fromfile(msg["ours"], dtype="<f8")
     value = reference(kind, a)
     grad = reference(kind, block(a.T, w))[:n, n:]
+    if hermitian:
+        grad = fold(grad)
+    lower = fold if hermitian else (lambda g: g)
     err = lambda x, ref: float(np.linalg.norm(np.real(x) - ref) / np.linalg.norm(ref))
     out = {
         "lindiff_value": err(ours[: n * n].reshape(n, n, order="F"), value),
@@ -177,9 +194,9 @@ def accuracy(msg):
         f = {"expm": sla.expm, "logm": sla.logm, "sqrtm": sla.sqrtm}[kind]
         out["scipy_value"] = err(f(a), value)
         if kind == "expm":
-            out["scipy_grad"] = err(sla.expm_frechet(a.T, w, compute_expm=False), grad)
+            out["scipy_grad"] = err(lower(sla.expm_frechet(a.T, w, compute_expm=False)), grad)
         else:
-            out["scipy_grad"] = err(f(block(a.T, w))[:n, n:], grad)
+            out["scipy_grad"] = err(lower(np.real(f(block(a.T, w))[:n, n:])), grad)
     if jax is not None and kind in ("expm", "sqrtm"):
         f = {"expm": jax.scipy.linalg.expm, "sqrtm": jax.scipy.linalg.sqrtm}[kind]
         x, wj = jnp.asarray(a), jnp.asarray(w)
@@ -187,7 +204,7 @@ def accuracy(msg):
         try:
             g = jax.grad(lambda m: jnp.sum(wj * jnp.real(f(m))))(x)
             if np.all(np.isfinite(np.asarray(g))):
-                out["jax_grad"] = err(np.asarray(g), grad)
+                out["jax_grad"] = err(lower(np.asarray(g)), grad)
             else:
                 out["jax_grad"] = float("inf")
         except Exception:  # no derivative rule: nothing to compare

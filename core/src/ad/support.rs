@@ -201,7 +201,7 @@ pub fn ad_support_table() -> impl Iterator<Item = (&'static str, &'static str, S
 /// ```
 /// use lindiff_cpu::prelude::*;
 /// let adjugate = Op::Linalg(LinalgOp::Adjugate(op::Adjugate));
-/// assert_eq!(ad_support_second_order(&adjugate), Support::Supported { caveat: None });
+/// assert!(ad_support_second_order(&adjugate).note().is_some_and(|n| n.contains("tied")));
 /// assert!(ad_support_second_order(&Op::Linalg(LinalgOp::Det(op::Det))).is_supported());
 /// let svd = ad_support_second_order(&Op::Linalg(LinalgOp::Svd(op::Svd::default())));
 /// assert!(svd.note().is_some_and(|n| n.contains("tie")));
@@ -216,6 +216,8 @@ pub fn ad_support_second_order(op: &Op) -> Support {
         _ if !SECOND_ORDER => Support::Unsupported { why: NO_SECOND_ORDER },
         (None, _) => first.first().map_or(Support::Unsupported { why: "the op has no outputs" }, |(_, s)| *s),
         (Some(_), Op::Linalg(LinalgOp::FunmHermitianSecond(_))) => Support::Unsupported { why: THIRD_FUNM },
+        (Some(_), Op::Linalg(LinalgOp::Adjugate(_))) => ok(SECOND_ADJUGATE),
+        (Some(_), Op::Linalg(LinalgOp::Det(_))) => ok(SECOND_DET),
         (
             Some(_),
             Op::Linalg(
@@ -474,7 +476,15 @@ const SECOND_FUNM: &str = "the second-order Daleckii–Krein formula (second div
                            (MatrixFunction::with_second_derivative)";
 const THIRD_FUNM: &str = "the second derivative of a Hermitian matrix function has no rule of its own: \
                           third derivatives are not implemented";
-const SECOND_SPECTRAL: &str = "forward over reverse through the rules: at an exact tie (or a zero singular \
+const SECOND_ADJUGATE: &str = "the rule runs on an SVD of a, and second order differentiates that SVD: at \
+                               tied singular values (a = c·I included) forward mode reports a tangent that \
+                               splits the tie, although adj(a) is a polynomial in a; exact elsewhere, \
+                               singular a included";
+const SECOND_DET: &str = "the Hessian comes through the adjugate: exact at singular a (corank 1 and 2 \
+                          tested, where it is nonzero although the gradient is zero at corank 2) and at \
+                          tied singular values";
+const SECOND_SPECTRAL: &str = "the first-order conditions (ad_support) hold as well; forward over reverse \
+                               through the rules: at an exact tie (or a zero singular \
                                value) forward mode reports a tangent that splits it; near a tie the \
                                error of the second derivative grows as 1/gap²; a broadened rule \
                                (derivative_eps) differentiates its own broadened first derivative; \

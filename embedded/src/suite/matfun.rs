@@ -6,7 +6,8 @@
 //! orthogonal Q, λ evenly spaced over [−4, 4]), so every expectation is a
 //! closed form in Q and λ:
 //! * `expm`, `expm_hermitian`: e^A = Q diag(e^λ) Qᵀ.
-//! * `sqrtm_psd`: √(Q diag(μ²) Qᵀ) = Q diag(μ) Qᵀ with μ_i = 1 + i/4.
+//! * `sqrtm_psd`, `sqrtm`: √(Q diag(μ²) Qᵀ) = Q diag(μ) Qᵀ with
+//!   μ_i = 1 + i/4; `logm`: log(Q diag(μ²) Qᵀ) = Q diag(2 ln μ) Qᵀ.
 //! * `grad ⟨C, f(A)⟩` for f = exp through both routes: the Daleckii–Krein
 //!   formula Q (Γ ∘ (Qᵀ C Q)) Qᵀ, Γ_ij = (e^λi − e^λj)/(λi − λj) off the
 //!   diagonal and e^λi on it (C = the suite's orthogonal R, a dense
@@ -31,6 +32,7 @@ impl<T: RealScalar, const CAP: usize, S: Sink> Suite<'_, T, CAP, S> {
             s.forward("sqrtm_psd: sqrt(Q M^2 Q^T) = Q M Q^T", MatrixFn::SqrtmPsd)
         })?;
         self.measured("sqrtm", |s| s.forward("sqrtm: sqrt(Q M^2 Q^T) = Q M Q^T", MatrixFn::Sqrtm))?;
+        self.measured("logm", |s| s.forward("logm: log(Q M^2 Q^T) = Q 2 log(M) Q^T", MatrixFn::Logm))?;
         self.measured("grad expm", |s| s.gradient("grad <C, expm(A)>: Daleckii-Krein", MatrixFn::Expm))?;
         self.measured("grad expm_hermitian", |s| {
             s.gradient("grad <C, expm_hermitian(A)>: Daleckii-Krein", MatrixFn::ExpmHermitian)
@@ -64,6 +66,10 @@ impl<T: RealScalar, const CAP: usize, S: Sink> Suite<'_, T, CAP, S> {
                 MatrixFn::SqrtmPsd | MatrixFn::Sqrtm => {
                     let mu = T::one() + T::from_usize(i) / T::from_usize(4);
                     (mu * mu, mu)
+                }
+                MatrixFn::Logm => {
+                    let mu = T::one() + T::from_usize(i) / T::from_usize(4);
+                    (mu * mu, T::from_f64(2.0) * mu.ln())
                 }
             };
         }

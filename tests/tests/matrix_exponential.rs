@@ -128,7 +128,7 @@ fn forward_accuracy<T: Scalar + Element, P: TestProvider>(p: &P) {
 /// A = [[1, b], [0, −1]]: ‖A‖₁ = b + 1 but A² = I, so the powers do not
 /// grow. e^A = [[e, b·sinh 1], [0, 1/e]] to full precision (entrywise
 /// 1e-15 relative) up to b = 1e10, value and gradient: scaling by ‖A‖₁
-/// would take log₂ b squarings and lose up to seven digits (it did). The
+/// would take log₂ b squarings and lose up to seven digits. The
 /// gradient of Σ e^A (= L(Aᵀ, 1)) against mpmath at 40 digits through the
 /// block identity exp([[Aᵀ, 1], [0, Aᵀ]]) (values pasted from that run).
 fn non_normal<P: TestProvider>(p: &P) {
@@ -162,6 +162,47 @@ fn non_normal<P: TestProvider>(p: &P) {
             assert!(err <= 1e-14, "b = {b:e}: gradient entry {k} {got} vs {w} ({err:.1e})");
         }
     }
+}
+
+/// The same A in f32 and c32 at b = 1e4, 1e10: X₀ = A/2^{s₀} has
+/// X₀² = 4^{−s₀}·I, and its fourth and sixth powers fall below f32's
+/// normal range; read as d₄ = d₆ = 0 they would let a low degree run with
+/// X⁶ = 0. Against the closed form at 1e-6 relative (about 10 ulp).
+fn non_normal_single<P: TestProvider>(p: &P) {
+    let (e, sinh) = (1f64.exp(), 1f64.sinh());
+    for b in [1e4f32, 1e10] {
+        let want = [e, 0.0, f64::from(b) * sinh, 1.0 / e];
+        let a = Dense::from_col_major(2, 2, vec![1.0f32, 0.0, b, -1.0]);
+        let got = expm(p, &a).unwrap();
+        let got_c = expm(p, &Dense::from_fn(2, 2, |i, j| Complex::new(a[(i, j)], 0.0f32))).unwrap();
+        for (k, &w) in want.iter().enumerate() {
+            let err = |x: f32| (f64::from(x) - w).abs() / w.abs().max(f64::MIN_POSITIVE);
+            assert!(err(got.data[k]) <= 1e-6, "f32 b = {b:e}, entry {k}: {}", got.data[k]);
+            assert!(err(got_c.data[k].re) <= 1e-6, "c32 b = {b:e}, entry {k}: {}", got_c.data[k]);
+        }
+    }
+}
+
+/// ‖A‖₁ a few ulps above ℓ₁₃·2⁹ (A = diag(−a, 1/2), a = 4.74⁺·2⁹): rounding
+/// puts ‖A/2⁹‖₁ just above the threshold, and one squaring more than s₀
+/// would square A/2⁹ itself and give e^{2A}. Value (of value_and_grad, the
+/// derivative's own choice, and of expm) and gradient against exp of the
+/// diagonal and its divided difference.
+fn scaling_at_the_threshold<P: TestProvider>(p: &P) {
+    let a = f64::from_bits(4.74f64.to_bits() + 1) * 512.0;
+    let (ea, ed) = ((-a).exp(), 0.5f64.exp());
+    let mut la = Direct::new(*p);
+    let x = la.tensor(&[2, 2], &[-a, 0.0, 0.0, 0.5]).unwrap();
+    let out = la.value_and_grad([&x], |[m]| m.expm().sum()).unwrap();
+    let err = |got: f64, want: f64| (got - want).abs() / want.abs().max(f64::MIN_POSITIVE);
+    assert!(err(out.value, ea + ed) <= 1e-12, "value {} vs {}", out.value, ea + ed);
+    let divided = (ea - ed) / (-a - 0.5);
+    let g = out.grads[0].to_vec::<f64>().unwrap();
+    for (k, w) in [ea, divided, divided, ed].into_iter().enumerate() {
+        assert!((g[k] - w).abs() <= 1e-12 * w.abs().max(1e-300), "gradient entry {k}: {} vs {w}", g[k]);
+    }
+    let e = la.expm(&x).unwrap().to_vec::<f64>().unwrap();
+    assert!(err(e[3], ed) <= 1e-12 && e[0] <= 1e-300 && e[1] == 0.0 && e[2] == 0.0, "expm {e:?}");
 }
 
 fn forward_f64<P: TestProvider>(p: &P) {
@@ -335,6 +376,8 @@ fn errors_and_shapes<P: TestProvider>(p: &P) {
 
 lindiff_tests::providers!(
     non_normal,
+    non_normal_single,
+    scaling_at_the_threshold,
     forward_f64,
     forward_c64,
     forward_single,

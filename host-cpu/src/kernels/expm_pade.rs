@@ -74,8 +74,7 @@ pub(super) struct Terms<'a, T> {
 /// dst_k = Σ_t coefs[k][t]·mats[t] (+ identity[k]·I) for each of the K
 /// outputs, a column at a time. Contiguous columns (the pool's and the
 /// outputs' always are) go through [`sum_into`] on slices, which the
-/// compiler vectorises (an entry-by-entry indexed sum was 16 % of expm at
-/// n = 256); others are indexed.
+/// compiler vectorises; others are indexed.
 fn combine<T: Field, const K: usize>(
     mut dsts: [MatMut<'_, T>; K],
     mats: &[MatRef<'_, T>],

@@ -3,8 +3,8 @@
 //! d_k = ‖A^k‖₁^{1/k}, rather than from ‖A‖₁, so that a non-normal A, whose
 //! norm can be far above its powers' growth, is not scaled further than
 //! the Padé approximant needs. Overscaling costs accuracy: every squaring
-//! adds rounding, and for A = [[1, b], [0, −1]] the ‖A‖₁-based choice lost
-//! seven digits at b = 1e10.
+//! adds rounding, and for A = [[1, b], [0, −1]] the ‖A‖₁-based choice
+//! loses seven digits at b = 1e10.
 //!
 //! * The powers are formed of X₀ = A/2^{s₀}, s₀ from ‖A‖₁ (the most
 //!   squarings any choice takes), so none can overflow; d_k of A is d_k of
@@ -12,7 +12,9 @@
 //!   norms are exact at no extra product; d₈ and d₁₀ are bounded from them
 //!   (d₈ ≤ min(d₄, (‖A²‖‖A⁶‖)^{1/8}), d₁₀ ≤ (‖A⁴‖‖A⁶‖)^{1/10}), where the
 //!   paper estimates them: a bound is never below the true value, so the
-//!   choice is never less safe.
+//!   choice is never less safe. A power that may have underflowed at X₀'s
+//!   scale counts by its factors' bound and is formed again from X
+//!   ([`Underflow`]).
 //! * Degree m ∈ {3, 5, 7, 9} when max(d_{2j}, d_{2j+2}) ≤ θ_m for its j and
 //!   ℓ(A, m) = 0; else 13 with s = ⌈log₂(η/θ₁₃)⌉, η = min(max(d₆, d₈),
 //!   max(d₈, d₁₀)), θ₁₃ = 4.25, plus ℓ(A/2^s, 13) — never more than s₀.
@@ -47,9 +49,47 @@ const C_RECIPROCAL: [f64; 5] =
 /// The degrees' m, by index.
 const M: [usize; 5] = [3, 5, 7, 9, 13];
 
-/// Most doublings X may take back from X₀ (s₀ − s): X⁶ then grows by at
-/// most 2^600, inside f64's range from ‖X₀⁶‖₁ ≤ 4.25⁶.
-const MAX_UNSCALE: i32 = 100;
+/// Most doublings X may take back from X₀ (s₀ − s) for the real type
+/// `R`: the powers' norms are bounded by the choice (d_k of X ≤ θ), but
+/// where a power must be formed again from X (see [`Underflow`]) a product
+/// of two of X's entries, up to (2^{s₀−s}·θ₁₃)², must stay finite (f32: 61;
+/// f64: held to 100).
+fn max_unscale<R: RealScalar>() -> i32 {
+    let bits = ln(R::MAX.to_f64()) / core::f64::consts::LN_2;
+    (((bits - 4.0) / 2.0) as i32).clamp(0, 100)
+}
+
+/// Which of X₀², X₀⁴, X₀⁶ may have underflowed: a product F·G whose
+/// factors' norms multiply to below R's smallest normal over ε can have
+/// lost its entries' bits, or be 0 where the power is not (f32, X₀ =
+/// [[1, b], [0, −1]]/2^{s₀} at b = 1e10: X₀⁶ = 2^{−192}·I is 0). Its norm
+/// then counts as that product, an upper bound, and the power is formed
+/// again from X after the choice.
+#[derive(Clone, Copy, Default)]
+struct Underflow(bool);
+
+impl Underflow {
+    /// ln ‖F·G‖₁ to use for a product with ln ‖F‖₁ = `lf`, ln ‖G‖₁ = `lg`
+    /// and computed ln ‖F·G‖₁ = `computed`.
+    fn norm<R: RealScalar>(&mut self, lf: f64, lg: f64, computed: f64) -> f64 {
+        let floor = ln(R::MIN_POSITIVE.to_f64()) - ln(R::EPSILON.to_f64());
+        if lf + lg < floor {
+            self.0 = true;
+            lf + lg
+        } else {
+            computed
+        }
+    }
+}
+
+/// s = s₀ + ⌈log₂(η/θ)⌉ for X₀'s η (so ln(η/θ) = `ln_ratio`, ≤ 0 when
+/// η ≤ ‖X₀‖₁ ≤ θ; −∞ for η = 0): never above s₀ (rounding can put ‖X₀‖₁ a few ulps above θ,
+/// and one more squaring than s₀ would square X₀ itself), never more than
+/// `max_unscale` below it, never negative.
+fn scaling_for<R: RealScalar>(ln_ratio: f64, s0: i32) -> i32 {
+    let rel = ceil((ln_ratio / core::f64::consts::LN_2).max(-f64::from(s0))).min(0.0);
+    (s0 + rel as i32).max(s0 - max_unscale::<R>()).max(0)
+}
 
 /// What [`choose`] decided: the degree index (0…3 for m = 3…9, 4 for 13),
 /// s, and how many of the powers X², X⁴, X⁶ it left formed (of X = A/2^s).
@@ -179,13 +219,15 @@ pub(super) fn choose<T: Field>(
     let ln2 = core::f64::consts::LN_2;
     // ln of A's quantities from X₀'s: ln d_k(A) = ln d_k(X₀) + s₀·ln 2.
     let shift = f64::from(s0) * ln2;
-    let mut powers = AbsPowers { x: x.rb(), ln_norm: ln(norm1(x.rb())), abs, vecs, filled: false };
+    let l1 = ln(norm1(x.rb()));
+    let mut powers = AbsPowers { x: x.rb(), ln_norm: l1, abs, vecs, filled: false };
+    let mut underflow = Underflow::default();
     let (p2, rest) = pows.split_at_mut(1);
     let (p4, rest) = rest.split_at_mut(1);
     let p6 = &mut rest[0];
     matmul(p2[0].rb_mut(), Accum::Replace, x.rb(), x.rb(), T::one(), par);
-    let l2 = ln(norm1(p2[0].rb()));
-    let low = s0 <= MAX_UNSCALE;
+    let l2 = underflow.norm::<Re<T>>(l1, l1, ln(norm1(p2[0].rb())));
+    let low = s0 <= max_unscale::<Re<T>>();
     let fits = |ln_eta: f64, degree: usize, powers: &mut AbsPowers<'_, T>| {
         ln_eta + shift <= ln(THETA[degree]) && ell(degree, s0, 1, powers) == 0
     };
@@ -197,7 +239,7 @@ pub(super) fn choose<T: Field>(
     let (mut l4, mut l6) = (0.0, 0.0);
     if choice.is_none() {
         matmul(p4[0].rb_mut(), Accum::Replace, p2[0].rb(), p2[0].rb(), T::one(), par);
-        l4 = ln(norm1(p4[0].rb()));
+        l4 = underflow.norm::<Re<T>>(l2, l2, ln(norm1(p4[0].rb())));
         // η₂ = max(d₄, d₆ ≤ (‖A²‖‖A⁴‖)^{1/6}).
         if low && fits((l4 / 4.0).max((l2 + l4) / 6.0), 1, &mut powers) {
             choice = Some((1, 2));
@@ -207,7 +249,7 @@ pub(super) fn choose<T: Field>(
     let mut d8 = 0.0;
     if choice.is_none() {
         matmul(p6.rb_mut(), Accum::Replace, p4[0].rb(), p2[0].rb(), T::one(), par);
-        l6 = ln(norm1((*p6).rb()));
+        l6 = underflow.norm::<Re<T>>(l4, l2, ln(norm1((*p6).rb())));
         d8 = (l4 / 4.0).min((l2 + l6) / 8.0);
         eta3 = (l6 / 6.0).max(d8);
         for degree in [2, 3] {
@@ -220,14 +262,12 @@ pub(super) fn choose<T: Field>(
         Some((degree, formed)) => (degree, 0, formed),
         None => {
             let eta5 = eta3.min(d8.max((l4 + l6) / 10.0));
-            // s relative to s₀ (≤ 0: η ≤ ‖X₀‖₁ ≤ θ₁₃); −∞ for η = 0.
-            let rel = ceil(((eta5 - ln(THETA[4])) / ln2).max(-f64::from(s0)));
-            let s = (s0 + rel as i32).max(s0 - MAX_UNSCALE).max(0);
+            let s = scaling_for::<Re<T>>(eta5 - ln(THETA[4]), s0);
             let s = s + ell(4, s0 - s, s0 - s, &mut powers);
             (4, s, 3)
         }
     };
-    unscale(x, pows, s0, Choice { degree, s, formed })
+    unscale(x, pows, s0, Choice { degree, s, formed }, underflow, par)
 }
 
 /// The derivative's choice (`expm_factors`, `expm_frechet`): the degree
@@ -247,30 +287,49 @@ pub(super) fn choose_derivative<T: Field>(
 ) -> Choice {
     scale_mat(x.rb_mut(), -s0);
     matmul(pows[0].rb_mut(), Accum::Replace, x.rb(), x.rb(), T::one(), par);
-    let (l1, l2) = (ln(norm1(x.rb())), ln(norm1(pows[0].rb())));
+    let l1 = ln(norm1(x.rb()));
+    let mut underflow = Underflow::default();
+    let l2 = underflow.norm::<Re<T>>(l1, l1, ln(norm1(pows[0].rb())));
     let shift = f64::from(s0) * core::f64::consts::LN_2;
     // ln β_m of X₀ (−∞ where X₀² = 0: then every term past X is zero).
     let beta = |m: usize| if l2 == f64::NEG_INFINITY { l2 } else { l2 / 2.0 + (l1 - l2 / 2.0) / m as f64 };
-    let low = (0..4).find(|&d| s0 <= MAX_UNSCALE && beta(M[d]) + shift <= ln(ELL[d]));
+    let low = (0..4).find(|&d| s0 <= max_unscale::<Re<T>>() && beta(M[d]) + shift <= ln(ELL[d]));
     let choice = match low {
         Some(degree) => Choice { degree, s: 0, formed: 1 },
-        None => {
-            let rel = ceil(((beta(13) - ln(ELL[4])) / core::f64::consts::LN_2).max(-f64::from(s0)));
-            let s = (s0 + rel as i32).max(s0 - MAX_UNSCALE).max(0);
-            Choice { degree: 4, s, formed: 1 }
-        }
+        None => Choice { degree: 4, s: scaling_for::<Re<T>>(beta(13) - ln(ELL[4]), s0), formed: 1 },
     };
-    unscale(x, pows, s0, choice)
+    unscale(x, pows, s0, choice, underflow, par)
 }
 
-/// X = X₀·2^{s₀ − s} and its formed powers, exactly (powers of two).
-fn unscale<T: Field>(mut x: MatMut<'_, T>, pows: &mut [MatMut<'_, T>; 4], s0: i32, choice: Choice) -> Choice {
+/// X = X₀·2^{s₀ − s} and its formed powers: exactly (powers of two), or,
+/// where one may have underflowed, formed again from X.
+fn unscale<T: Field>(
+    mut x: MatMut<'_, T>,
+    pows: &mut [MatMut<'_, T>; 4],
+    s0: i32,
+    choice: Choice,
+    underflow: Underflow,
+    par: Par,
+) -> Choice {
     let up = s0 - choice.s;
-    if up > 0 {
-        scale_mat(x.rb_mut(), up);
+    if up == 0 {
+        return choice;
+    }
+    scale_mat(x.rb_mut(), up);
+    if !underflow.0 {
         for (k, p) in pows.iter_mut().take(choice.formed).enumerate() {
             scale_mat(p.rb_mut(), up * 2 * (k as i32 + 1));
         }
+        return choice;
+    }
+    let (p2, rest) = pows.split_at_mut(1);
+    let (p4, rest) = rest.split_at_mut(1);
+    matmul(p2[0].rb_mut(), Accum::Replace, x.rb(), x.rb(), T::one(), par);
+    if choice.formed >= 2 {
+        matmul(p4[0].rb_mut(), Accum::Replace, p2[0].rb(), p2[0].rb(), T::one(), par);
+    }
+    if choice.formed >= 3 {
+        matmul(rest[0].rb_mut(), Accum::Replace, p4[0].rb(), p2[0].rb(), T::one(), par);
     }
     choice
 }

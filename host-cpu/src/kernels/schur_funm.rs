@@ -24,12 +24,12 @@
 //! coupling (no primary square root exists).
 //!
 //! Scratch: 8 complex n×n matrices (2n×2n for the logarithm's derivative)
-//! and a vector.
+//! and two vectors.
 
 use super::gauss_legendre::{NODES, WEIGHTS};
 use super::pool::Pool;
 use super::scaling::{exponent, max_abs_mat, scale_mat};
-use super::schur::schur;
+use super::schur::{schur, schur_scratch};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use crate::gemm::matmul;
@@ -61,8 +61,8 @@ const MAX_ROOTS: i32 = 60;
 const TEMPS: usize = 8;
 
 impl<T: Field> Kernel<T> for Logm {
-    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        dispatch_scratch::<T>(shapes.input(0).0)
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        dispatch_scratch::<T>(shapes.input(0).0, par)
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
@@ -71,8 +71,8 @@ impl<T: Field> Kernel<T> for Logm {
 }
 
 impl<T: Field> Kernel<T> for Sqrtm {
-    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        dispatch_scratch::<T>(shapes.input(0).0)
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        dispatch_scratch::<T>(shapes.input(0).0, par)
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
@@ -81,8 +81,8 @@ impl<T: Field> Kernel<T> for Sqrtm {
 }
 
 impl<T: Field> Kernel<T> for LogmFrechet {
-    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        dispatch_scratch::<T>(2 * shapes.input(0).0)
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        dispatch_scratch::<T>(2 * shapes.input(0).0, par)
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
@@ -91,8 +91,8 @@ impl<T: Field> Kernel<T> for LogmFrechet {
 }
 
 impl<T: Field> Kernel<T> for SqrtmFrechet {
-    fn scratch(&self, shapes: &Shapes, _par: Par) -> StackReq {
-        dispatch_scratch::<T>(shapes.input(0).0)
+    fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
+        dispatch_scratch::<T>(shapes.input(0).0, par)
     }
 
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
@@ -100,21 +100,24 @@ impl<T: Field> Kernel<T> for SqrtmFrechet {
     }
 }
 
-fn scratch_for<R: RealScalar>(m: usize) -> StackReq
+fn scratch_for<R: RealScalar>(m: usize, par: Par) -> StackReq
 where
     Complex<R>: Field,
 {
     if m == 0 {
         return StackReq::EMPTY;
     }
-    StackReq::new::<Complex<R>>(TEMPS * m * m + m)
+    StackReq::all_of(&[
+        StackReq::new::<Complex<R>>(TEMPS * m * m + 2 * m),
+        schur_scratch::<Complex<R>>(m, par),
+    ])
 }
 
-fn dispatch_scratch<T: Field>(m: usize) -> StackReq {
+fn dispatch_scratch<T: Field>(m: usize, par: Par) -> StackReq {
     #[allow(unreachable_patterns)]
     match <T as Element>::DTYPE {
-        DType::F32 | DType::C32 => scratch_for::<f32>(m),
-        DType::F64 | DType::C64 => scratch_for::<f64>(m),
+        DType::F32 | DType::C32 => scratch_for::<f32>(m, par),
+        DType::F64 | DType::C64 => scratch_for::<f64>(m, par),
         _ => StackReq::EMPTY,
     }
 }
@@ -163,7 +166,7 @@ where
     let widen = |x: T| Complex::new(Scalar::re(x), Scalar::im(x));
     // The logarithm's derivative runs on the 2n×2n block.
     let m = if how.is_some() && f == Primary::Log { 2 * n } else { n };
-    let (mut block, _) = stack.make_with(TEMPS * m * m + m, |_| Complex::<R>::zero());
+    let (mut block, stack) = stack.make_with(TEMPS * m * m + 2 * m, |_| Complex::<R>::zero());
     let (mats, v) = block.split_at_mut(TEMPS * m * m);
     let mut pool = Pool::new(mats, m);
     let mut input = pool.take();
@@ -197,7 +200,7 @@ where
                     }
                 }
                 let mut result = pool.take();
-                sqrt_frechet(input.rb_mut(), e_c.rb(), result.rb_mut(), &mut pool, v, real, par)?;
+                sqrt_frechet(input.rb_mut(), e_c.rb(), result.rb_mut(), &mut pool, v, real, par, stack)?;
                 let mut out = item.out_mat::<T>(0);
                 return write(result.rb(), out.rb_mut(), "l");
             }
@@ -213,7 +216,7 @@ where
             }
             scale_mat(input.rb_mut().submatrix_mut(0, n, n, n), -k);
             let mut result = pool.take();
-            evaluate(f, true, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par)?;
+            evaluate(f, true, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par, stack)?;
             let mut out = item.out_mat::<T>(0);
             let mut corner = result.rb_mut().submatrix_mut(0, n, n, n);
             scale_mat(corner.rb_mut(), k);
@@ -221,10 +224,12 @@ where
         }
     };
     let mut result = pool.take();
-    evaluate(f, false, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par).map_err(|e| match e {
-        Failure::NonFinite(_) => Failure::NonFinite(arg),
-        other => other,
-    })?;
+    evaluate(f, false, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par, stack).map_err(
+        |e| match e {
+            Failure::NonFinite(_) => Failure::NonFinite(arg),
+            other => other,
+        },
+    )?;
     let mut out = item.out_mat::<T>(0);
     write(result.rb(), out.rb_mut(), out_name)
 }
@@ -256,9 +261,10 @@ fn evaluate<C: Field>(
     v: &mut [C],
     real: bool,
     par: Par,
+    stack: &mut MemStack,
 ) -> Result<(), Failure> {
     let mut q = pool.take();
-    schur(a.rb_mut(), q.rb_mut(), v)?;
+    schur(a.rb_mut(), q.rb_mut(), v, par, stack)?;
     let t = a.rb();
     check_domain(f, t, real, block)?;
     let mut ft = pool.take();
@@ -285,10 +291,11 @@ fn sqrt_frechet<C: Field>(
     v: &mut [C],
     real: bool,
     par: Par,
+    stack: &mut MemStack,
 ) -> Result<(), Failure> {
     let n = x.nrows();
     let mut q = pool.take();
-    schur(x.rb_mut(), q.rb_mut(), v)?;
+    schur(x.rb_mut(), q.rb_mut(), v, par, stack)?;
     check_domain(Primary::Sqrt, x.rb(), real, false)?;
     let (mut r, mut l, mut tmp) = (pool.take(), pool.take(), pool.take());
     sqrt_upper(x.rb(), r.rb_mut())?;

@@ -87,14 +87,13 @@ pub fn runs(op: &Op) -> Runs {
             LinalgOp::Expm(_)
             | LinalgOp::ExpmFrechet(_)
             | LinalgOp::ExpmFactors(_)
-            | LinalgOp::ExpmFrechetFactored(_)
-            | LinalgOp::Logm(_)
-            | LinalgOp::LogmFrechet(_)
-            | LinalgOp::Sqrtm(_)
-            | LinalgOp::SqrtmFrechet(_) => Runs::Unsupported(
-                "the general matrix functions (expm, logm, sqrtm) and their Fréchet derivatives are not written \
-                 for the device yet",
+            | LinalgOp::ExpmFrechetFactored(_) => Runs::Unsupported(
+                "expm and its Fréchet derivative (cuBLAS products and a getrf solve) are not written for the \
+                 device yet",
             ),
+            LinalgOp::Logm(_) | LinalgOp::LogmFrechet(_) | LinalgOp::Sqrtm(_) | LinalgOp::SqrtmFrechet(_) => {
+                Runs::Unsupported("logm and sqrtm need a complex Schur decomposition, which cuSOLVER does not have")
+            }
         },
         Op::Internal(_) => Runs::Unsupported(
             "reverse mode's checks (gauge, values, tie bound, completion) are not written for the device: \

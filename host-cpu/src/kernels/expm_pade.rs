@@ -82,30 +82,33 @@ fn combine<T: Field, const K: usize>(
     identity: [f64; K],
 ) {
     let n = mats.first().map_or(0, |m| m.nrows());
+    let coefs = coefs.map(|c| c.iter().map(|&c| Re::<T>::from_f64(c)).collect::<heapless::Vec<Re<T>, 4>>());
     for j in 0..n {
         let columns: heapless::Vec<&[T], 4> =
             mats.iter().filter_map(|m| m.col(j).try_as_col_major().map(|c| c.as_slice())).collect();
-        for (k, dst) in dsts.iter_mut().enumerate() {
-            let c: heapless::Vec<Re<T>, 4> = coefs[k].iter().map(|&c| Re::<T>::from_f64(c)).collect();
+        for ((dst, c), &id) in dsts.iter_mut().zip(&coefs).zip(&identity) {
             let mut col = dst.rb_mut().col_mut(j);
             match col.rb_mut().try_as_col_major_mut() {
-                Some(d) if columns.len() == mats.len() => sum_into(d.as_slice_mut(), &columns, &c),
+                Some(d) if columns.len() == mats.len() => sum_into(d.as_slice_mut(), &columns, c),
                 _ => {
                     for i in 0..n {
-                        col[i] = mats.iter().zip(&c).fold(T::zero(), |acc, (m, &c)| acc + m[(i, j)].scale(c));
+                        col[i] = mats.iter().zip(c).fold(T::zero(), |acc, (m, &c)| acc + m[(i, j)].scale(c));
                     }
                 }
             }
-            col[j] += T::from_f64(identity[k]);
+            col[j] += T::from_f64(id);
         }
     }
 }
 
-/// d = Σ_t c[t]·m[t] entrywise, in one pass for up to four terms (each
-/// entry written once; degree 13 has three, degree 9 four).
+/// d = Σ_t c[t]·m[t] entrywise: one pass (each entry written once) for up
+/// to four terms, which is every sum the Padé degrees form (degree 13 has
+/// three, degree 9 four); a longer sum adds its fifth and later terms in
+/// further passes.
 fn sum_into<T: Field>(d: &mut [T], m: &[&[T]], c: &[Re<T>]) {
     let at = |t: usize| (m[t], c[t]);
     match m.len() {
+        0 => d.fill(T::zero()),
         1 => {
             let (m0, c0) = at(0);
             d.iter_mut().zip(m0).for_each(|(x, &a)| *x = a.scale(c0));
@@ -121,11 +124,11 @@ fn sum_into<T: Field>(d: &mut [T], m: &[&[T]], c: &[Re<T>]) {
             }
         }
         _ => {
-            let ((m0, c0), (m1, c1), (m2, c2)) = (at(0), at(1), at(2));
-            for (((x, &a), &b), &e) in d.iter_mut().zip(m0).zip(m1).zip(m2) {
-                *x = a.scale(c0) + b.scale(c1) + e.scale(c2);
+            let ((m0, c0), (m1, c1), (m2, c2), (m3, c3)) = (at(0), at(1), at(2), at(3));
+            for ((((x, &a), &b), &e), &f) in d.iter_mut().zip(m0).zip(m1).zip(m2).zip(m3) {
+                *x = a.scale(c0) + b.scale(c1) + e.scale(c2) + f.scale(c3);
             }
-            for (m, &c) in m[3..].iter().zip(&c[3..]) {
+            for (m, &c) in m[4..].iter().zip(&c[4..]) {
                 d.iter_mut().zip(*m).for_each(|(x, &y)| *x += y.scale(c));
             }
         }

@@ -252,6 +252,20 @@ pub enum Error {
         /// Lowest-indexed failing batch item.
         batch_index: usize,
     },
+    /// The answer, or a quantity the algorithm must form on the way, lies
+    /// outside what the dtype represents accurately: computing it would
+    /// overflow or lose every digit. `why` says which quantity and what
+    /// to do instead (for example a wider dtype).
+    OutOfRange {
+        /// Op name.
+        op: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Lowest-indexed failing batch item.
+        batch_index: usize,
+        /// What is out of range, and what to do instead.
+        why: &'static str,
+    },
     /// A solve met a matrix singular to working precision (see
     /// [`SolveOptions`](crate::op::SolveOptions)), or an exactly singular
     /// one, or a permutation input that is not a permutation.
@@ -369,6 +383,7 @@ impl Error {
             Error::NonFinite { .. } => "NonFinite",
             Error::NotPositiveDefinite { .. } => "NotPositiveDefinite",
             Error::OutsideDomain { .. } => "OutsideDomain",
+            Error::OutOfRange { .. } => "OutOfRange",
             Error::Singular { .. } => "Singular",
             Error::NonConvergence { .. } => "NonConvergence",
             Error::Unsupported { .. } => "Unsupported",
@@ -401,6 +416,7 @@ impl Error {
             | Error::NonFinite { op, .. }
             | Error::NotPositiveDefinite { op, .. }
             | Error::OutsideDomain { op, .. }
+            | Error::OutOfRange { op, .. }
             | Error::Singular { op, .. }
             | Error::NonConvergence { op, .. }
             | Error::Unsupported { op, .. }
@@ -503,6 +519,9 @@ impl fmt::Display for Error {
                 "{op}: argument `{arg}` is real with an eigenvalue on the negative real axis, where the \
                  function has no real value (batch item {batch_index}); pass it as a complex matrix"
             ),
+            Error::OutOfRange { op, arg, batch_index, why } => {
+                write!(f, "{op}: argument `{arg}` is out of this dtype's range: {why} (batch item {batch_index})")
+            }
             Error::Singular { op, arg, batch_index, rcond } => {
                 if *rcond > 0.0 {
                     write!(
@@ -569,6 +588,7 @@ mod tests {
             Error::OutOfMemory { bytes: 1, align: 1, available: 0 },
             Error::NotDifferentiable { op: "svd", output: "u", why: "w" },
             Error::Singular { op: "solve", arg: "a", batch_index: 0, rcond: 0.0 },
+            Error::OutOfRange { op: "expm", arg: "a", batch_index: 0, why: "w" },
         ] {
             assert!(format!("{e:?}").starts_with(e.kind()), "{e:?}");
         }

@@ -392,6 +392,14 @@ pub enum Failure {
         /// The pivot ratio or estimated reciprocal condition number.
         rcond: f64,
     },
+    /// The answer, or a quantity the kernel must form, is outside what the
+    /// dtype represents accurately (`Error::OutOfRange`).
+    OutOfRange {
+        /// The argument.
+        arg: &'static str,
+        /// What is out of range, and what to do instead.
+        why: &'static str,
+    },
     /// An iteration did not converge.
     NonConvergence,
     /// A gauge check found a cotangent for which the decomposition `op` is
@@ -429,6 +437,7 @@ impl Failure {
             Failure::OutsideDomain(arg) => Error::OutsideDomain { op, arg, batch_index },
             Failure::Singular(arg) => Error::Singular { op, arg, batch_index, rcond: 0.0 },
             Failure::NearlySingular { arg, rcond } => Error::Singular { op, arg, batch_index, rcond },
+            Failure::OutOfRange { arg, why } => Error::OutOfRange { op, arg, batch_index, why },
             Failure::NonConvergence => Error::NonConvergence { op, batch_index },
             Failure::NotDifferentiable { op, output, why } => Error::NotDifferentiable { op, output, why },
             Failure::NearTie { op, pair, gap, estimate, suggestion } => {

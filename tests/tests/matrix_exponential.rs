@@ -183,6 +183,46 @@ fn non_normal_single<P: TestProvider>(p: &P) {
     }
 }
 
+/// The same A at extreme scales. In f64 up to b = 1e150 (s₀ ≈ 500
+/// squarings of headroom undone) the value is exact (1e-15 entrywise);
+/// value_and_grad's value, from the derivative's own choice (β grows as
+/// b^{1/13}: 8 squarings at 1e40, 22 at 1e100), within 1e-14 at b = 1e40.
+/// Beyond what the dtype's exponent range lets the scaling undo (f32 from
+/// b = 1e25, f64 at 1e200) the norm-based scaling would lose every digit
+/// (it returned diag(1, 1) in f32 and 0 in f64): `OutOfRange` naming `a`,
+/// from the value and from the derivative's factors, on a batch item.
+fn extreme_non_normality<P: TestProvider>(p: &P) {
+    let (e, sinh) = (1f64.exp(), 1f64.sinh());
+    for b in [1e40, 1e100, 1e150] {
+        let want = [e, 0.0, b * sinh, 1.0 / e];
+        let a = Dense::from_col_major(2, 2, vec![1.0, 0.0, b, -1.0]);
+        let got = expm(p, &a).unwrap();
+        for (k, &w) in want.iter().enumerate() {
+            assert!((got.data[k] - w).abs() <= 1e-15 * w.abs(), "b = {b:e}, entry {k}: {}", got.data[k]);
+        }
+        let mut la = Direct::new(*p);
+        let x = la.tensor(&[2, 2], &a.data).unwrap();
+        let out = la.value_and_grad([&x], |[m]| m.expm().sum()).unwrap();
+        let sum: f64 = want.iter().sum();
+        if b == 1e40 {
+            assert!((out.value - sum).abs() <= 1e-14 * sum, "value_and_grad at b = {b:e}: {}", out.value);
+        }
+    }
+    let out_of_range = |err: Error| matches!(err, Error::OutOfRange { arg: "a", batch_index: 1, .. });
+    for b in [1e25f32, 1e30] {
+        let mut la = Direct::new(*p);
+        let x = la.tensor(&[2, 2, 2], &[1.0f32, 0.0, 1.0, -1.0, 1.0, 0.0, b, -1.0]).unwrap();
+        let err = la.expm(&x).unwrap_err();
+        assert!(out_of_range(err.clone()) && err.op() == Some("expm"), "f32 b = {b:e}: {err}");
+        let err = la.value_and_grad([&x], |[m]| m.expm().sum()).unwrap_err();
+        assert!(out_of_range(err.clone()), "f32 b = {b:e}, gradient: {err}");
+    }
+    let mut la = Direct::new(*p);
+    let x = la.tensor(&[2, 2, 2], &[1.0, 0.0, 1.0, -1.0, 1.0, 0.0, 1e200, -1.0]).unwrap();
+    let err = la.expm(&x).unwrap_err();
+    assert!(out_of_range(err.clone()), "f64 b = 1e200: {err}");
+}
+
 /// ‖A‖₁ a few ulps above ℓ₁₃·2⁹ (A = diag(−a, 1/2), a = 4.74⁺·2⁹): rounding
 /// puts ‖A/2⁹‖₁ just above the threshold, and one squaring more than s₀
 /// would square A/2⁹ itself and give e^{2A}. Value (of value_and_grad, the
@@ -377,6 +417,7 @@ fn errors_and_shapes<P: TestProvider>(p: &P) {
 lindiff_tests::providers!(
     non_normal,
     non_normal_single,
+    extreme_non_normality,
     scaling_at_the_threshold,
     forward_f64,
     forward_c64,

@@ -95,6 +95,7 @@ impl ApiError {
                 | Error::NonFinite { arg, .. }
                 | Error::NotPositiveDefinite { arg, .. }
                 | Error::OutsideDomain { arg, .. }
+                | Error::OutOfRange { arg, .. }
                 | Error::Singular { arg, .. } => Some(arg),
                 _ => None,
             },

@@ -270,6 +270,7 @@ fn named(e: ApiError, op: VjpOp) -> ApiError {
         | Error::NonFinite { op: name, .. }
         | Error::NotPositiveDefinite { op: name, .. }
         | Error::OutsideDomain { op: name, .. }
+        | Error::OutOfRange { op: name, .. }
         | Error::Singular { op: name, .. } => *name = op.name(),
         _ => {}
     }

@@ -94,7 +94,7 @@ impl<T: Field> Kernel<T> for Expm {
             Choice { degree: 0, s: 0, formed: 0 }
         } else {
             x.copy_from(a);
-            choose(x.rb_mut(), &mut terms.pows, s0, (q.rb_mut(), tmp.rb_mut()), par)
+            choose(x.rb_mut(), &mut terms.pows, s0, (q.rb_mut(), tmp.rb_mut()), par)?
         };
         let mut out = item.out_mat::<T>(0);
         let (mut fwd, mut inv, stack) = carve_perms(stack, n);
@@ -143,7 +143,7 @@ impl<T: Field> Kernel<T> for ExpmFactors {
             }
             x.copy_from(a);
             let mut pows = [p2, p4, p6, p8];
-            let Choice { degree, s, formed } = derivative_choice(first, x.rb_mut(), &mut pows, s0, par);
+            let Choice { degree, s, formed } = derivative_choice(first, x.rb_mut(), &mut pows, s0, par)?;
             let mut terms = Terms { pows, w };
             approximant(
                 (degree, formed),
@@ -194,7 +194,7 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
             return Ok(());
         }
         let mut pows: [MatMut<'_, T>; 4] = core::array::from_fn(|_| pool.take());
-        let Choice { degree, s, formed } = derivative_choice(first, x.rb_mut(), &mut pows, s0, par);
+        let Choice { degree, s, formed } = derivative_choice(first, x.rb_mut(), &mut pows, s0, par)?;
         // L is linear in e: run it on e·2^-k with max|e·2^-k| in [1, 2) and
         // scale the result back, so a tiny or huge e loses nothing to the
         // 2^-s of the squarings.
@@ -303,10 +303,10 @@ fn derivative_choice<T: Field>(
     pows: &mut [MatMut<'_, T>; 4],
     s0: i32,
     par: Par,
-) -> Choice {
+) -> Result<Choice, Failure> {
     if first < 4 {
         x.fill(T::zero());
-        return Choice { degree: 0, s: 0, formed: 0 };
+        return Ok(Choice { degree: 0, s: 0, formed: 0 });
     }
     choose_derivative(x, pows, s0, par)
 }

@@ -26,6 +26,7 @@
 
 use super::expm_pade::{ELL, THETA};
 use super::scaling::scale_mat;
+use crate::batch::Failure;
 use crate::field::Field;
 use crate::gemm::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
@@ -49,15 +50,32 @@ const C_RECIPROCAL: [f64; 5] =
 /// The degrees' m, by index.
 const M: [usize; 5] = [3, 5, 7, 9, 13];
 
-/// Most doublings X may take back from X₀ (s₀ − s) for the real type
-/// `R`: the powers' norms are bounded by the choice (d_k of X ≤ θ), but
-/// where a power must be formed again from X (see [`Underflow`]) a product
-/// of two of X's entries, up to (2^{s₀−s}·θ₁₃)², must stay finite (f32: 61;
-/// f64: held to 100).
-fn max_unscale<R: RealScalar>() -> i32 {
-    let bits = ln(R::MAX.to_f64()) / core::f64::consts::LN_2;
-    (((bits - 4.0) / 2.0) as i32).clamp(0, 100)
+/// Most doublings X may take back from X₀ (s₀ − s) for n×n matrices of
+/// the real type `R`, the smaller of two limits:
+/// * where a power must be formed again from X (see [`Underflow`]), a
+///   product of two of X's entries, up to (2^{s₀−s}·θ₁₃)², stays finite;
+/// * X₀² is a product of X₀'s entries, some of which may underflow
+///   unnoticed (large entries cancelling, small ones vanishing: f32
+///   [[1, 1e30], [0, −1]]/2⁹⁷ squares to 0, not 2^{−194}·I); that error,
+///   at most n²·MIN_POSITIVE·ε in the 1-norm, stays below ε once X₀² is
+///   scaled back by 2^{2(s₀−s)}.
+///
+/// f32: 61 at n = 2 (fewer for larger n); f64: about 509.
+fn max_unscale<R: RealScalar>(n: usize) -> i32 {
+    let log2 = |x: f64| ln(x) / core::f64::consts::LN_2;
+    let products = (log2(R::MAX.to_f64()) - 2.0 * log2(THETA[4]) - 1.0) / 2.0;
+    let underflow = (-log2(R::MIN_POSITIVE.to_f64()) - 2.0 * log2(n.max(1) as f64)) / 2.0 - 1.0;
+    (products.min(underflow) as i32).max(0)
 }
+
+/// The error for an A whose 1-norm exceeds its powers' growth by more
+/// than [`max_unscale`] doublings.
+const TOO_NON_NORMAL: Failure = Failure::OutOfRange {
+    arg: "a",
+    why: "its 1-norm exceeds the growth of its powers by more than the dtype's exponent range lets the \
+          scaling be undone (a strongly non-normal A at an extreme scale, such as f32 [[1, 1e25], [0, -1]]): \
+          scaling by the norm would lose every digit; compute in f64, or balance A (D⁻¹AD, D diagonal) first",
+};
 
 /// Which of X₀², X₀⁴, X₀⁶ may have underflowed: a product F·G whose
 /// factors' norms multiply to below R's smallest normal over ε can have
@@ -83,12 +101,12 @@ impl Underflow {
 }
 
 /// s = s₀ + ⌈log₂(η/θ)⌉ for X₀'s η (so ln(η/θ) = `ln_ratio`, ≤ 0 when
-/// η ≤ ‖X₀‖₁ ≤ θ; −∞ for η = 0): never above s₀ (rounding can put ‖X₀‖₁ a few ulps above θ,
-/// and one more squaring than s₀ would square X₀ itself), never more than
-/// `max_unscale` below it, never negative.
-fn scaling_for<R: RealScalar>(ln_ratio: f64, s0: i32) -> i32 {
+/// η ≤ ‖X₀‖₁ ≤ θ; −∞ for η = 0): never above s₀ (rounding can put ‖X₀‖₁ a
+/// few ulps above θ, and one more squaring than s₀ would square X₀
+/// itself), never negative.
+fn scaling_for(ln_ratio: f64, s0: i32) -> i32 {
     let rel = ceil((ln_ratio / core::f64::consts::LN_2).max(-f64::from(s0))).min(0.0);
-    (s0 + rel as i32).max(s0 - max_unscale::<R>()).max(0)
+    (s0 + rel as i32).max(0)
 }
 
 /// What [`choose`] decided: the degree index (0…3 for m = 3…9, 4 for 13),
@@ -208,13 +226,17 @@ fn ell<T: Field>(degree: usize, delta: i32, cap: i32, powers: &mut AbsPowers<'_,
 /// The value's choice: the degree and s for the A in `x` (n×n, finite, not
 /// zero; s₀ from [`FIRST_SCALING`]), with X = A/2^s left in `x` and the
 /// `formed` powers X², X⁴, … in `pows`; two n×n scratch matrices.
+///
+/// # Errors
+/// [`Failure::OutOfRange`] where the choice would undo more than
+/// [`max_unscale`] of s₀'s doublings.
 pub(super) fn choose<T: Field>(
     mut x: MatMut<'_, T>,
     pows: &mut [MatMut<'_, T>; 4],
     s0: i32,
     (abs, vecs): (MatMut<'_, T>, MatMut<'_, T>),
     par: Par,
-) -> Choice {
+) -> Result<Choice, Failure> {
     scale_mat(x.rb_mut(), -s0);
     let ln2 = core::f64::consts::LN_2;
     // ln of A's quantities from X₀'s: ln d_k(A) = ln d_k(X₀) + s₀·ln 2.
@@ -227,13 +249,12 @@ pub(super) fn choose<T: Field>(
     let p6 = &mut rest[0];
     matmul(p2[0].rb_mut(), Accum::Replace, x.rb(), x.rb(), T::one(), par);
     let l2 = underflow.norm::<Re<T>>(l1, l1, ln(norm1(p2[0].rb())));
-    let low = s0 <= max_unscale::<Re<T>>();
     let fits = |ln_eta: f64, degree: usize, powers: &mut AbsPowers<'_, T>| {
         ln_eta + shift <= ln(THETA[degree]) && ell(degree, s0, 1, powers) == 0
     };
     // d₄, d₆ ≤ ‖A²‖^{1/2}.
     let mut choice = None;
-    if low && fits(l2 / 2.0, 0, &mut powers) {
+    if fits(l2 / 2.0, 0, &mut powers) {
         choice = Some((0, 1));
     }
     let (mut l4, mut l6) = (0.0, 0.0);
@@ -241,7 +262,7 @@ pub(super) fn choose<T: Field>(
         matmul(p4[0].rb_mut(), Accum::Replace, p2[0].rb(), p2[0].rb(), T::one(), par);
         l4 = underflow.norm::<Re<T>>(l2, l2, ln(norm1(p4[0].rb())));
         // η₂ = max(d₄, d₆ ≤ (‖A²‖‖A⁴‖)^{1/6}).
-        if low && fits((l4 / 4.0).max((l2 + l4) / 6.0), 1, &mut powers) {
+        if fits((l4 / 4.0).max((l2 + l4) / 6.0), 1, &mut powers) {
             choice = Some((1, 2));
         }
     }
@@ -253,7 +274,7 @@ pub(super) fn choose<T: Field>(
         d8 = (l4 / 4.0).min((l2 + l6) / 8.0);
         eta3 = (l6 / 6.0).max(d8);
         for degree in [2, 3] {
-            if choice.is_none() && low && fits(eta3, degree, &mut powers) {
+            if choice.is_none() && fits(eta3, degree, &mut powers) {
                 choice = Some((degree, 3));
             }
         }
@@ -262,7 +283,7 @@ pub(super) fn choose<T: Field>(
         Some((degree, formed)) => (degree, 0, formed),
         None => {
             let eta5 = eta3.min(d8.max((l4 + l6) / 10.0));
-            let s = scaling_for::<Re<T>>(eta5 - ln(THETA[4]), s0);
+            let s = scaling_for(eta5 - ln(THETA[4]), s0);
             let s = s + ell(4, s0 - s, s0 - s, &mut powers);
             (4, s, 3)
         }
@@ -279,12 +300,15 @@ pub(super) fn choose<T: Field>(
 /// β = d₂(‖X‖/d₂)^{1/m}: the test β ≤ ℓ_m keeps the bound and scales a
 /// non-normal A, whose ‖A‖ is far above d₂, much less (for
 /// [[1, b], [0, −1]], d₂ = 1: s = 1 where ‖A‖₁ asks for log₂ b).
+///
+/// # Errors
+/// [`Failure::OutOfRange`] as [`choose`].
 pub(super) fn choose_derivative<T: Field>(
     mut x: MatMut<'_, T>,
     pows: &mut [MatMut<'_, T>; 4],
     s0: i32,
     par: Par,
-) -> Choice {
+) -> Result<Choice, Failure> {
     scale_mat(x.rb_mut(), -s0);
     matmul(pows[0].rb_mut(), Accum::Replace, x.rb(), x.rb(), T::one(), par);
     let l1 = ln(norm1(x.rb()));
@@ -293,16 +317,19 @@ pub(super) fn choose_derivative<T: Field>(
     let shift = f64::from(s0) * core::f64::consts::LN_2;
     // ln β_m of X₀ (−∞ where X₀² = 0: then every term past X is zero).
     let beta = |m: usize| if l2 == f64::NEG_INFINITY { l2 } else { l2 / 2.0 + (l1 - l2 / 2.0) / m as f64 };
-    let low = (0..4).find(|&d| s0 <= max_unscale::<Re<T>>() && beta(M[d]) + shift <= ln(ELL[d]));
+    let low = (0..4).find(|&d| beta(M[d]) + shift <= ln(ELL[d]));
     let choice = match low {
         Some(degree) => Choice { degree, s: 0, formed: 1 },
-        None => Choice { degree: 4, s: scaling_for::<Re<T>>(beta(13) - ln(ELL[4]), s0), formed: 1 },
+        None => Choice { degree: 4, s: scaling_for(beta(13) - ln(ELL[4]), s0), formed: 1 },
     };
     unscale(x, pows, s0, choice, underflow, par)
 }
 
 /// X = X₀·2^{s₀ − s} and its formed powers: exactly (powers of two), or,
 /// where one may have underflowed, formed again from X.
+///
+/// # Errors
+/// [`TOO_NON_NORMAL`] where s₀ − s exceeds [`max_unscale`].
 fn unscale<T: Field>(
     mut x: MatMut<'_, T>,
     pows: &mut [MatMut<'_, T>; 4],
@@ -310,17 +337,20 @@ fn unscale<T: Field>(
     choice: Choice,
     underflow: Underflow,
     par: Par,
-) -> Choice {
+) -> Result<Choice, Failure> {
     let up = s0 - choice.s;
+    if up > max_unscale::<Re<T>>(x.nrows()) {
+        return Err(TOO_NON_NORMAL);
+    }
     if up == 0 {
-        return choice;
+        return Ok(choice);
     }
     scale_mat(x.rb_mut(), up);
     if !underflow.0 {
         for (k, p) in pows.iter_mut().take(choice.formed).enumerate() {
             scale_mat(p.rb_mut(), up * 2 * (k as i32 + 1));
         }
-        return choice;
+        return Ok(choice);
     }
     let (p2, rest) = pows.split_at_mut(1);
     let (p4, rest) = rest.split_at_mut(1);
@@ -331,7 +361,7 @@ fn unscale<T: Field>(
     if choice.formed >= 3 {
         matmul(rest[0].rb_mut(), Accum::Replace, p4[0].rb(), p2[0].rb(), T::one(), par);
     }
-    choice
+    Ok(choice)
 }
 
 #[cfg(test)]

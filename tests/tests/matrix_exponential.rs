@@ -383,7 +383,7 @@ fn errors_and_shapes<P: TestProvider>(p: &P) {
     nan[(1, 2)] = f64::NAN;
     assert!(matches!(expm(p, &nan), Err(Error::NonFinite { op: "expm", arg: "a", .. })));
     let big = Dense::from_fn(3, 3, |i, j| if i == j { 1000.0 } else { 0.0 });
-    assert!(matches!(expm(p, &big), Err(Error::NonFinite { op: "expm", arg: "ea", .. })));
+    assert!(matches!(expm(p, &big), Err(Error::OutOfRange { op: "expm", arg: "a", .. })));
     let zero = frechet(p, &big, &Dense::from_fn(3, 3, |_, _| 0.0), MatOp::Identity);
     assert!(zero.data.iter().all(|&x| x == 0.0), "L(A, 0) = 0 even where e^A overflows");
     let small = expm(p, &scaled(&big, -1.0)).unwrap();

@@ -113,7 +113,7 @@ impl<T: Field> Kernel<T> for Expm {
             matmul(tmp.rb_mut(), Accum::Replace, out.rb(), out.rb(), T::one(), par);
             out.copy_from(tmp.rb());
         }
-        finite(out.rb(), "ea")
+        in_range(out.rb(), VALUE_OVERFLOWS)
     }
 }
 
@@ -162,7 +162,7 @@ impl<T: Field> Kernel<T> for ExpmFactors {
                 matmul(tmp.rb_mut(), Accum::Replace, out.rb(), out.rb(), T::one(), par);
                 out.copy_from(tmp.rb());
             }
-            finite(out.rb(), "ea")?;
+            in_range(out.rb(), VALUE_OVERFLOWS)?;
             write_piv(item, n, &fwd, degree, s)
         }
     }
@@ -223,7 +223,7 @@ impl<T: Field> Kernel<T> for ExpmFrechet {
         let step = Step { degree, x: x.rb(), pows, w: terms.w.rb(), r0: r.rb(), q: q.rb(), perm, s };
         step.derivative(es.rb(), out.rb_mut(), &mut pool, par, stack);
         scale_mat(out.rb_mut(), k);
-        finite(out.rb(), "l")
+        in_range(out.rb(), DERIVATIVE_OVERFLOWS)
     }
 }
 
@@ -271,7 +271,7 @@ impl<T: Field> Kernel<T> for ExpmFrechetFactored {
         step.derivative(es.rb(), l.rb_mut(), &mut pool, par, stack);
         copy_op(out.rb_mut(), l.rb(), self.0);
         scale_mat(out.rb_mut(), k);
-        finite(out.rb(), "l")
+        in_range(out.rb(), DERIVATIVE_OVERFLOWS)
     }
 }
 
@@ -439,7 +439,14 @@ fn degree_and_scaling<T: Field>(
     Ok((4, s.max(0)))
 }
 
-/// `Err(NonFinite(arg))` unless every entry of `m` is finite.
-fn finite<T: Field>(m: MatRef<'_, T>, arg: &'static str) -> Result<(), Failure> {
-    max_abs_mat(m).map(|_| ()).ok_or(Failure::NonFinite(arg))
+/// Why e^A is out of range.
+const VALUE_OVERFLOWS: &str = "e^A, or a squaring on the way to it, overflows the dtype";
+
+/// Why L(A, E) is out of range.
+const DERIVATIVE_OVERFLOWS: &str = "L(A, E), or a squaring on the way to it, overflows the dtype";
+
+/// `Err(OutOfRange)` on `a` (its inputs are finite, so a non-finite result
+/// is an overflow) unless every entry of `m` is finite.
+fn in_range<T: Field>(m: MatRef<'_, T>, why: &'static str) -> Result<(), Failure> {
+    max_abs_mat(m).map(|_| ()).ok_or(Failure::OutOfRange { arg: "a", why })
 }

@@ -21,8 +21,9 @@
 //!
 //! Domains: log needs every λ > 0; sqrt takes λ ≥ −10·n·ε·max|λ| (rounding
 //! of a semidefinite matrix) as 0 and fails below; both report
-//! `NotPositiveDefinite("a")`. A non-finite f(λ) (exp overflowing, a caller's f
-//! returning NaN) is `NonFinite("fa")`.
+//! `NotPositiveDefinite("a")`. A built-in f(λ) that overflows (exp) is
+//! `OutOfRange("a")`; a caller's f that returns NaN or ∞ is
+//! `NonFinite("fa")`.
 //!
 //! Scratch: the eigenvalues and f(λ) as `T`, V and V f(Λ) (n×n each), and
 //! `decompose`'s.
@@ -125,7 +126,10 @@ fn compute<T: Field>(
     let mut fa = item.out_mat::<T>(0);
     matmul(fa.rb_mut(), Accum::Replace, vf.rb(), v.rb().adjoint(), T::one(), par);
     // f(λ) overflowed (exp) or a caller's f returned NaN/∞.
-    max_abs_mat(fa.rb()).ok_or(Failure::NonFinite("fa"))?;
+    max_abs_mat(fa.rb()).ok_or(match f {
+        MatrixFunction::Custom(_) => Failure::NonFinite("fa"),
+        _ => Failure::OutOfRange { arg: "a", why: "f(λ) overflows the dtype at an eigenvalue λ of A" },
+    })?;
     if factors {
         let mut w = item.out_mat::<Real<T>>(1);
         for i in 0..n {

@@ -189,8 +189,11 @@ fn non_normal_single<P: TestProvider>(p: &P) {
 /// b^{1/13}: 8 squarings at 1e40, 22 at 1e100), within 1e-14 at b = 1e40.
 /// Beyond what the dtype's exponent range lets the scaling undo (f32 from
 /// b = 1e25, f64 at 1e200) the norm-based scaling would lose every digit
-/// (it returned diag(1, 1) in f32 and 0 in f64): `OutOfRange` naming `a`,
-/// from the value and from the derivative's factors, on a batch item.
+/// (it gives diag(1, 1) in f32 and 0 in f64): `OutOfRange` naming `a`,
+/// from the value and from the derivative's factors, on a batch item. A
+/// nilpotent A at the same scales has no entries whose products underflow
+/// and no power to form again: e^A = I + A exactly, and its gradient
+/// against the closed form while that is finite (`OutOfRange` beyond).
 fn extreme_non_normality<P: TestProvider>(p: &P) {
     let (e, sinh) = (1f64.exp(), 1f64.sinh());
     for b in [1e40, 1e100, 1e150] {
@@ -221,6 +224,30 @@ fn extreme_non_normality<P: TestProvider>(p: &P) {
     let x = la.tensor(&[2, 2, 2], &[1.0, 0.0, 1.0, -1.0, 1.0, 0.0, 1e200, -1.0]).unwrap();
     let err = la.expm(&x).unwrap_err();
     assert!(out_of_range(err.clone()), "f64 b = 1e200: {err}");
+    // A = [[0, b], [0, 0]]: ∇ Σ e^A = L(N, 1) = 1 + (N1 + 1N)/2 + N1N/6 with
+    // N = Aᵀ, N² = 0; its entry b²/6 overflows from b ≈ 1e154.
+    for b in [1e150, 1e200, 1e300] {
+        let x = la.tensor(&[2, 2], &[0.0, 0.0, b, 0.0]).unwrap();
+        assert_eq!(la.expm(&x).unwrap().to_vec::<f64>().unwrap(), [1.0, 0.0, b, 1.0], "nilpotent b = {b:e}");
+        let out = la.value_and_grad([&x], |[m]| m.expm().sum());
+        if b > 1e154 {
+            let err = out.unwrap_err();
+            assert!(matches!(err, Error::OutOfRange { arg: "a", .. }), "nilpotent b = {b:e}: {err}");
+            continue;
+        }
+        let out = out.unwrap();
+        assert_eq!(out.value, 2.0 + b, "nilpotent b = {b:e}, value_and_grad");
+        let g = out.grads[0].to_vec::<f64>().unwrap();
+        for (k, w) in [1.0 + b / 2.0, 1.0 + b + b * b / 6.0, 1.0, 1.0 + b / 2.0].into_iter().enumerate() {
+            assert!(
+                (g[k] - w).abs() <= 1e-15 * w,
+                "nilpotent b = {b:e}, gradient entry {k}: {} vs {w}",
+                g[k]
+            );
+        }
+    }
+    let x = la.tensor(&[2, 2], &[0.0f32, 0.0, 1e30, 0.0]).unwrap();
+    assert_eq!(la.expm(&x).unwrap().to_vec::<f32>().unwrap(), [1.0, 0.0, 1e30, 1.0], "f32 nilpotent");
 }
 
 /// ‖A‖₁ a few ulps above ℓ₁₃·2⁹ (A = diag(−a, 1/2), a = 4.74⁺·2⁹): rounding

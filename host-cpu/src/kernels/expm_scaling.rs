@@ -51,21 +51,34 @@ const C_RECIPROCAL: [f64; 5] =
 const M: [usize; 5] = [3, 5, 7, 9, 13];
 
 /// Most doublings X may take back from X₀ (s₀ − s) for n×n matrices of
-/// the real type `R`, the smaller of two limits:
-/// * where a power must be formed again from X (see [`Underflow`]), a
-///   product of two of X's entries, up to (2^{s₀−s}·θ₁₃)², stays finite;
-/// * X₀² is a product of X₀'s entries, some of which may underflow
-///   unnoticed (large entries cancelling, small ones vanishing: f32
-///   [[1, 1e30], [0, −1]]/2⁹⁷ squares to 0, not 2^{−194}·I); that error,
-///   at most n²·MIN_POSITIVE·ε in the 1-norm, stays below ε once X₀² is
-///   scaled back by 2^{2(s₀−s)}.
+/// the real type `R`: the smaller of the limits that apply (none, for
+/// most A: then any s the choice asks for).
+/// * Where a power must be formed again from X ([`Underflow::again`]), a
+///   product of two of X's entries, up to (2^{s₀−s}·θ₁₃)², stays finite.
+/// * Where X₀ has nonzero entries whose products can underflow
+///   ([`Underflow::tiny`]), X₀² may have lost them unnoticed (large
+///   entries cancelling, small ones vanishing: f32 [[1, 1e30], [0, −1]]/2⁹⁸
+///   squares to 0, not 2^{−196}·I). That error, at most n²·MIN_POSITIVE·ε
+///   in the 1-norm, stays below ε once X₀² is scaled back by 2^{2(s₀−s)}.
 ///
-/// f32: 61 at n = 2 (fewer for larger n); f64: about 509.
-fn max_unscale<R: RealScalar>(n: usize) -> i32 {
+/// f32: 61 at n = 2 (fewer for larger n); f64: 509 at n = 2 (500 at
+/// n = 1000).
+fn max_unscale<R: RealScalar>(n: usize, underflow: Underflow) -> i32 {
     let log2 = |x: f64| ln(x) / core::f64::consts::LN_2;
     let products = (log2(R::MAX.to_f64()) - 2.0 * log2(THETA[4]) - 1.0) / 2.0;
-    let underflow = (-log2(R::MIN_POSITIVE.to_f64()) - 2.0 * log2(n.max(1) as f64)) / 2.0 - 1.0;
-    (products.min(underflow) as i32).max(0)
+    let lost = (-log2(R::MIN_POSITIVE.to_f64()) - 2.0 * log2(n.max(1) as f64)) / 2.0 - 1.0;
+    let mut limit = f64::INFINITY;
+    if underflow.again {
+        limit = limit.min(products);
+    }
+    if underflow.tiny {
+        limit = limit.min(lost);
+    }
+    if limit.is_finite() {
+        (limit as i32).max(0)
+    } else {
+        i32::MAX
+    }
 }
 
 /// The error for an A whose 1-norm exceeds its powers' growth by more
@@ -77,22 +90,47 @@ const TOO_NON_NORMAL: Failure = Failure::OutOfRange {
           scaling by the norm would lose every digit; compute in f64, or balance A (D⁻¹AD, D diagonal) first",
 };
 
-/// Which of X₀², X₀⁴, X₀⁶ may have underflowed: a product F·G whose
-/// factors' norms multiply to below R's smallest normal over ε can have
-/// lost its entries' bits, or be 0 where the power is not (f32, X₀ =
-/// [[1, b], [0, −1]]/2^{s₀} at b = 1e10: X₀⁶ = 2^{−192}·I is 0). Its norm
-/// then counts as that product, an upper bound, and the power is formed
-/// again from X after the choice.
+/// Where the powers of X₀ may have lost bits to underflow.
+/// * `again`: a product F·G whose factors' (nonzero) norms multiply to
+///   below R's smallest normal over ε can have lost its entries' bits, or
+///   be 0 where the power is not (f32, X₀ = [[1, b], [0, −1]]/2^{s₀} at
+///   b = 1e10: X₀⁶ = 2^{−192}·I is 0). Its norm then counts as that
+///   product, an upper bound, and the power is formed again from X after
+///   the choice. (A zero factor gives an exactly zero product.)
+/// * `tiny`: X₀ has nonzero entries whose products with each other fall
+///   below that bound, so X₀² itself may have lost them (see
+///   [`max_unscale`]).
 #[derive(Clone, Copy, Default)]
-struct Underflow(bool);
+struct Underflow {
+    again: bool,
+    tiny: bool,
+}
 
 impl Underflow {
+    /// ln of R's smallest normal over ε.
+    fn floor<R: RealScalar>() -> f64 {
+        ln(R::MIN_POSITIVE.to_f64()) - ln(R::EPSILON.to_f64())
+    }
+
+    /// `tiny` from X₀'s smallest nonzero entry.
+    fn of<T: Field>(x: MatRef<'_, T>) -> Self {
+        let mut smallest = f64::INFINITY;
+        for j in 0..x.ncols() {
+            for &v in x.col(j).iter() {
+                let size = Scalar::abs(v).to_f64();
+                if size > 0.0 && size < smallest {
+                    smallest = size;
+                }
+            }
+        }
+        Underflow { again: false, tiny: 2.0 * ln(smallest) < Self::floor::<Re<T>>() }
+    }
+
     /// ln ‖F·G‖₁ to use for a product with ln ‖F‖₁ = `lf`, ln ‖G‖₁ = `lg`
     /// and computed ln ‖F·G‖₁ = `computed`.
     fn norm<R: RealScalar>(&mut self, lf: f64, lg: f64, computed: f64) -> f64 {
-        let floor = ln(R::MIN_POSITIVE.to_f64()) - ln(R::EPSILON.to_f64());
-        if lf + lg < floor {
-            self.0 = true;
+        if lf.is_finite() && lg.is_finite() && lf + lg < Self::floor::<R>() {
+            self.again = true;
             lf + lg
         } else {
             computed
@@ -243,7 +281,7 @@ pub(super) fn choose<T: Field>(
     let shift = f64::from(s0) * ln2;
     let l1 = ln(norm1(x.rb()));
     let mut powers = AbsPowers { x: x.rb(), ln_norm: l1, abs, vecs, filled: false };
-    let mut underflow = Underflow::default();
+    let mut underflow = Underflow::of(x.rb());
     let (p2, rest) = pows.split_at_mut(1);
     let (p4, rest) = rest.split_at_mut(1);
     let p6 = &mut rest[0];
@@ -312,7 +350,7 @@ pub(super) fn choose_derivative<T: Field>(
     scale_mat(x.rb_mut(), -s0);
     matmul(pows[0].rb_mut(), Accum::Replace, x.rb(), x.rb(), T::one(), par);
     let l1 = ln(norm1(x.rb()));
-    let mut underflow = Underflow::default();
+    let mut underflow = Underflow::of(x.rb());
     let l2 = underflow.norm::<Re<T>>(l1, l1, ln(norm1(pows[0].rb())));
     let shift = f64::from(s0) * core::f64::consts::LN_2;
     // ln β_m of X₀ (−∞ where X₀² = 0: then every term past X is zero).
@@ -339,14 +377,14 @@ fn unscale<T: Field>(
     par: Par,
 ) -> Result<Choice, Failure> {
     let up = s0 - choice.s;
-    if up > max_unscale::<Re<T>>(x.nrows()) {
+    if up > max_unscale::<Re<T>>(x.nrows(), underflow) {
         return Err(TOO_NON_NORMAL);
     }
     if up == 0 {
         return Ok(choice);
     }
     scale_mat(x.rb_mut(), up);
-    if !underflow.0 {
+    if !underflow.again {
         for (k, p) in pows.iter_mut().take(choice.formed).enumerate() {
             scale_mat(p.rb_mut(), up * 2 * (k as i32 + 1));
         }

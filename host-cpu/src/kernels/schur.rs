@@ -79,9 +79,9 @@ pub(crate) fn schur<C: Field>(
         let (mut padded, stack) = stack.make_with(ld * n, |_| C::zero());
         let mut h = MatMut::from_column_major_slice_with_stride_mut(&mut padded, n, n, ld);
         h.copy_from(t.rb());
-        hessenberg_by_faer(h.rb_mut(), q.rb_mut(), par, stack);
-        sweeps(columns(h.rb_mut()), columns(q.rb_mut()), n)?;
-        t.copy_from_triangular_upper(h.rb());
+        hessenberg_by_faer(h, q.rb_mut(), par, stack);
+        sweeps(Columns { data: &mut padded, ld }, columns(q.rb_mut()), n)?;
+        t.copy_from_triangular_upper(faer::MatRef::from_column_major_slice_with_stride(&padded, n, n, ld));
     }
     #[cfg(not(feature = "std"))]
     {
@@ -162,24 +162,24 @@ fn hessenberg_by_faer<C: Field>(mut t: MatMut<'_, C>, q: MatMut<'_, C>, par: Par
     }
 }
 
-/// The n×n `m` with row stride 1 as one slice from its first entry to its
-/// last, and its column stride. A matrix of another layout is a caller's
-/// bug, and panics before any write.
+/// The n×n `m`, column-major with column stride n (the kernels' pool
+/// matrices), as one slice. A matrix of another layout is a caller's bug,
+/// and panics before any write.
 fn columns<'a, C>(m: MatMut<'a, C>) -> Columns<'a, C> {
     let n = m.nrows();
-    let ld = m.col_stride();
     assert!(
-        m.ncols() == n && (n == 0 || (m.row_stride() == 1 && ld >= n as isize)),
-        "schur: t and q must be column-major"
+        m.ncols() == n && (n == 0 || (m.row_stride() == 1 && m.col_stride() == n as isize)),
+        "schur: t and q must be column-major with column stride n"
     );
-    let len = if n == 0 { 0 } else { ld as usize * (n - 1) + n };
-    // SAFETY: `m` is n×n with row stride 1 and column stride ld ≥ n
-    // (checked above), so entry (i, j) is at offset i + j·ld < len, and
-    // the len entries from its first lie inside the one allocation that
-    // backs it; `m` is consumed, so the slice is the only access for 'a
-    // (entries between columns are only read and written back unchanged).
-    let data = unsafe { core::slice::from_raw_parts_mut(m.as_ptr_mut(), len) };
-    Columns { data, ld: ld as usize }
+    if n == 0 {
+        return Columns { data: &mut [], ld: 0 };
+    }
+    // SAFETY: `m` is n×n with row stride 1 and column stride n (checked
+    // above), so its n² entries are contiguous from its first and it owns
+    // each of them (no gaps between columns that another view could own);
+    // `m` is consumed, so the slice is the only access for 'a.
+    let data = unsafe { core::slice::from_raw_parts_mut(m.as_ptr_mut(), n * n) };
+    Columns { data, ld: n }
 }
 
 /// A column-major matrix as a slice and its column stride.

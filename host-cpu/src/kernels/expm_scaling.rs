@@ -67,18 +67,8 @@ fn max_unscale<R: RealScalar>(n: usize, underflow: Underflow) -> i32 {
     let log2 = |x: f64| ln(x) / core::f64::consts::LN_2;
     let products = (log2(R::MAX.to_f64()) - 2.0 * log2(THETA[4]) - 1.0) / 2.0;
     let lost = (-log2(R::MIN_POSITIVE.to_f64()) - 2.0 * log2(n.max(1) as f64)) / 2.0 - 1.0;
-    let mut limit = f64::INFINITY;
-    if underflow.again {
-        limit = limit.min(products);
-    }
-    if underflow.tiny {
-        limit = limit.min(lost);
-    }
-    if limit.is_finite() {
-        (limit as i32).max(0)
-    } else {
-        i32::MAX
-    }
+    let limit = |applies: bool, doublings: f64| if applies { (doublings as i32).max(0) } else { i32::MAX };
+    limit(underflow.again, products).min(limit(underflow.tiny, lost))
 }
 
 /// The error for an A whose 1-norm exceeds its powers' growth by more

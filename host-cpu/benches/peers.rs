@@ -475,7 +475,7 @@ fn near_tie_accuracy(peer: &mut Peer, dir: &std::path::Path) -> Vec<String> {
          [[1, b], [0, −1]]. Hermitian forms: A = Q diag(…) Qᵀ with the same eigenvalues, compared with \
          scipy's and JAX's general functions on that A; their gradients (which read the lower triangle) \
          against the reference folded onto it, as are the peers'. scipy's gradient: expm_frechet for \
-         expm, the block identity f([[Aᵀ, W], [0, Aᵀ]]) for logm and sqrtm; JAX's: jax.grad (JAX has no \
+         expm, the block identity f([[Aᵀ, W], [0, Aᵀ]]) for logm and sqrtm; JAX's: its grad transform (JAX has no \
          logm, and no derivative of sqrtm).\n"
             .to_string(),
         "| f | A | lindiff value | scipy value | JAX value | lindiff gradient | scipy gradient | JAX gradient |"

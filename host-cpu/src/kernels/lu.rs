@@ -238,6 +238,26 @@ pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>, scaling
     undo_upper(u, scaling);
 }
 
+/// Turns the packed m×n factor `lu` (m ≥ n) into L in place: ones on the
+/// diagonal, zeros above it.
+fn keep_l<T: Field>(mut lu: MatMut<'_, T>) {
+    for j in 0..lu.ncols() {
+        let mut col = lu.rb_mut().col_mut(j);
+        zero_col(col.rb_mut().subrows_mut(0, j));
+        col[j] = T::one();
+    }
+}
+
+/// Turns the packed m×n factor `lu` (m < n) into U in place: zeros below
+/// the diagonal, U scaled back by `scaling`.
+fn keep_u<T: Field>(mut lu: MatMut<'_, T>, scaling: Scaling) {
+    let m = lu.nrows();
+    for j in 0..m {
+        zero_col(lu.rb_mut().col_mut(j).subrows_mut(j + 1, m - j - 1));
+    }
+    undo_upper(lu, scaling);
+}
+
 /// Scales the upper triangle of the packed factor `lu` (U, on and above
 /// the diagonal) back by `scaling`; L is scale-free.
 pub(super) fn undo_upper<T: Field>(mut lu: MatMut<'_, T>, scaling: Scaling) {
@@ -312,19 +332,28 @@ pub(super) fn solve_mode(op: MatOp) -> (bool, Conj) {
 impl<T: Field> Kernel<T> for Lu {
     fn scratch(&self, shapes: &Shapes, par: Par) -> StackReq {
         let (m, n) = shapes.input(0);
-        temp_mat_scratch::<T>(m, n).and(factor_scratch::<T>(m, n, par))
+        factor_scratch::<T>(m, n, par)
     }
 
+    /// Factors in whichever output has `a`'s shape (L, m×k, when m ≥ n;
+    /// else U, k×n), writes the other from it and then clears the packed
+    /// factor's other triangle in place: one pass over memory less than
+    /// factoring in a temporary and writing both.
     fn run(&self, item: &mut Item<'_>, par: Par, stack: &mut MemStack) -> Result<(), Failure> {
         let a = item.mat::<T>(0);
-        // SAFETY: `factor` overwrites the whole temporary before reading it.
-        let (mut lu, stack) = unsafe { temp_mat_uninit::<T, _, _>(a.nrows(), a.ncols(), stack) };
-        let mut lu = lu.as_mat_mut();
         let (mut fwd, mut inv, stack) = carve_perms(stack, a.nrows());
-        let scaling = factor_in_range(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack)?;
+        if a.nrows() >= a.ncols() {
+            let (mut l, u) = item.out_pair::<T, T>(1, 2);
+            let scaling = factor_in_range(a, l.rb_mut(), &mut fwd, &mut inv, par, stack)?;
+            write_u(l.rb(), u, scaling);
+            keep_l(l);
+        } else {
+            let (l, mut u) = item.out_pair::<T, T>(1, 2);
+            let scaling = factor_in_range(a, u.rb_mut(), &mut fwd, &mut inv, par, stack)?;
+            write_l(u.rb(), l);
+            keep_u(u, scaling);
+        }
         write_perm(item, 0, &fwd);
-        write_l(lu.rb(), item.out_mat::<T>(1));
-        write_u(lu.rb(), item.out_mat::<T>(2), scaling);
         Ok(())
     }
 }

@@ -15,6 +15,7 @@
 
 use crate::field::Field;
 use crate::gemm::matmul;
+use crate::kernels::frobenius::frobenius_norm as norm;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
@@ -27,12 +28,6 @@ type Real<T> = <T as Scalar>::Real;
 /// Scratch of [`accepts`] for an m×n matrix.
 pub fn scratch<T: Field>(m: usize, n: usize, _k: usize) -> StackReq {
     temp_mat_scratch::<T>(m.max(n), 3 * PROBES)
-}
-
-/// ‖x‖_F by faer (vectorised; scaled internally, so huge or tiny entries
-/// neither overflow nor underflow), as lindiff's real type.
-fn norm<T: Field>(x: MatRef<'_, T>) -> Real<T> {
-    Scalar::re(T::from_real_impl(&x.norm_l2()))
 }
 
 /// Residual probes: applied as one block, so A, U and V are each read once.

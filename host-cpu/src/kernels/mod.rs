@@ -51,6 +51,7 @@ mod expm;
 mod expm_pade;
 mod expm_scaling;
 pub(crate) mod finite;
+pub(crate) mod frobenius;
 mod full_piv_lu;
 mod funm;
 mod funm_frechet;

@@ -139,6 +139,34 @@ fn matmul_strided<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     }
 }
 
+/// A right-hand side read row by row with its rows 4 KiB apart and both
+/// dimensions ≥ 256 is copied column-major into the workspace first (faer
+/// packs it slowly in place): `a · bᵀ` and `a · bᴴ` of column-major `b`,
+/// and a row-major `b`, against the reference product, with the workspace
+/// the provider asks for.
+fn matmul_copied_rhs<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
+    let mut rng = Rng::new(seed);
+    // Rows of op(b) `n` elements apart: 4 KiB for f64 at 512, c64 at 256.
+    let (m, k, n) = (24, 256, 4096 / core::mem::size_of::<T>());
+    let a: Dense<T> = rng.matrix(m, k);
+    let b: Dense<T> = rng.matrix(n, k);
+    let tol = 50.0 * k as f64 * eps::<T>() * a.norm() * b.norm();
+    let (ta, tb) = (HostTensor::from_dense(&a), HostTensor::from_dense(&b));
+    for op_b in [MatOp::Transpose, MatOp::Adjoint] {
+        let op = Op::Prim(PrimOp::Matmul(Matmul::new(MatOp::Identity, op_b)));
+        let req = call::workspace(p, &op, &[&ta.desc, &tb.desc]).unwrap();
+        assert!(req.bytes() >= n * k * core::mem::size_of::<T>(), "{op_b:?}: workspace {}", req.bytes());
+        let c = run1(p, PrimOp::Matmul(Matmul::new(MatOp::Identity, op_b)), &[&ta, &tb]);
+        let got: Dense<T> = c.matrix(0);
+        assert!(got.sub(&a.matmul(&apply(&b, op_b))).norm() <= tol, "a·{op_b:?}(b)");
+    }
+    let bt = b.transpose();
+    let row_major: Vec<T> = (0..k).flat_map(|i| (0..n).map(move |j| (i, j))).map(|ij| bt[ij]).collect();
+    let rm = HostTensor::with_desc(TensorDesc::row_major_matrix(T::DTYPE, k, n).unwrap(), &row_major);
+    let c = run1(p, PrimOp::Matmul(Matmul::PLAIN), &[&ta, &rm]);
+    assert!(c.matrix::<T>(0).sub(&a.matmul(&bt)).norm() <= tol, "row-major b");
+}
+
 fn matmul_empty<P: Provider<Memory = Host>>(p: &P) {
     // Inner dimension 0: the product is all zeros.
     let a = HostTensor::new::<f64>(&[3, 0, 2], &[]);
@@ -698,6 +726,8 @@ fn suite<P: Provider<Memory = Host>>(p: &P) {
     matmul_all_ops::<C32, P>(p, 4);
     matmul_strided::<f64, P>(p, 5);
     matmul_strided::<C64, P>(p, 6);
+    matmul_copied_rhs::<f64, P>(p, 7);
+    matmul_copied_rhs::<C64, P>(p, 8);
     matmul_strided::<f32, P>(p, 7);
     matmul_empty(p);
     matmul_hand(p);

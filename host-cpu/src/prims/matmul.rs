@@ -1,6 +1,12 @@
 //! Batched `c = op_a(a) · op_b(b)` through faer's GEMM, reading the strided
-//! inputs in place (transposes and conjugations are view flags, never copies)
-//! and writing each product straight into its slot of the output.
+//! inputs in place (transposes and conjugations are view flags) and writing
+//! each product straight into its slot of the output. One exception: a
+//! large right-hand side read row by row with its rows 4 KiB or more apart
+//! (`a · bᴴ` of n×n column-major matrices, n ≥ 512 in f64) is first copied
+//! column-major into the workspace. faer's GEMM packs such a factor at a
+//! fraction of its usual speed (the rows share cache sets): at n = 512 the
+//! product took 7.0 ms against 3.5 ms for `a · b`, and 4.2 ms with the copy;
+//! at n = 1024, 58 ms, and 34 ms with the copy.
 //!
 //! Products go through [`crate::gemm`], which keeps no-std builds off the
 //! heap.
@@ -9,9 +15,12 @@ use super::strided::{self, View, Walk};
 use crate::batch::par_for;
 use crate::field::Field;
 use crate::gemm::matmul_with_conj;
+use faer::reborrow::IntoConst;
 use faer::{Accum, Conj, MatMut, MatRef};
 use lindiff_core::prim::Matmul;
-use lindiff_core::{Exec, Host, Input, MatOp, Output, Result, Scalar};
+use lindiff_core::{
+    Error, Exec, Host, HostBuffer, Input, MatOp, Output, Result, Scalar, TensorDesc, WorkspaceReq,
+};
 
 /// Stride for faer: strides of dims longer than 1 are bounded by the view's
 /// span, which fits the buffer (so `isize`); a size-1 dim's stride is never
@@ -29,12 +38,55 @@ fn apply<T: Field>(x: MatRef<'_, T>, op: MatOp) -> (MatRef<'_, T>, Conj) {
     }
 }
 
+/// The rows and columns of `op(b)` and its (row, column) strides in
+/// elements.
+fn rhs_layout(b: &TensorDesc, op: MatOp) -> ((usize, usize), (usize, usize)) {
+    let (dims, strides) = (b.meta.shape.dims(), &b.strides);
+    match op {
+        MatOp::Identity => ((dims[0], dims[1]), (strides[0], strides[1])),
+        MatOp::Transpose | MatOp::Adjoint => ((dims[1], dims[0]), (strides[1], strides[0])),
+    }
+}
+
+/// Smallest row distance, in bytes, at which a row-major right-hand side is
+/// copied (see the module docs).
+const ALIASING_ROW_BYTES: usize = 4096;
+
+/// Fewest rows and columns of a right-hand side worth the copy (below, the
+/// product is too short for the packing to matter: n = 256 gained nothing).
+const COPY_MIN_DIM: usize = 256;
+
+/// Whether `op(b)` is copied column-major before the product: it is read
+/// row-major (unit column stride), with rows at least
+/// [`ALIASING_ROW_BYTES`] apart, and both its dimensions are at least
+/// [`COPY_MIN_DIM`].
+fn copies_rhs<T>(op: &Matmul, b: &TensorDesc) -> bool {
+    let ((k, n), (row_stride, col_stride)) = rhs_layout(b, op.b);
+    col_stride == 1
+        && row_stride.saturating_mul(size_of::<T>()) >= ALIASING_ROW_BYTES
+        && k >= COPY_MIN_DIM
+        && n >= COPY_MIN_DIM
+}
+
+/// The workspace of [`matmul`]: room for one column-major copy of `op(b)`
+/// where [`copies_rhs`] says so, else none.
+pub(super) fn workspace<T: Field>(op: &Matmul, inputs: &[&TensorDesc]) -> WorkspaceReq {
+    match inputs.get(1) {
+        Some(&b) if copies_rhs::<T>(op, b) => {
+            let ((k, n), _) = rhs_layout(b, op.b);
+            WorkspaceReq::of::<T>(k * n)
+        }
+        _ => WorkspaceReq::EMPTY,
+    }
+}
+
 /// Runs the batched product, one matrix after another, each with faer's
 /// parallelism for the team width the exec gives one matrix.
 pub(super) fn matmul<T: Field>(
     op: &Matmul,
     inputs: &[Input<'_, Host>],
     out: &mut Output<'_, '_, Host>,
+    workspace: &mut HostBuffer<'_>,
     exec: Exec,
 ) -> Result<()> {
     const NAME: &str = "matmul";
@@ -47,6 +99,16 @@ pub(super) fn matmul<T: Field>(
     let (a_str, b_str) = (&ad.strides, &bd.strides);
     let par = par_for(exec.plan(batch.iter().product()).threads_per_matrix);
     let c = strided::output::<T>(NAME, "c", out)?;
+    // Column-major room for op(b), where it is copied.
+    let mut rhs_copy = if copies_rhs::<T>(op, bd) {
+        let ((k, cols), _) = rhs_layout(bd, op.b);
+        let room = workspace.typed_mut::<T>().and_then(|w| w.get_mut(..k * cols));
+        let too_small =
+            || Error::Buffer { op: NAME, arg: "workspace", why: "is too small", needed: k * cols, got: 0 };
+        Some(room.ok_or_else(too_small)?)
+    } else {
+        None
+    };
     let per = m * n;
     if per > 0 {
         // Item base offsets of a and b, in batch order (all share batch dims).
@@ -86,6 +148,14 @@ pub(super) fn matmul<T: Field>(
                 unsafe { MatMut::from_raw_parts_mut(c_item.as_mut_ptr().cast::<T>(), m, n, 1, m as isize) };
             let (lhs, conj_lhs) = apply(a_mat, op.a);
             let (rhs, conj_rhs) = apply(b_mat, op.b);
+            let rhs = match rhs_copy.as_deref_mut() {
+                Some(room) => {
+                    let mut copy = MatMut::from_column_major_slice_mut(room, rhs.nrows(), rhs.ncols());
+                    copy.copy_from(rhs);
+                    copy.into_const()
+                }
+                None => rhs,
+            };
             matmul_with_conj(c_mat, Accum::Replace, lhs, conj_lhs, rhs, conj_rhs, <T as Scalar>::one(), par);
         }
     }

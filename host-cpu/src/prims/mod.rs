@@ -5,7 +5,8 @@
 //! Inputs are read in place through their strides (a row-major matrix is a
 //! view, not a copy); outputs are written contiguously in column-major order.
 //! Matmul runs faer's GEMM per batch item; every other primitive is one
-//! column-major walk over its output (`strided.rs`). None needs workspace, and
+//! column-major walk over its output (`strided.rs`). Only a product whose
+//! right-hand side it copies first needs workspace (`matmul.rs`), and
 //! `run` allocates nothing (faer's GEMM itself may, see the crate docs).
 //!
 //! Reverse mode's internal `ValuesCheck` runs here too (`values_check`): a
@@ -58,13 +59,17 @@ fn no_input(op: &PrimOp) -> Error {
 }
 
 /// The workspace `run` needs for `op`: none, once the dtype has kernels in
-/// this build.
+/// this build, but for a product that copies its right-hand side
+/// (`matmul::workspace`).
 ///
 /// # Errors
 /// [`Error::Unsupported`] for a dtype whose feature is off.
 pub(crate) fn workspace(op: &PrimOp, inputs: &[&TensorDesc], _exec: Exec) -> Result<WorkspaceReq> {
     let dtype = dtype_of(op, inputs.first().copied()).ok_or_else(|| no_input(op))?;
-    with_field!(op.name(), dtype, _Built => Ok(WorkspaceReq::EMPTY))
+    with_field!(op.name(), dtype, T => Ok(match op {
+        PrimOp::Matmul(m) => matmul::workspace::<T>(m, inputs),
+        _ => WorkspaceReq::EMPTY,
+    }))
 }
 
 /// Runs `op`, writing every present output.
@@ -77,14 +82,14 @@ pub(crate) fn run(
     op: &PrimOp,
     inputs: &[Input<'_, Host>],
     outputs: &mut [Option<Output<'_, '_, Host>>],
-    _workspace: &mut HostBuffer<'_>,
+    workspace: &mut HostBuffer<'_>,
     exec: Exec,
 ) -> Result<()> {
     let name = op.name();
     let dtype = dtype_of(op, inputs.first().map(|i| i.desc)).ok_or_else(|| no_input(op))?;
     // Every primitive has one output.
     let out = first_output(name, op.output_names()[0], outputs)?;
-    with_field!(name, dtype, T => dispatch::<T>(op, inputs, out, exec))
+    with_field!(name, dtype, T => dispatch::<T>(op, inputs, out, workspace, exec))
 }
 
 /// The workspace of [`values_check`]: none, once the dtype has kernels in
@@ -167,10 +172,11 @@ fn dispatch<T: Field + Complexify>(
     op: &PrimOp,
     inputs: &[Input<'_, Host>],
     out: &mut Output<'_, '_, Host>,
+    workspace: &mut HostBuffer<'_>,
     exec: Exec,
 ) -> Result<()> {
     match op {
-        PrimOp::Matmul(m) => matmul::matmul::<T>(m, inputs, out, exec),
+        PrimOp::Matmul(m) => matmul::matmul::<T>(m, inputs, out, workspace, exec),
         PrimOp::Unary(u) => elementwise::unary::<T>(u.0, inputs, out),
         PrimOp::Binary(b) => elementwise::binary::<T>(b.0, inputs, out),
         PrimOp::Scale(s) => elementwise::scale::<T>(s.0, inputs, out),

@@ -173,35 +173,34 @@ fn random_shapes<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
 
 /// Matrices whose largest entry lies outside the elimination's safe range
 /// (2^±970 in f64, 2^±103 in f32), tall, wide and square: `a = a₁ · 2^e`
-/// with e = ±(range + 20), so that the scaling and the comparison are
-/// exact. L is scale-free and U is `a`'s scale, so `P a₁ = L (U · 2^−e)`
-/// to the usual tolerance. Tall inputs factor in L's buffer and wide ones
-/// in U's, so both of `lu`'s paths and `lu_factor` are checked.
+/// with e = ±990 (f64) or ±110 (f32), a power of two, so that the scaling
+/// and the comparison are exact (but for entries of a₁ below 2^−32 or 2^−16
+/// turning subnormal, far below the tolerance). L is scale-free and U is
+/// `a`'s scale, so `P a₁ = L (U · 2^−e)` to the usual tolerance. Tall
+/// inputs factor in L's buffer and wide ones in U's, so both of `lu`'s
+/// paths and `lu_factor` are checked.
 fn extreme_scales<T: Scalar, P: Provider<Memory = Host>>(p: &P) {
     let mut rng = Rng::new(91);
-    let range = if eps::<T>() < 1e-10 { 990 } else { 123 };
+    let exponent = if eps::<T>() < 1e-10 { 990 } else { 110 };
+    let times =
+        |x: &Dense<T>, e: i32| x.scale_cols(&vec![<T::Real as Scalar>::from_f64(2f64.powi(e)); x.cols]);
     for &(m, n) in &[(5, 5), (7, 4), (4, 7), (40, 40), (50, 30), (30, 50)] {
         let a1: Dense<T> = rng.matrix(m, n);
-        for e in [range, -range] {
-            let up = |x: &Dense<T>, e: i32| {
-                x.scale_cols(&vec![<T::Real as Scalar>::from_f64(2f64.powi(e)); x.cols])
+        for e in [exponent, -exponent] {
+            let input = HostTensor::from_dense(&times(&a1, e));
+            let check = |l: Dense<T>, u: Dense<T>, perm: Vec<i64>, what: &str| {
+                assert_permutation(&perm, m, what);
+                assert_structure(&l, &u, m, n);
+                let err = l.matmul(&times(&u, -e)).sub(&permute(&a1, &perm, &identity_perm(n))).norm();
+                assert!(err <= tol::<T>(m, n) * a1.norm(), "{what} {m}×{n} · 2^{e}: ‖PA − LU‖ = {err}");
             };
-            let a = up(&a1, e);
-            let outs = run(p, LinalgOp::Lu(Lu), &[&HostTensor::from_dense(&a)]).unwrap();
-            let perm: Vec<i64> = outs[0].as_ref().unwrap().to_vec();
-            let l: Dense<T> = outs[1].as_ref().unwrap().matrix(0);
-            let u: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
-            assert_permutation(&perm, m, "perm");
-            assert_structure(&l, &u, m, n);
-            let err = l.matmul(&up(&u, -e)).sub(&permute(&a1, &perm, &identity_perm(n))).norm();
-            assert!(err <= tol::<T>(m, n) * a1.norm(), "lu {m}×{n} · 2^{e}: ‖PA − LU‖ = {err}");
-
-            let outs = run(p, LinalgOp::LuFactor(LuFactor), &[&HostTensor::from_dense(&a)]).unwrap();
+            let outs = run(p, LinalgOp::Lu(Lu), &[&input]).unwrap();
+            let (perm, l, u) =
+                (outs[0].as_ref().unwrap().to_vec(), outs[1].as_ref().unwrap(), outs[2].as_ref());
+            check(l.matrix(0), u.unwrap().matrix(0), perm, "lu");
+            let outs = run(p, LinalgOp::LuFactor(LuFactor), &[&input]).unwrap();
             let (l, u) = unpack(&outs[0].as_ref().unwrap().matrix::<T>(0));
-            let perm: Vec<i64> = outs[1].as_ref().unwrap().to_vec();
-            assert_structure(&l, &u, m, n);
-            let err = l.matmul(&up(&u, -e)).sub(&permute(&a1, &perm, &identity_perm(n))).norm();
-            assert!(err <= tol::<T>(m, n) * a1.norm(), "lu_factor {m}×{n} · 2^{e}: ‖PA − LU‖ = {err}");
+            check(l, u, outs[1].as_ref().unwrap().to_vec(), "lu_factor");
         }
     }
 }

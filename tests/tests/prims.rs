@@ -139,32 +139,54 @@ fn matmul_strided<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     }
 }
 
-/// A right-hand side read row by row with its rows 4 KiB apart and both
-/// dimensions ≥ 256 is copied column-major into the workspace first (faer
-/// packs it slowly in place): `a · bᵀ` and `a · bᴴ` of column-major `b`,
-/// and a row-major `b`, against the reference product, with the workspace
-/// the provider asks for.
+/// A right-hand side read row by row with its rows 4 KiB apart, in a
+/// product of at least 256 rows, inner and outer dimensions, is copied
+/// column-major into the workspace first (faer packs it slowly in place):
+/// `a · bᵀ` and `a · bᴴ` of column-major `b` (a batch of two, and one `b`
+/// broadcast over the batch by a zero stride) and a row-major `b`, against
+/// the reference product, with the workspace the provider asks for.
 fn matmul_copied_rhs<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     let mut rng = Rng::new(seed);
     // Rows of op(b) `n` elements apart: 4 KiB for f64 at 512, c64 at 256.
-    let (m, k, n) = (24, 256, 4096 / core::mem::size_of::<T>());
-    let a: Dense<T> = rng.matrix(m, k);
-    let b: Dense<T> = rng.matrix(n, k);
-    let tol = 50.0 * k as f64 * eps::<T>() * a.norm() * b.norm();
-    let (ta, tb) = (HostTensor::from_dense(&a), HostTensor::from_dense(&b));
+    let (m, k, n) = (256, 256, 4096 / core::mem::size_of::<T>());
+    let a: Vec<Dense<T>> = (0..2).map(|_| rng.matrix(m, k)).collect();
+    let b: Vec<Dense<T>> = (0..2).map(|_| rng.matrix(n, k)).collect();
+    // Columns of item i of `c` against a[i] · rhs, a few spread over the
+    // product (each from its own reference product: the full one would be
+    // slow in a debug build).
+    let check = |c: &HostTensor, i: usize, rhs: Dense<T>, what: &str| {
+        let got = c.matrix::<T>(i);
+        for j in [0, 1, 7, n / 2, n - 1] {
+            let want = a[i].matmul(&rhs.cols_range(j, 1));
+            let tol = 50.0 * k as f64 * eps::<T>() * a[i].norm() * rhs.norm();
+            assert!(got.cols_range(j, 1).sub(&want).norm() <= tol, "{what}, item {i}, column {j}");
+        }
+    };
+    let ta = HostTensor::batch(&a);
+    let broadcast = || {
+        let mut desc =
+            TensorDesc::contiguous(TensorMeta::new(T::DTYPE, Shape::new(&[n, k, 2]).unwrap())).unwrap();
+        desc.strides[2] = 0;
+        HostTensor::with_desc(desc, &HostTensor::from_dense(&b[0]).to_vec::<T>())
+    };
     for op_b in [MatOp::Transpose, MatOp::Adjoint] {
-        let op = Op::Prim(PrimOp::Matmul(Matmul::new(MatOp::Identity, op_b)));
-        let req = call::workspace(p, &op, &[&ta.desc, &tb.desc]).unwrap();
-        assert!(req.bytes() >= n * k * core::mem::size_of::<T>(), "{op_b:?}: workspace {}", req.bytes());
-        let c = run1(p, PrimOp::Matmul(Matmul::new(MatOp::Identity, op_b)), &[&ta, &tb]);
-        let got: Dense<T> = c.matrix(0);
-        assert!(got.sub(&a.matmul(&apply(&b, op_b))).norm() <= tol, "a·{op_b:?}(b)");
+        for shared in [false, true] {
+            let tb = if shared { broadcast() } else { HostTensor::batch(&b) };
+            let op = Matmul::new(MatOp::Identity, op_b);
+            let req = call::workspace(p, &Op::Prim(PrimOp::Matmul(op)), &[&ta.desc, &tb.desc]).unwrap();
+            assert!(req.bytes() >= n * k * core::mem::size_of::<T>(), "{op_b:?}: workspace {}", req.bytes());
+            let c = run1(p, PrimOp::Matmul(op), &[&ta, &tb]);
+            for i in 0..2 {
+                let bi = if shared { &b[0] } else { &b[i] };
+                check(&c, i, apply(bi, op_b), &format!("a·{op_b:?}(b), broadcast {shared}"));
+            }
+        }
     }
-    let bt = b.transpose();
+    let bt = b[0].transpose();
     let row_major: Vec<T> = (0..k).flat_map(|i| (0..n).map(move |j| (i, j))).map(|ij| bt[ij]).collect();
     let rm = HostTensor::with_desc(TensorDesc::row_major_matrix(T::DTYPE, k, n).unwrap(), &row_major);
-    let c = run1(p, PrimOp::Matmul(Matmul::PLAIN), &[&ta, &rm]);
-    assert!(c.matrix::<T>(0).sub(&a.matmul(&bt)).norm() <= tol, "row-major b");
+    let c = run1(p, PrimOp::Matmul(Matmul::PLAIN), &[&HostTensor::from_dense(&a[0]), &rm]);
+    check(&c, 0, bt, "row-major b");
 }
 
 fn matmul_empty<P: Provider<Memory = Host>>(p: &P) {

@@ -16,8 +16,8 @@ use lindiff_core::op::internal::{
     TangentTieCheck, TieCheck, Values, ValuesCheck, BOUND_LEN,
 };
 use lindiff_core::op::LinalgOp;
-use lindiff_core::prim::{Pad, PrimOp, Reshape, Slice, Spread};
-use lindiff_core::{call, DType, Error, Op, Shape, TensorDesc, TensorMeta};
+use lindiff_core::prim::{Matmul, Pad, PrimOp, Reshape, Slice, Spread};
+use lindiff_core::{call, DType, Error, MatOp, Op, Shape, TensorDesc, TensorMeta};
 use lindiff_tests::TestProvider;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -75,6 +75,7 @@ fn inputs(op: &Op, m: usize, n: usize) -> Option<Vec<(Vec<usize>, bool)>> {
             _ => vec![mat(m, n)],
         },
         Op::Prim(p) => match p {
+            PrimOp::Matmul(mm) if mm.b != MatOp::Identity => vec![mat(m, n), mat(m, n)],
             PrimOp::Matmul(_) => vec![mat(m, n), mat(n, m)],
             PrimOp::Binary(_) => vec![mat(m, n), mat(m, n)],
             PrimOp::DiagEmbed(_) | PrimOp::PairInv(_) => vec![vec_(m)],
@@ -109,7 +110,7 @@ fn sum_chain() -> Chain {
 }
 
 /// Reverse mode's internal checks and a compiled plan's chain, which
-/// providers also run.
+/// providers also run, and the products whose right-hand side is copied.
 fn internal_ops() -> impl Iterator<Item = Op> {
     [
         Op::from(SvdGaugeCheck::default()),
@@ -120,6 +121,10 @@ fn internal_ops() -> impl Iterator<Item = Op> {
         Op::from(ValuesCheck::default()),
         Op::from(TangentTieCheck::default()),
         Op::from(sum_chain()),
+        // A product reading bᵀ row by row copies it into the workspace
+        // first (k·n elements, which overflow here).
+        Op::Prim(PrimOp::Matmul(Matmul::new(MatOp::Identity, MatOp::Transpose))),
+        Op::Prim(PrimOp::Matmul(Matmul::new(MatOp::Adjoint, MatOp::Adjoint))),
     ]
     .into_iter()
 }

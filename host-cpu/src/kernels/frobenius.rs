@@ -1,8 +1,9 @@
-//! The Frobenius norm in one vectorised pass: the plain sum of squares,
-//! which is exact to rounding wherever it neither overflows nor loses more
-//! than ε of itself to squares that underflow, and faer's scaled norm
-//! everywhere else. faer's `norm_l2` scales as it goes (about 9 ns per
-//! entry here): it was three quarters of the SVD guard, 6 % of an SVD.
+//! The Frobenius norm in one vectorised pass: the plain sum of squares
+//! wherever it neither overflows nor loses more than ε of itself to squares
+//! that underflow (then its error is the rounding of the sum, as faer's),
+//! faer's scaled norm everywhere else. faer's `norm_l2` scales as it goes
+//! (about 9 ns per entry here): it was three quarters of the SVD guard, 6 %
+//! of an SVD.
 
 use super::columns::packed;
 use super::finite::add_lanes;
@@ -32,14 +33,16 @@ with_avx2! {
 }
 
 /// ‖x‖_F for any `x`: the plain sum of squares when `x` (or its transpose)
-/// is packed and the sum is finite and at least len·MIN_POSITIVE/ε (the
-/// squares lost to underflow, each below MIN_POSITIVE, then add less than
-/// ε of it); faer's scaled norm otherwise (strided views, huge or tiny
-/// entries, NaN or ∞).
+/// is packed and the sum is finite and at least q·MIN_POSITIVE/ε, for the
+/// q squares it adds (one per entry, two for complex ones): each square
+/// lost to underflow is below MIN_POSITIVE (even where subnormals flush to
+/// zero), so together they are less than ε of the sum. faer's scaled norm
+/// otherwise (strided views, huge or tiny entries, NaN or ∞).
 pub(crate) fn frobenius_norm<T: Field>(x: MatRef<'_, T>) -> Re<T> {
     if let Some(s) = packed(x).or_else(|| packed(x.transpose())) {
         let sum = slice_squares(s);
-        let floor = Re::<T>::from_usize(s.len()) * Re::<T>::MIN_POSITIVE / Re::<T>::EPSILON;
+        let squares = s.len() * if <T as Scalar>::IS_COMPLEX { 2 } else { 1 };
+        let floor = Re::<T>::from_usize(squares) * Re::<T>::MIN_POSITIVE / Re::<T>::EPSILON;
         if sum.is_finite_real() && sum >= floor {
             return Scalar::sqrt(sum);
         }
@@ -52,15 +55,16 @@ mod tests {
     use super::*;
     use faer::{c64, Mat};
 
-    /// The plain sum where it is safe, faer's scaled norm at the range's
-    /// ends and on strided views: the same value to a few ulps everywhere,
-    /// and NaN or ∞ where an entry is.
+    /// The plain sum where it is safe (scale 1, and 1e150 and 1e-140 near
+    /// its limits), faer's scaled norm beyond them (1e±160, 1e±300, 0) and
+    /// on strided views: the same value to a few ulps everywhere, and NaN
+    /// or ∞ where an entry is.
     #[test]
     fn agrees_with_the_scaled_norm_at_every_scale() {
         let close = |got: f64, want: f64, what: &str| {
             assert!((got - want).abs() <= 2e-15 * want, "{what}: {got} vs {want}");
         };
-        for scale in [1.0, 1e-300, 1e300, 1e-160, 1e160, 0.0] {
+        for scale in [1.0, 1e150, 1e-140, 1e-300, 1e300, 1e-160, 1e160, 0.0] {
             let m = Mat::<f64>::from_fn(37, 5, |i, j| scale * ((i * 5 + j) as f64 - 90.0));
             for (view, what) in
                 [(m.as_ref(), "packed"), (m.transpose(), "transposed"), (m.subrows(1, 30), "strided")]

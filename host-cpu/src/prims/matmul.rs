@@ -2,11 +2,12 @@
 //! inputs in place (transposes and conjugations are view flags) and writing
 //! each product straight into its slot of the output. One exception: a
 //! large right-hand side read row by row with its rows 4 KiB or more apart
-//! (`a · bᴴ` of n×n column-major matrices, n ≥ 512 in f64) is first copied
-//! column-major into the workspace. faer's GEMM packs such a factor at a
-//! fraction of its usual speed (the rows share cache sets): at n = 512 the
-//! product took 7.0 ms against 3.5 ms for `a · b`, and 4.2 ms with the copy;
-//! at n = 1024, 58 ms, and 34 ms with the copy.
+//! (`a · bᵀ` of n×n column-major matrices, n ≥ 512 in f64) is first copied
+//! column-major into the workspace. faer's GEMM packs such a factor slowly
+//! (rows that share cache sets): f64 `a · bᵀ` took 2× `a · b`'s time where
+//! the rows are a multiple of 4 KiB apart (6.8 against 3.5 ms at n = 512,
+//! 56 against 28 ms at 1024) and 1.1–1.3× at the other sizes measured from
+//! 640 to 1280; with the copy, 1.05–1.2× (4.2 ms at 512, 34 ms at 1024).
 //!
 //! Products go through [`crate::gemm`], which keeps no-std builds off the
 //! heap.
@@ -15,7 +16,6 @@ use super::strided::{self, View, Walk};
 use crate::batch::par_for;
 use crate::field::Field;
 use crate::gemm::matmul_with_conj;
-use faer::reborrow::IntoConst;
 use faer::{Accum, Conj, MatMut, MatRef};
 use lindiff_core::prim::Matmul;
 use lindiff_core::{
@@ -38,46 +38,88 @@ fn apply<T: Field>(x: MatRef<'_, T>, op: MatOp) -> (MatRef<'_, T>, Conj) {
     }
 }
 
-/// The rows and columns of `op(b)` and its (row, column) strides in
-/// elements.
-fn rhs_layout(b: &TensorDesc, op: MatOp) -> ((usize, usize), (usize, usize)) {
-    let (dims, strides) = (b.meta.shape.dims(), &b.strides);
-    match op {
+/// The rows and columns of `op(x)` and its (row, column) strides in
+/// elements; `None` for a tensor of rank below 2 (a malformed workspace
+/// query: calls are checked before they run).
+fn layout(x: &TensorDesc, op: MatOp) -> Option<((usize, usize), (usize, usize))> {
+    let (dims, strides) = (x.meta.shape.dims(), &x.strides);
+    if dims.len() < 2 || strides.len() < 2 {
+        return None;
+    }
+    Some(match op {
         MatOp::Identity => ((dims[0], dims[1]), (strides[0], strides[1])),
         MatOp::Transpose | MatOp::Adjoint => ((dims[1], dims[0]), (strides[1], strides[0])),
-    }
+    })
 }
 
 /// Smallest row distance, in bytes, at which a row-major right-hand side is
 /// copied (see the module docs).
 const ALIASING_ROW_BYTES: usize = 4096;
 
-/// Fewest rows and columns of a right-hand side worth the copy (below, the
-/// product is too short for the packing to matter: n = 256 gained nothing).
+/// Fewest rows of the product and rows and columns of the right-hand side
+/// worth the copy: below, the product is too short for the packing to
+/// matter (n = 256 gained nothing), or the copy costs as much as the
+/// product (a few rows times a large matrix).
 const COPY_MIN_DIM: usize = 256;
 
-/// Whether `op(b)` is copied column-major before the product: it is read
-/// row-major (unit column stride), with rows at least
-/// [`ALIASING_ROW_BYTES`] apart, and both its dimensions are at least
-/// [`COPY_MIN_DIM`].
-fn copies_rhs<T>(op: &Matmul, b: &TensorDesc) -> bool {
-    let ((k, n), (row_stride, col_stride)) = rhs_layout(b, op.b);
-    col_stride == 1
+/// The shape (k, n) of the column-major copy of `op(b)` that the product
+/// makes first, or `None` where it reads `op(b)` in place: the copy is made
+/// when `op(b)` is read row-major (unit column stride) with its rows at
+/// least [`ALIASING_ROW_BYTES`] apart and `op(a)`'s rows and both of
+/// `op(b)`'s dimensions are at least [`COPY_MIN_DIM`].
+fn rhs_copy<T>(op: &Matmul, a: &TensorDesc, b: &TensorDesc) -> Option<(usize, usize)> {
+    let ((m, _), _) = layout(a, op.a)?;
+    let ((k, n), (row_stride, col_stride)) = layout(b, op.b)?;
+    let copies = col_stride == 1
         && row_stride.saturating_mul(size_of::<T>()) >= ALIASING_ROW_BYTES
-        && k >= COPY_MIN_DIM
-        && n >= COPY_MIN_DIM
+        && m.min(k).min(n) >= COPY_MIN_DIM;
+    copies.then_some((k, n))
 }
 
-/// The workspace of [`matmul`]: room for one column-major copy of `op(b)`
-/// where [`copies_rhs`] says so, else none.
+/// The workspace of [`matmul`]: room for the copy of `op(b)` where
+/// [`rhs_copy`] makes one (unsatisfiable where its size overflows), else
+/// none.
 pub(super) fn workspace<T: Field>(op: &Matmul, inputs: &[&TensorDesc]) -> WorkspaceReq {
-    match inputs.get(1) {
-        Some(&b) if copies_rhs::<T>(op, b) => {
-            let ((k, n), _) = rhs_layout(b, op.b);
-            WorkspaceReq::of::<T>(k * n)
-        }
+    match (inputs.first(), inputs.get(1)) {
+        (Some(&a), Some(&b)) => match rhs_copy::<T>(op, a, b) {
+            Some((k, n)) => match k.checked_mul(n).filter(|len| len.checked_mul(size_of::<T>()).is_some()) {
+                Some(len) => WorkspaceReq::of::<T>(len),
+                None => WorkspaceReq::new(usize::MAX, 1),
+            },
+            None => WorkspaceReq::EMPTY,
+        },
         _ => WorkspaceReq::EMPTY,
     }
+}
+
+/// The column-major k×n room for the copy of `op(b)` in `workspace`, from
+/// its first byte aligned for `T` (`call` counts the workspace's bytes from
+/// there).
+///
+/// # Errors
+/// [`Error::Buffer`] for a workspace too small for it.
+fn copy_room<'w, T: Field>(workspace: &'w mut HostBuffer<'_>, k: usize, n: usize) -> Result<MatMut<'w, T>> {
+    // SAFETY: only initialised `T` values are stored through these bytes
+    // (the copy of `op(b)`), so an initialised buffer stays readable.
+    let bytes = unsafe { workspace.as_uninit_bytes_mut() };
+    let pad = (bytes.as_ptr() as usize).wrapping_neg() & (align_of::<T>() - 1);
+    let needed = k * n * size_of::<T>();
+    let usable = bytes.len().saturating_sub(pad);
+    if usable < needed {
+        return Err(Error::Buffer {
+            op: "matmul",
+            arg: "workspace",
+            why: "is too small",
+            needed,
+            got: usable,
+        });
+    }
+    // SAFETY: `pad` bytes in, the pointer is aligned for `T`, and the
+    // `needed` bytes from it lie inside `bytes`, borrowed mutably for 'w; a
+    // column-major k×n view with column stride k covers exactly them. Its
+    // memory may be uninitialised: the caller writes every entry (`copy_from`)
+    // before GEMM reads any.
+    Ok(unsafe { MatMut::from_raw_parts_mut(bytes.as_mut_ptr().add(pad).cast::<T>(), k, n, 1, k as isize) })
 }
 
 /// Runs the batched product, one matrix after another, each with faer's
@@ -99,16 +141,13 @@ pub(super) fn matmul<T: Field>(
     let (a_str, b_str) = (&ad.strides, &bd.strides);
     let par = par_for(exec.plan(batch.iter().product()).threads_per_matrix);
     let c = strided::output::<T>(NAME, "c", out)?;
-    // Column-major room for op(b), where it is copied.
-    let mut rhs_copy = if copies_rhs::<T>(op, bd) {
-        let ((k, cols), _) = rhs_layout(bd, op.b);
-        let room = workspace.typed_mut::<T>().and_then(|w| w.get_mut(..k * cols));
-        let too_small =
-            || Error::Buffer { op: NAME, arg: "workspace", why: "is too small", needed: k * cols, got: 0 };
-        Some(room.ok_or_else(too_small)?)
-    } else {
-        None
+    // Column-major room for op(b), where it is copied, and the offset of
+    // the b it holds (a b shared by every item is copied once).
+    let mut room = match rhs_copy::<T>(op, ad, bd) {
+        Some((k, cols)) => Some(copy_room::<T>(workspace, k, cols)?),
+        None => None,
     };
+    let mut copied: Option<usize> = None;
     let per = m * n;
     if per > 0 {
         // Item base offsets of a and b, in batch order (all share batch dims).
@@ -148,11 +187,13 @@ pub(super) fn matmul<T: Field>(
                 unsafe { MatMut::from_raw_parts_mut(c_item.as_mut_ptr().cast::<T>(), m, n, 1, m as isize) };
             let (lhs, conj_lhs) = apply(a_mat, op.a);
             let (rhs, conj_rhs) = apply(b_mat, op.b);
-            let rhs = match rhs_copy.as_deref_mut() {
+            let rhs = match room.as_mut() {
                 Some(room) => {
-                    let mut copy = MatMut::from_column_major_slice_mut(room, rhs.nrows(), rhs.ncols());
-                    copy.copy_from(rhs);
-                    copy.into_const()
+                    if copied != Some(p.offsets[1]) {
+                        room.copy_from(rhs);
+                        copied = Some(p.offsets[1]);
+                    }
+                    room.as_ref()
                 }
                 None => rhs,
             };

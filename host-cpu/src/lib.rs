@@ -63,7 +63,7 @@ use kernels::KernelOp;
 #[cfg(feature = "std")]
 pub mod prelude;
 mod prims;
-pub mod svd_guard;
+pub use kernels::svd_guard;
 
 pub use field::Field;
 #[cfg(feature = "std")]

@@ -6,7 +6,7 @@
 //! the generated web packages and the vendored crates' own sources) and
 //! reports, as `file:line: …`:
 //!
-//! * a cited path (`docs/ad-rules.md`, `host-cpu/src/svd_guard.rs`,
+//! * a cited path (`docs/ad-rules.md`, `host-cpu/src/kernels/svd_guard.rs`,
 //!   `README.md#run-the-tests`) that names no file — resolved against the
 //!   repository root, the citing file's folder and each folder above it —
 //!   or, for `.md#anchor`, a heading of that file; a markdown link to

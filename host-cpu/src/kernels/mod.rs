@@ -51,7 +51,7 @@ mod expm;
 mod expm_pade;
 mod expm_scaling;
 pub(crate) mod finite;
-pub(crate) mod frobenius;
+mod frobenius;
 mod full_piv_lu;
 mod funm;
 mod funm_frechet;
@@ -70,6 +70,7 @@ mod schur;
 mod schur_funm;
 pub(crate) mod singular;
 mod svd;
+pub mod svd_guard;
 mod svd_jacobi;
 pub(crate) mod triangular_solve;
 

@@ -19,10 +19,10 @@ use super::gauge::{canonicalize_pairs, canonicalize_pairs_adjoint, canonicalize_
 use super::kept::{kept_by_truncation, set_rank};
 use super::range::check_range;
 use super::scaling::{Range, Scaling};
+use super::svd_guard;
 use super::svd_jacobi;
 use crate::batch::{square_fits, Failure, Item, Kernel, Shapes};
 use crate::field::Field;
-use crate::svd_guard;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors, SvdParams};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};

@@ -13,9 +13,9 @@
 //! is O(√n·ε)‖A‖); an error of 1e-8·‖A‖ in any factor fails by orders of
 //! magnitude. A factorization that fails is recomputed with the QR algorithm.
 
+use super::frobenius::frobenius_norm as norm;
 use crate::field::Field;
 use crate::gemm::matmul;
-use crate::kernels::frobenius::frobenius_norm as norm;
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;

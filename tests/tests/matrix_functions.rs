@@ -10,7 +10,10 @@
 //!   and at gaps 1e-14 … 1e-4;
 //! * a caller's (f, f′) (`MatrixFunction::custom`): tanh, x² and exp, the
 //!   same checks with reference divided differences of their own;
-//! * domain errors, batches and shapes.
+//! * domain errors, batches and shapes;
+//! * orders where GEMM reads Vᴴ slowly in place and the kernels copy it
+//!   first (c64 at n = 256, f64 at 512): exp and its gradient against the
+//!   general `expm` and its gradient (Padé, a different algorithm).
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
@@ -239,7 +242,45 @@ fn domains_and_shapes<P: TestProvider>(p: &P) {
     }
 }
 
+/// A random Hermitian n×n matrix of norm about 1.
+fn random_hermitian<T: Scalar>(n: usize, seed: u64) -> Dense<T> {
+    let r = Rng::new(seed).matrix::<T>(n, n);
+    let scale = Re::<T>::from_f64(0.5 / (n as f64).sqrt());
+    r.add(&r.adjoint()).scale_cols(&vec![scale; n])
+}
+
+/// At orders whose Vᴴ GEMM reads slowly in place (rows 4 KiB apart: c64 at
+/// n = 256, f64 at 512), the Hermitian exponential goes through a copy of
+/// Vᴴ (`slow_rhs` in lindiff-cpu's gemm): Σ Re exp(A) and its gradient
+/// against the general `expm`'s, folded onto the lower triangle that eigh
+/// reads.
+fn large_order<T: Scalar + Element, P: TestProvider>(p: &P, n: usize) {
+    let mut la = Direct::new(*p);
+    let a = random_hermitian::<T>(n, 21);
+    let t = la.tensor(&[n, n], &a.data).unwrap();
+    let hermitian = la.value_and_grad([&t], |[x]| x.expm_hermitian().re().sum()).unwrap();
+    let general = la.value_and_grad([&t], |[x]| x.expm().re().sum()).unwrap();
+    let what = format!("{} {n}", T::DTYPE.name());
+    let err = (hermitian.value - general.value).abs() / general.value.abs();
+    assert!(err <= 1e-13, "{what}: Σ Re expm_hermitian vs Σ Re expm {err:.2e}");
+    let k = Dense::from_col_major(n, n, general.grads[0].to_vec::<T>().unwrap());
+    let folded = Dense::from_fn(n, n, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => k[(i, j)] + k[(j, i)].conj(),
+        std::cmp::Ordering::Equal => T::from_real(k[(i, i)].re()),
+        std::cmp::Ordering::Less => T::zero(),
+    });
+    let got = Dense::from_col_major(n, n, hermitian.grads[0].to_vec::<T>().unwrap());
+    let err = relative(&got, &folded);
+    assert!(err <= 1e-12, "{what}: gradient vs the general expm's, folded {err:.2e}");
+}
+
+fn large_orders<P: TestProvider>(p: &P) {
+    large_order::<Complex<f64>, P>(p, 256);
+    large_order::<f64, P>(p, 512);
+}
+
 lindiff_tests::providers!(
+    large_orders,
     forward_f64,
     forward_c64,
     forward_single,

@@ -33,7 +33,7 @@ use super::gauss_legendre::both;
 use super::scaling::max_abs_mat;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
-use crate::gemm::matmul;
+use crate::gemm::{matmul, slow_rhs};
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
@@ -117,14 +117,29 @@ fn compute<T: Field>(
     }
     let at = |i: usize| Scalar::re(s[(i, 0)]);
     for j in 0..n {
-        let fj = value(f, at(j));
-        fw[(j, 0)] = T::from_real(fj);
-        for i in 0..n {
-            vf[(i, j)] = v[(i, j)].scale(fj);
-        }
+        fw[(j, 0)] = T::from_real(value(f, at(j)));
     }
+    let f_at = |i: usize| Scalar::re(fw[(i, 0)]);
     let mut fa = item.out_mat::<T>(0);
-    matmul(fa.rb_mut(), Accum::Replace, vf.rb(), v.rb().adjoint(), T::one(), par);
+    if slow_rhs::<T>(n, n, n, v.col_stride(), v.row_stride()) {
+        // V·(F·Vᴴ), with F·Vᴴ column-major in `vf`: GEMM reads a Vᴴ this
+        // large slowly in place (`slow_rhs`).
+        vf.copy_from(v.rb().adjoint());
+        for j in 0..n {
+            for i in 0..n {
+                vf[(i, j)] = vf[(i, j)].scale(f_at(i));
+            }
+        }
+        matmul(fa.rb_mut(), Accum::Replace, v.rb(), vf.rb(), T::one(), par);
+    } else {
+        // (V·F)·Vᴴ, with V·F in `vf`.
+        for j in 0..n {
+            for i in 0..n {
+                vf[(i, j)] = v[(i, j)].scale(f_at(j));
+            }
+        }
+        matmul(fa.rb_mut(), Accum::Replace, vf.rb(), v.rb().adjoint(), T::one(), par);
+    }
     // f(λ) overflowed (exp) or a caller's f returned NaN/∞.
     max_abs_mat(fa.rb()).ok_or(match f {
         MatrixFunction::Custom(_) => Failure::NonFinite("fa"),

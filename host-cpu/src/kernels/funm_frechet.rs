@@ -29,7 +29,7 @@ use super::pool::Pool;
 use super::scaling::max_abs_mat;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
-use crate::gemm::matmul;
+use crate::gemm::{matmul, slow_rhs};
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
@@ -61,7 +61,7 @@ impl<T: Field> Kernel<T> for FunmHermitianFrechet {
                 tilde[(i, j)] = tilde[(i, j)].scale(gamma[(i, j)]);
             }
         }
-        rotate_out(item, v, tilde.rb(), tmp, par)
+        rotate_out(item, v, tilde, tmp, par)
     }
 }
 
@@ -97,7 +97,7 @@ impl<T: Field> Kernel<T> for FunmHermitianSecond {
                 r[(j, i)] = rji;
             }
         }
-        rotate_out(item, v, r.rb(), tmp, par)
+        rotate_out(item, v, r, tmp, par)
     }
 }
 
@@ -113,18 +113,25 @@ fn rotate_in<T: Field>(
     matmul(out.rb_mut(), Accum::Replace, tmp.rb(), v, T::one(), par);
 }
 
-/// V X Vᴴ into output 0, through the temporary `tmp`; `NonFinite("l")`
-/// when it is not finite.
+/// V X Vᴴ into output 0, through the temporary `tmp` (and `x`'s memory,
+/// which it overwrites, for a column-major copy of Vᴴ where GEMM would read
+/// Vᴴ slowly in place: `slow_rhs`); `NonFinite("l")` when it is not finite.
 fn rotate_out<T: Field>(
     item: &mut Item<'_>,
     v: MatRef<'_, T>,
-    x: MatRef<'_, T>,
+    mut x: MatMut<'_, T>,
     mut tmp: MatMut<'_, T>,
     par: Par,
 ) -> Result<(), Failure> {
-    matmul(tmp.rb_mut(), Accum::Replace, v, x, T::one(), par);
+    let n = v.nrows();
+    matmul(tmp.rb_mut(), Accum::Replace, v, x.rb(), T::one(), par);
     let mut out = item.out_mat::<T>(0);
-    matmul(out.rb_mut(), Accum::Replace, tmp.rb(), v.adjoint(), T::one(), par);
+    if slow_rhs::<T>(n, n, n, v.col_stride(), v.row_stride()) {
+        x.copy_from(v.adjoint());
+        matmul(out.rb_mut(), Accum::Replace, tmp.rb(), x.rb(), T::one(), par);
+    } else {
+        matmul(out.rb_mut(), Accum::Replace, tmp.rb(), v.adjoint(), T::one(), par);
+    }
     max_abs_mat(out.rb()).map(|_| ()).ok_or(Failure::NonFinite("l"))
 }
 

@@ -1,13 +1,10 @@
 //! Batched `c = op_a(a) · op_b(b)` through faer's GEMM, reading the strided
 //! inputs in place (transposes and conjugations are view flags) and writing
 //! each product straight into its slot of the output. One exception: a
-//! large right-hand side read row by row with its rows 4 KiB or more apart
-//! (`a · bᵀ` of n×n column-major matrices, n ≥ 512 in f64) is first copied
-//! column-major into the workspace. faer's GEMM packs such a factor slowly
-//! (rows that share cache sets): f64 `a · bᵀ` took 2× `a · b`'s time where
-//! the rows are a multiple of 4 KiB apart (6.8 against 3.5 ms at n = 512,
-//! 56 against 28 ms at 1024) and 1.1–1.3× at the other sizes measured from
-//! 640 to 1280; with the copy, 1.05–1.2× (4.2 ms at 512, 34 ms at 1024).
+//! right-hand side that faer's GEMM reads slowly (row by row with its rows
+//! 4 KiB or more apart, as `a · bᵀ` of column-major 512×512 f64 matrices;
+//! `crate::gemm::slow_rhs`) is first copied column-major into the
+//! workspace.
 //!
 //! Products go through [`crate::gemm`], which keeps no-std builds off the
 //! heap.
@@ -15,7 +12,7 @@
 use super::strided::{self, View, Walk};
 use crate::batch::par_for;
 use crate::field::Field;
-use crate::gemm::matmul_with_conj;
+use crate::gemm::{matmul_with_conj, slow_rhs};
 use faer::{Accum, Conj, MatMut, MatRef};
 use lindiff_core::prim::Matmul;
 use lindiff_core::{
@@ -52,28 +49,13 @@ fn layout(x: &TensorDesc, op: MatOp) -> Option<((usize, usize), (usize, usize))>
     })
 }
 
-/// Smallest row distance, in bytes, at which a row-major right-hand side is
-/// copied (see the module docs).
-const ALIASING_ROW_BYTES: usize = 4096;
-
-/// Fewest rows of the product and rows and columns of the right-hand side
-/// worth the copy: below, the product is too short for the packing to
-/// matter (n = 256 gained nothing), or the copy costs as much as the
-/// product (a few rows times a large matrix).
-const COPY_MIN_DIM: usize = 256;
-
 /// The shape (k, n) of the column-major copy of `op(b)` that the product
-/// makes first, or `None` where it reads `op(b)` in place: the copy is made
-/// when `op(b)` is read row-major (unit column stride) with its rows at
-/// least [`ALIASING_ROW_BYTES`] apart and `op(a)`'s rows and both of
-/// `op(b)`'s dimensions are at least [`COPY_MIN_DIM`].
+/// makes first (where [`slow_rhs`] says faer's GEMM would read it slowly),
+/// or `None` where it reads `op(b)` in place.
 fn rhs_copy<T>(op: &Matmul, a: &TensorDesc, b: &TensorDesc) -> Option<(usize, usize)> {
     let ((m, _), _) = layout(a, op.a)?;
     let ((k, n), (row_stride, col_stride)) = layout(b, op.b)?;
-    let copies = col_stride == 1
-        && row_stride.saturating_mul(size_of::<T>()) >= ALIASING_ROW_BYTES
-        && m.min(k).min(n) >= COPY_MIN_DIM;
-    copies.then_some((k, n))
+    slow_rhs::<T>(m, k, n, stride(row_stride), stride(col_stride)).then_some((k, n))
 }
 
 /// The workspace of [`matmul`]: room for the copy of `op(b)` where

@@ -32,8 +32,8 @@ const ALIASING_ROW_BYTES: usize = 4096;
 
 /// Fewest rows of the product, and rows and columns of the right-hand side,
 /// at which copying a slow right-hand side pays: below, the product is too
-/// short for the packing to matter (n = 256 gained nothing), or the copy
-/// costs as much as the product (a few rows times a large matrix).
+/// short for the packing to matter, or the copy costs as much as the
+/// product (a few rows times a large matrix).
 const SLOW_RHS_MIN_DIM: usize = 256;
 
 /// `true` when faer's GEMM reads the k×n right-hand side of an m×k by k×n
@@ -44,8 +44,11 @@ const SLOW_RHS_MIN_DIM: usize = 256;
 /// time where the rows are a multiple of 4 KiB apart (6.8 against 3.5 ms
 /// at n = 512, 56 against 28 ms at 1024) and 1.1–1.3× at the other sizes
 /// measured from 640 to 1280; copying `bᵀ` first brings it to 1.05–1.2×
-/// (4.2 ms at 512, 34 ms at 1024). `row_stride` and `col_stride` are in
-/// elements of `T`.
+/// (4.2 ms at 512, 34 ms at 1024). c64 at n = 256, whose rows are 4 KiB
+/// apart too, took the same time either way (expm_hermitian: 14.9 ms).
+/// `row_stride` and `col_stride` are in elements of `T`. Without `std` the
+/// large products run through the plain loop, for which the copy is
+/// harmless but was not measured.
 pub(crate) fn slow_rhs<T>(m: usize, k: usize, n: usize, row_stride: isize, col_stride: isize) -> bool {
     col_stride == 1
         && row_stride.unsigned_abs().saturating_mul(size_of::<T>()) >= ALIASING_ROW_BYTES
@@ -181,5 +184,20 @@ mod tests {
         plain_product(got.as_mut(), Accum::Replace, a.as_ref(), Conj::No, a.as_ref(), Conj::No, 1.0);
         let want = &a * &a;
         assert!((&want - &got).norm_max() <= 1e-5);
+    }
+
+    /// Rows 4 KiB apart (f64 at 512, c64 at 256) with every dimension at
+    /// least 256 are slow; 2 KiB rows, a column-major factor, or a short
+    /// product are not.
+    #[test]
+    fn the_slow_layouts() {
+        assert!(slow_rhs::<f64>(512, 512, 512, 512, 1));
+        assert!(slow_rhs::<Complex<f64>>(256, 256, 256, 256, 1));
+        assert!(slow_rhs::<f64>(300, 700, 300, 700, 1));
+        assert!(slow_rhs::<f32>(256, 256, 256, -1024, 1));
+        assert!(!slow_rhs::<f64>(256, 256, 256, 256, 1));
+        assert!(!slow_rhs::<f64>(512, 512, 512, 1, 512));
+        assert!(!slow_rhs::<f64>(8, 512, 512, 512, 1));
+        assert!(!slow_rhs::<f64>(512, 512, 100, 512, 1));
     }
 }

@@ -21,6 +21,7 @@ use lindiff_core::op::MatrixFunction;
 use lindiff_core::{Element, Error, Ops, Result, Scalar};
 use lindiff_tests::ad::{check, eager_grad, traced_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
+use lindiff_tests::hvp::{eager_hvp, fd_hvp, relative_error, traced_hvp};
 use lindiff_tests::losses::pairing;
 use lindiff_tests::taylor::{expm_taylor, relative};
 use lindiff_tests::TestProvider;
@@ -274,9 +275,31 @@ fn large_order<T: Scalar + Element, P: TestProvider>(p: &P, n: usize) {
     assert!(err <= 1e-12, "{what}: gradient vs the general expm's, folded {err:.2e}");
 }
 
+/// The second derivative at such an order (c64, n = 256): the HVP of
+/// ⟨W, exp(A)⟩ along (D, 0), whose rule rotates out through the copy of Vᴴ
+/// twice (the second-order term and the Fréchet term for W), against
+/// central differences of the gradient with a Richardson step, and the
+/// traced face's bits against the eager face's.
+fn large_order_hvp<P: TestProvider>(p: &P) {
+    let n = 256;
+    type C = Complex<f64>;
+    let (a, d) = (random_hermitian::<C>(n, 23), random_hermitian::<C>(n, 24));
+    let w = Rng::new(25).matrix::<C>(n, n);
+    let xs = [Input::matrix(&a), Input::matrix(&w)];
+    let ds = [Input::matrix(&d), Input::matrix(&Dense::zeros(n, n))];
+    let loss = Pairing(MatrixFunction::Exp);
+    let eager = eager_hvp(*p, &loss, &xs, &ds).unwrap();
+    let traced = traced_hvp(p, &loss, &xs, &ds).unwrap();
+    lindiff_tests::hvp::assert_same_bits(&loss.name(), &eager, &traced);
+    let fd = fd_hvp(p, &loss, &xs, &ds, 1e-3);
+    let err = relative_error(&eager, &fd);
+    assert!(err <= 1e-7, "c64 256: HVP vs differences of the gradient {err:.2e}");
+}
+
 fn large_orders<P: TestProvider>(p: &P) {
     large_order::<Complex<f64>, P>(p, 256);
     large_order::<f64, P>(p, 512);
+    large_order_hvp(p);
 }
 
 lindiff_tests::providers!(

@@ -25,7 +25,8 @@
 //! `OutOfRange("a")`; a caller's f that returns NaN or ∞ is
 //! `NonFinite("fa")`.
 //!
-//! Scratch: the eigenvalues and f(λ) as `T`, V and V f(Λ) (n×n each), and
+//! Scratch: the eigenvalues and f(λ) as `T`, V and V f(Λ) or f(Λ) Vᴴ (n×n
+//! each), and
 //! `decompose`'s.
 
 use super::eigh::{decompose, decompose_scratch};
@@ -50,7 +51,7 @@ fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
         temp_mat_scratch::<T>(n, 1), // eigenvalues, as T
         temp_mat_scratch::<T>(n, 1), // f(λ), as T
         temp_mat_scratch::<T>(n, n), // V
-        temp_mat_scratch::<T>(n, n), // V f(Λ)
+        temp_mat_scratch::<T>(n, n), // V f(Λ), or f(Λ) Vᴴ
         decompose_scratch::<T>(n, true, par),
     ])
 }
@@ -89,8 +90,9 @@ fn compute<T: Field>(
         return Ok(());
     }
     // SAFETY: `decompose` writes `s` and `v` (faer, without reading them)
-    // before they are read; `vf` and `fw` are written column by column (entry
-    // by entry) below first.
+    // before they are read; `fw` is written entry by entry below first, and
+    // `vf` in full (entry by entry, or by `copy_from` and then rescaled in
+    // place) before the product reads it.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut s = s.as_mat_mut();
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
@@ -122,12 +124,12 @@ fn compute<T: Field>(
     let f_at = |i: usize| Scalar::re(fw[(i, 0)]);
     let mut fa = item.out_mat::<T>(0);
     if slow_rhs::<T>(n, n, n, v.col_stride(), v.row_stride()) {
-        // V·(F·Vᴴ), with F·Vᴴ column-major in `vf`: GEMM reads a Vᴴ this
-        // large slowly in place (`slow_rhs`).
-        vf.copy_from(v.rb().adjoint());
+        // V·(F·Vᴴ), with F·Vᴴ column-major in `vf` (written down its
+        // columns, reading V along rows): GEMM reads a Vᴴ this large slowly
+        // in place (`slow_rhs`).
         for j in 0..n {
             for i in 0..n {
-                vf[(i, j)] = vf[(i, j)].scale(f_at(i));
+                vf[(i, j)] = Scalar::conj(v[(j, i)]).scale(f_at(i));
             }
         }
         matmul(fa.rb_mut(), Accum::Replace, v.rb(), vf.rb(), T::one(), par);

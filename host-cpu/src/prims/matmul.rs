@@ -2,9 +2,9 @@
 //! inputs in place (transposes and conjugations are view flags) and writing
 //! each product straight into its slot of the output. One exception: a
 //! right-hand side that faer's GEMM reads slowly (row by row with its rows
-//! 4 KiB or more apart, as `a · bᵀ` of column-major 512×512 f64 matrices;
-//! `crate::gemm::slow_rhs`) is first copied column-major into the
-//! workspace.
+//! 4 KiB or more apart, in a product whose dimensions are all at least 256,
+//! as `a · bᵀ` of column-major 512×512 f64 matrices; `crate::gemm::slow_rhs`)
+//! is first copied column-major into the workspace.
 //!
 //! Products go through [`crate::gemm`], which keeps no-std builds off the
 //! heap.

@@ -26,8 +26,7 @@
 //! `NonFinite("fa")`.
 //!
 //! Scratch: the eigenvalues and f(λ) as `T`, V and V f(Λ) or f(Λ) Vᴴ (n×n
-//! each), and
-//! `decompose`'s.
+//! each), and `decompose`'s.
 
 use super::eigh::{decompose, decompose_scratch};
 use super::gauss_legendre::both;
@@ -90,9 +89,8 @@ fn compute<T: Field>(
         return Ok(());
     }
     // SAFETY: `decompose` writes `s` and `v` (faer, without reading them)
-    // before they are read; `fw` is written entry by entry below first, and
-    // `vf` in full (entry by entry, or by `copy_from` and then rescaled in
-    // place) before the product reads it.
+    // before they are read; `fw` and `vf` (V·F or F·Vᴴ) are written entry
+    // by entry below first.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut s = s.as_mat_mut();
     let (mut v, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };

@@ -15,9 +15,7 @@ use crate::field::Field;
 use crate::gemm::{matmul_with_conj, slow_rhs};
 use faer::{Accum, Conj, MatMut, MatRef};
 use lindiff_core::prim::Matmul;
-use lindiff_core::{
-    Error, Exec, Host, HostBuffer, Input, MatOp, Output, Result, Scalar, TensorDesc, WorkspaceReq,
-};
+use lindiff_core::{Exec, Host, HostBuffer, Input, MatOp, Output, Result, Scalar, TensorDesc, WorkspaceReq};
 
 /// Stride for faer: strides of dims longer than 1 are bounded by the view's
 /// span, which fits the buffer (so `isize`); a size-1 dim's stride is never
@@ -62,46 +60,29 @@ fn rhs_copy<T>(op: &Matmul, a: &TensorDesc, b: &TensorDesc) -> Option<(usize, us
 /// [`rhs_copy`] makes one (unsatisfiable where its size overflows), else
 /// none.
 pub(super) fn workspace<T: Field>(op: &Matmul, inputs: &[&TensorDesc]) -> WorkspaceReq {
-    match (inputs.first(), inputs.get(1)) {
-        (Some(&a), Some(&b)) => match rhs_copy::<T>(op, a, b) {
-            Some((k, n)) => match k.checked_mul(n).filter(|len| len.checked_mul(size_of::<T>()).is_some()) {
-                Some(len) => WorkspaceReq::of::<T>(len),
-                None => WorkspaceReq::new(usize::MAX, 1),
-            },
-            None => WorkspaceReq::EMPTY,
-        },
+    match inputs {
+        [a, b, ..] => rhs_copy::<T>(op, a, b)
+            .map_or(WorkspaceReq::EMPTY, |(k, n)| WorkspaceReq::of::<T>(k.saturating_mul(n))),
         _ => WorkspaceReq::EMPTY,
     }
 }
 
 /// The column-major k×n room for the copy of `op(b)` in `workspace`, from
-/// its first byte aligned for `T` (`call` counts the workspace's bytes from
-/// there).
-///
-/// # Errors
-/// [`Error::Buffer`] for a workspace too small for it.
-fn copy_room<'w, T: Field>(workspace: &'w mut HostBuffer<'_>, k: usize, n: usize) -> Result<MatMut<'w, T>> {
+/// its first byte aligned for `T`: `call` has checked that the workspace
+/// holds [`workspace`]'s k·n values from there.
+fn copy_room<'w, T: Field>(workspace: &'w mut HostBuffer<'_>, k: usize, n: usize) -> MatMut<'w, T> {
     // SAFETY: only initialised `T` values are stored through these bytes
     // (the copy of `op(b)`), so an initialised buffer stays readable.
     let bytes = unsafe { workspace.as_uninit_bytes_mut() };
     let pad = (bytes.as_ptr() as usize).wrapping_neg() & (align_of::<T>() - 1);
-    let needed = k * n * size_of::<T>();
-    let usable = bytes.len().saturating_sub(pad);
-    if usable < needed {
-        return Err(Error::Buffer {
-            op: "matmul",
-            arg: "workspace",
-            why: "is too small",
-            needed,
-            got: usable,
-        });
-    }
-    // SAFETY: `pad` bytes in, the pointer is aligned for `T`, and the
-    // `needed` bytes from it lie inside `bytes`, borrowed mutably for 'w; a
-    // column-major k×n view with column stride k covers exactly them. Its
-    // memory may be uninitialised: the caller writes every entry (`copy_from`)
-    // before GEMM reads any.
-    Ok(unsafe { MatMut::from_raw_parts_mut(bytes.as_mut_ptr().add(pad).cast::<T>(), k, n, 1, k as isize) })
+    debug_assert!(bytes.len().saturating_sub(pad) >= k * n * size_of::<T>(), "workspace below its request");
+    // SAFETY: `pad` bytes in, the pointer is aligned for `T`, and the k·n
+    // values from it lie inside `bytes` (the workspace was checked against
+    // [`workspace`]'s request, counted from its first aligned byte, before
+    // `run_into`), borrowed mutably for 'w; a column-major k×n view with
+    // column stride k covers exactly them. Its memory may be uninitialised:
+    // the caller writes every entry (`copy_from`) before GEMM reads any.
+    unsafe { MatMut::from_raw_parts_mut(bytes.as_mut_ptr().add(pad).cast::<T>(), k, n, 1, k as isize) }
 }
 
 /// Runs the batched product, one matrix after another, each with faer's
@@ -125,10 +106,7 @@ pub(super) fn matmul<T: Field>(
     let c = strided::output::<T>(NAME, "c", out)?;
     // Column-major room for op(b), where it is copied, and the offset of
     // the b it holds (a b shared by every item is copied once).
-    let mut room = match rhs_copy::<T>(op, ad, bd) {
-        Some((k, cols)) => Some(copy_room::<T>(workspace, k, cols)?),
-        None => None,
-    };
+    let mut room = rhs_copy::<T>(op, ad, bd).map(|(k, cols)| copy_room::<T>(workspace, k, cols));
     let mut copied: Option<usize> = None;
     let per = m * n;
     if per > 0 {

@@ -474,7 +474,7 @@ fn near_tie_accuracy(peer: &mut Peer, dir: &std::path::Path) -> Vec<String> {
         "General f: A = X diag(1, 1 + g, 1 + 2g, 1.7, 2.3, 0.8) X⁻¹, X = I + 0.3·R (non-normal), and \
          [[1, b], [0, −1]]. Hermitian forms: A = Q diag(…) Qᵀ with the same eigenvalues, compared with \
          scipy's and JAX's general functions on that A; their gradients (which read the lower triangle) \
-         against the reference folded onto it, as are the peers'. scipy's gradient: expm_frechet for \
+         against mpmath's folded onto it, as are the peers'. scipy's gradient: its Fréchet derivative of \
          expm, the block identity f([[Aᵀ, W], [0, Aᵀ]]) for logm and sqrtm; JAX's: its grad transform (JAX has no \
          logm, and no derivative of sqrtm).\n"
             .to_string(),

@@ -144,7 +144,8 @@ fn matmul_strided<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
 /// column-major into the workspace first (faer packs it slowly in place):
 /// `a · bᵀ` and `a · bᴴ` of column-major `b` (a batch of two, and one `b`
 /// broadcast over the batch by a zero stride) and a row-major `b`, against
-/// the reference product, with the workspace the provider asks for.
+/// columns of `Dense::matmul`'s product, with the workspace the provider
+/// asks for.
 fn matmul_copied_rhs<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
     let mut rng = Rng::new(seed);
     // Rows of op(b) `n` elements apart: 4 KiB for f64 at 512, c64 at 256.

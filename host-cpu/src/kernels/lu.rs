@@ -1,6 +1,8 @@
 //! Partial-pivot LU kernels (`lu`, `lu_factor`, `lu_factor_solve`,
 //! `lu_solve_prepared`) over faer's scratch APIs, and the factorization
-//! helpers the determinant kernels share.
+//! helpers the determinant kernels share. Small real matrices (std builds)
+//! are factored by lindiff's own unblocked kernel, `super::lu_small`, with
+//! the same pivot rule and the same treatment of zero pivot columns.
 //!
 //! Convention: `P a = L U` with `(P a)[i, :] = a[perm[i], :]`, L unit lower
 //! triangular, U upper triangular; permutations are `i64` vectors.
@@ -32,6 +34,7 @@
 
 use super::columns::{copy_col, copy_mat, zero_col};
 use super::finite::{all_finite, check_finite};
+use super::lu_small;
 use super::range::check_range;
 use super::scaling::{max_abs, scale_mat, Range, Scaling};
 use super::singular::{estimate_len, estimate_scratch, factored_norm, one_norm, pivots, singular_test};
@@ -108,6 +111,14 @@ pub(super) fn factor<T: Field>(
 ) -> usize {
     copy_mat(a, lu.rb_mut());
     scaling.apply_mat(lu.rb_mut());
+    if lu_small::serves::<T>(lu.nrows(), lu.ncols()) && lu.row_stride() == 1 {
+        // Never NaN for finite input: a zero pivot column is skipped.
+        let swaps = lu_small::factor(lu, fwd);
+        for (i, &p) in fwd.iter().enumerate() {
+            inv[p] = i;
+        }
+        return swaps;
+    }
     let (info, _) = lu_in_place(lu.rb_mut(), &mut *fwd, &mut *inv, par, stack, Default::default());
     // faer scales a zero (or subnormal) pivot column by 1/0. In a square
     // factorization every such column feeds a later pivot, so a finite

@@ -61,6 +61,7 @@ mod gauss_legendre;
 pub(crate) mod householder;
 mod kept;
 mod lu;
+mod lu_small;
 mod pool;
 mod qr;
 pub(crate) mod range;

@@ -64,6 +64,7 @@ mod lu;
 mod lu_small;
 mod pool;
 mod qr;
+mod qr_small;
 pub(crate) mod range;
 mod recombine;
 pub(crate) mod scaling;

@@ -1,6 +1,8 @@
 //! QR kernels: unpivoted Householder QR (`qr`, thin or complete) and
 //! column-pivoted, rank-revealing QR (`rank_revealing_qr`), over faer's
-//! in-place factorizations.
+//! in-place factorizations; in std builds, real matrices up to 96 rows and
+//! columns go to lindiff's own unblocked kernel (`super::qr_small`: 0.3–0.9
+//! of faer's time there), with the same conventions.
 //!
 //! Conventions (every provider): diag(R) is real and ≥ 0. faer returns
 //! R[k,k] = −phase(x₀)·‖x‖ (negative or complex), so after factoring, for
@@ -9,7 +11,8 @@
 //! exactly real).
 //!
 //! Rank-deficient input to the *unpivoted* QR: faer skips columns whose
-//! remaining norm is negligible (≤ 16·(m−k)·ε·‖column‖), so R is upper
+//! remaining norm is negligible (≤ 16·(m−k)·ε·‖column‖; `qr_small` only
+//! those whose part below the diagonal is zero), so R is upper
 //! triangular in echelon form: a diagonal entry may be ~0 while entries to
 //! its right in the same row are not. A = Q R still holds to rounding and Q
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
@@ -17,6 +20,7 @@
 
 use super::columns::{copy_col, packed_mut, zero_col};
 use super::householder::phase;
+use super::qr_small;
 use super::range::copy_range;
 use super::scaling::{Range, Scaling};
 use crate::batch::{square_fits, Failure, Item, Kernel, Shapes};
@@ -151,6 +155,7 @@ impl<T: Field> Kernel<T> for Qr {
             temp_mat_scratch::<T>(m, n),  // packed QR
             temp_mat_scratch::<T>(bs, k), // block Householder factors
             StackReq::new::<T>(k),        // row phases of R
+            StackReq::new::<T>(k),        // τ of `qr_small`'s reflectors
             StackReq::any_of(&[
                 no_pivoting::factor::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
                 apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qcols),
@@ -175,12 +180,20 @@ impl<T: Field> Kernel<T> for Qr {
         let (mut tmp, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, if in_r { 0 } else { n }, stack) };
         let (mut coeff, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, k, stack) };
         let (mut phases, stack) = stack.make_with(k, |_| T::one());
+        let (mut tau, stack) = stack.make_with(k, |_| T::zero());
         let mut coeff = coeff.as_mat_mut();
+        let own = qr_small::serves::<T>(m, n, q.ncols()) && q.row_stride() == 1;
         let mut factor = |mut qr: MatMut<'_, T>| -> Result<Scaling, Failure> {
             // A scaled into the safe range (only out of it): R comes out
             // scaled alike, Q does not.
             let scaling = copy_range(a, qr.rb_mut(), "a", Range::Squares)?;
             scaling.apply_mat(qr.rb_mut());
+            if own && qr.row_stride() == 1 {
+                qr_small::factor(qr.rb_mut(), &mut tau);
+                row_phases(qr.rb(), &mut phases);
+                qr_small::form_q(qr.rb(), &tau, &phases, q.rb_mut());
+                return Ok(scaling);
+            }
             if k > 0 {
                 no_pivoting::factor::qr_in_place(
                     qr.rb_mut(),

@@ -1,0 +1,253 @@
+//! lindiff's own Householder QR for small real matrices (both dimensions
+//! up to [`SMALL_UP_TO`]), where faer's blocked kernel and its block
+//! Householder apply spend most of their time on dispatch and bookkeeping
+//! (n = 8: 2.3 µs for ~1.4k flops of factor and Q).
+//!
+//! Unblocked, as LAPACK's `?geqr2` and `?org2r`. Step k turns column k,
+//! rows k..m, x = (α, x₁), into (β, 0) with H_k = I − τ v vᵀ, v = (1, v₁):
+//! β = −sign(α)·‖x‖, τ = (β − α)/β and v₁ = x₁/(α − β) (`?larfg`; the sign
+//! keeps α − β free of cancellation, so |v₁| ≤ 1 and τ ∈ [1, 2]); where
+//! x₁ = 0, H_k = I. The later columns take H_k from the left. Q = H₀⋯H_{k−1}
+//! applied to the first columns of the identity, accumulated from the last
+//! reflector back so that each step touches only the rows and columns it
+//! changes. Householder QR is backward stable: Q R = A + E with
+//! ‖E‖ ≤ c·m·n·ε·‖A‖ (Higham, *Accuracy and Stability of Numerical
+//! Algorithms*, Thm 19.4).
+
+use crate::field::Field;
+use faer::reborrow::ReborrowMut;
+use faer::{ColMut, ColRef, MatMut, MatRef};
+use lindiff_core::Scalar;
+
+/// The real type of `T`.
+type Re<T> = <T as Scalar>::Real;
+
+/// Whether the kernels are used at all: in `std` builds. Without `std`
+/// (firmware) faer's kernel, linked anyway for larger matrices, serves
+/// every size: there flash counts more than these nanoseconds.
+const BUILT: bool = cfg!(feature = "std");
+
+/// Largest dimension for which [`factor`] and [`form_q`] serve rather than
+/// faer's blocked QR (measured against faer at f64: `cargo xtask bench`'s
+/// `qr` rows).
+const SMALL_UP_TO: usize = 96;
+
+/// Whether [`factor`] and [`form_q`] serve the QR of an m×n real `T` with
+/// a Q of `qcols` columns.
+pub(super) fn serves<T: Field>(m: usize, n: usize, qcols: usize) -> bool {
+    BUILT && !<T as Scalar>::IS_COMPLEX && m.max(n).max(qcols) <= SMALL_UP_TO
+}
+
+with_avx2! {
+    /// Factors `qr` (m×n, rows contiguous within each column) in place: R
+    /// on and above the diagonal (its diagonal of either sign), the
+    /// reflectors' v₁ below it, and their τ in `tau` (length min(m, n)).
+    pub(super) fn factor<T: Field>(qr: MatMut<'_, T>, tau: &mut [T]) => factor_body
+}
+
+#[inline(always)]
+fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
+    let (m, n) = (qr.nrows(), qr.ncols());
+    assert!(tau.len() == m.min(n), "one τ per reflector");
+    for (k, tau) in tau.iter_mut().enumerate() {
+        let (mut left, right) = qr.rb_mut().split_at_col_mut(k + 1);
+        let x = &mut column(left.rb_mut().col_mut(k))[k..];
+        let (head, v) = x.split_at_mut(1);
+        let alpha = Scalar::re(head[0]);
+        let tail = Scalar::re(sum_of_squares(v));
+        if tail == Re::<T>::zero() {
+            // x₁ = 0 (or its squares below the underflow threshold, a
+            // backward error far below ε·‖A‖ in the safe range): H = I.
+            *tau = T::zero();
+            continue;
+        }
+        let norm = (alpha * alpha + tail).sqrt();
+        let beta = if alpha > Re::<T>::zero() { -norm } else { norm };
+        *tau = T::from_real((beta - alpha) / beta);
+        let scale = T::from_real(Re::<T>::one() / (alpha - beta));
+        v.iter_mut().for_each(|x| *x *= scale);
+        head[0] = T::from_real(beta);
+        reflect(v, *tau, right, k);
+    }
+}
+
+/// Applies H = I − τ (1, v)(1, v)ᵀ to rows `k..` of every column of `cols`.
+#[inline(always)]
+fn reflect<T: Field>(v: &[T], tau: T, mut cols: MatMut<'_, T>, k: usize) {
+    for c in 0..cols.ncols() {
+        let x = &mut column(cols.rb_mut().col_mut(c))[k..];
+        let (head, rest) = x.split_at_mut(1);
+        let w = tau * (head[0] + dot(v, rest));
+        head[0] -= w;
+        rest.iter_mut().zip(v).for_each(|(x, v)| *x -= w * *v);
+    }
+}
+
+with_avx2! {
+    /// Writes Q·D into `q` (m×q, q ≥ k = `tau.len()` columns, rows
+    /// contiguous within each column): Q = H₀⋯H_{k−1} from the reflectors
+    /// `factor` left in `qr`, its first k columns scaled by `signs` (±1:
+    /// the sign that makes R's diagonal entry ≥ 0, as `super::qr` applies
+    /// it to R's rows).
+    pub(super) fn form_q<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], q: MatMut<'_, T>) => form_q_body
+}
+
+#[inline(always)]
+fn form_q_body<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], mut q: MatMut<'_, T>) {
+    let (m, k) = (q.nrows(), tau.len());
+    assert!(signs.len() == k && q.ncols() >= k && qr.nrows() == m, "q is m×q, q ≥ k");
+    for j in 0..q.ncols() {
+        let col = column(q.rb_mut().col_mut(j));
+        col.fill(T::zero());
+        if j < m {
+            col[j] = if j < k { signs[j] } else { T::one() };
+        }
+    }
+    // Backward: H_i acts on rows i.. of columns i.. (the columns before are
+    // still d_j e_j there, the rows before still zero).
+    for i in (0..k).rev() {
+        let v = &column_ref(qr.col(i))[i + 1..];
+        let (mut left, right) = q.rb_mut().split_at_col_mut(i + 1);
+        reflect(v, tau[i], right, i);
+        // Column i is d_i e_i: H_i d_i e_i = d_i (1 − τ, −τ v).
+        let col = &mut column(left.rb_mut().col_mut(i))[i..];
+        let (head, rest) = col.split_at_mut(1);
+        let d = head[0];
+        head[0] = d - tau[i] * d;
+        rest.iter_mut().zip(v).for_each(|(x, v)| *x = -(tau[i] * d) * *v);
+    }
+}
+
+/// Σ xᵢ² in eight lanes (vectorised; the order of a plain loop would keep
+/// it scalar).
+#[inline(always)]
+fn sum_of_squares<T: Field>(x: &[T]) -> T {
+    dot(x, x)
+}
+
+/// Σ aᵢ·bᵢ over the shorter of two slices, in eight lanes.
+#[inline(always)]
+fn dot<T: Field>(a: &[T], b: &[T]) -> T {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let mut lanes = [T::zero(); 8];
+    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..8 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    let mut sum = T::zero();
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        sum += *x * *y;
+    }
+    let pairs = [lanes[0] + lanes[4], lanes[1] + lanes[5], lanes[2] + lanes[6], lanes[3] + lanes[7]];
+    sum + ((pairs[0] + pairs[2]) + (pairs[1] + pairs[3]))
+}
+
+/// The entries of a column with unit row stride, as a slice.
+#[inline(always)]
+fn column<T: Field>(col: ColMut<'_, T>) -> &mut [T] {
+    col.try_as_col_major_mut().expect("columns are contiguous").as_slice_mut()
+}
+
+/// [`column`] for a shared view.
+#[inline(always)]
+fn column_ref<T: Field>(col: ColRef<'_, T>) -> &[T] {
+    col.try_as_col_major().expect("columns are contiguous").as_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{factor, form_q};
+    use crate::field::Field;
+    use faer::{MatMut, MatRef};
+    use lindiff_core::{RealScalar, Scalar};
+
+    /// The real value of a real `T`.
+    fn f<T: Field>(x: T) -> f64 {
+        Scalar::re(x).to_f64()
+    }
+
+    /// Factors the m×n column-major `a` (stored with column stride `ld`,
+    /// NaN in the rows between, which must never be read), forms a Q of
+    /// `qcols` columns with the signs that make R's diagonal ≥ 0, and
+    /// checks the definition: QᵀQ = I, R = D·(upper triangle) has a
+    /// diagonal ≥ 0, and Q[:, ..k]·R = A, to c·m·n·ε (with ‖A‖ ≤ 1).
+    fn check<T: Field>(a: &[f64], m: usize, n: usize, qcols: usize, ld: usize) {
+        let k = m.min(n);
+        let mut w = vec![T::from_f64(f64::NAN); ld * n];
+        for j in 0..n {
+            for i in 0..m {
+                w[i + j * ld] = T::from_f64(a[i + j * m]);
+            }
+        }
+        let mut tau = vec![T::zero(); k];
+        factor(MatMut::from_column_major_slice_with_stride_mut(&mut w, m, n, ld), &mut tau);
+        let signs: Vec<T> =
+            (0..k).map(|i| T::from_f64(if f(w[i + i * ld]) < 0.0 { -1.0 } else { 1.0 })).collect();
+        let mut q = vec![T::from_f64(f64::NAN); ld * qcols];
+        form_q(
+            MatRef::from_column_major_slice_with_stride(&w, m, n, ld),
+            &tau,
+            &signs,
+            MatMut::from_column_major_slice_with_stride_mut(&mut q, m, qcols, ld),
+        );
+        let q = |i: usize, j: usize| f(q[i + j * ld]);
+        let r = |i: usize, j: usize| if i <= j { f(signs[i]) * f(w[i + j * ld]) } else { 0.0 };
+        let tol = 8.0 * (m * n + m) as f64 * <T as Scalar>::Real::EPSILON.to_f64();
+        for i in 0..qcols {
+            for j in 0..qcols {
+                let dot: f64 = (0..m).map(|t| q(t, i) * q(t, j)).sum();
+                let err = (dot - if i == j { 1.0 } else { 0.0 }).abs();
+                assert!(err <= tol, "{m}×{n}, {qcols} columns: |(QᵀQ − I)[{i}, {j}]| = {err:e}");
+            }
+        }
+        for i in 0..k {
+            assert!(r(i, i) >= 0.0, "{m}×{n}: r[{i}, {i}] = {} < 0", r(i, i));
+        }
+        for i in 0..m {
+            for j in 0..n {
+                let qr: f64 = (0..k).map(|t| q(i, t) * r(t, j)).sum();
+                let err = (qr - a[i + j * m]).abs();
+                assert!(err <= tol, "{m}×{n}: |(Q R − A)[{i}, {j}]| = {err:e} > {tol:e}");
+            }
+        }
+    }
+
+    /// A deterministic m×n matrix with entries in [−0.5, 0.5).
+    fn matrix(m: usize, n: usize, seed: usize) -> Vec<f64> {
+        (0..m * n).map(|k| ((k * 7919 + seed * 104_729) % 1009) as f64 / 1009.0 - 0.5).collect()
+    }
+
+    /// Square, tall (thin and complete Q) and wide matrices, every size to
+    /// 20 and the largest the kernel serves, packed and with padding, in
+    /// f64 and f32.
+    #[test]
+    fn factors_square_tall_and_wide_in_f64_and_f32() {
+        let shapes =
+            (1..=20).map(|n| (n, n)).chain([(96, 96), (9, 4), (4, 9), (96, 7), (7, 96), (1, 5), (5, 1)]);
+        for (m, n) in shapes {
+            let qcols = [m.min(n), m];
+            for (ld, qcols) in [m, m + 3].into_iter().flat_map(|ld| qcols.map(|q| (ld, q))) {
+                check::<f64>(&matrix(m, n, 1), m, n, qcols, ld);
+                check::<f32>(&matrix(m, n, 2), m, n, qcols, ld);
+            }
+        }
+    }
+
+    /// Columns with nothing below the diagonal (H = I, of either sign of
+    /// α), a zero column, repeated columns (rank deficient), and a column
+    /// whose entries below the diagonal are far smaller than α.
+    #[test]
+    fn degenerate_columns() {
+        // Upper triangular with a negative diagonal entry: every x₁ = 0.
+        check::<f64>(&[-2.0, 0.0, 0.0, 1.0, 3.0, 0.0, 4.0, 5.0, -6.0], 3, 3, 3, 3);
+        check::<f64>(&[0.0; 12], 4, 3, 4, 4);
+        let mut a = matrix(5, 4, 3);
+        a.copy_within(0..5, 5);
+        a.copy_within(0..5, 15);
+        check::<f64>(&a, 5, 4, 5, 5);
+        check::<f64>(&[1.0, 1e-200, -1e-190, 0.5, 0.25, 1.0, 0.0, 1.0, 2.0], 3, 3, 3, 3);
+    }
+}

@@ -335,6 +335,33 @@ fn non_finite<P: Provider<Memory = Host>>(p: &P) {
         };
         assert_eq!(err.to_string(), format!("{name}: argument `a` contains NaN or infinity (batch item 1)"));
     }
+    hidden_nan::<f64, P>(p, 3);
+    hidden_nan::<f64, P>(p, 64);
+    hidden_nan::<Complex<f64>, P>(p, 3);
+}
+
+/// A NaN below the diagonal in a column that is otherwise zero from the
+/// diagonal down, where elimination has nothing to pivot on: it must still
+/// be reported, not left in L with a finite U (n = 3: lindiff's own small
+/// kernel for real input; n = 64 and complex input: faer's, then the
+/// unblocked redo).
+fn hidden_nan<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize) {
+    let mut a = Dense::<T>::eye(n, n);
+    a[(1, 1)] = T::zero();
+    a[(2, 1)] = s(f64::NAN);
+    a[(1, 2)] = s(2.0);
+    let input = HostTensor::batch(&[a]);
+    for (op, name) in [
+        (LinalgOp::Lu(Lu), "lu"),
+        (LinalgOp::LuFactor(LuFactor), "lu_factor"),
+        (LinalgOp::FullPivLu(FullPivLu), "full_piv_lu"),
+    ] {
+        let err = match run(p, op, &[&input]) {
+            Ok(_) => panic!("{name} accepted a NaN in an otherwise zero pivot column ({n}×{n})"),
+            Err(e) => e,
+        };
+        assert_eq!(err.to_string(), format!("{name}: argument `a` contains NaN or infinity (batch item 0)"));
+    }
 }
 
 fn dtype_suite<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {

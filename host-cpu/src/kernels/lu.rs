@@ -187,6 +187,11 @@ fn factor_unblocked<T: Field>(mut lu: MatMut<'_, T>, perm: &mut [usize]) -> usiz
                 (piv, best) = (i, score);
             }
         }
+        if best == <Re<T> as Scalar>::zero() {
+            // Nothing but zeros and NaNs: a NaN, if any, onto the diagonal,
+            // where the callers' check of U's diagonal sees it.
+            piv = (j..m).find(|&i| !Scalar::is_finite(lu[(i, j)])).unwrap_or(j);
+        }
         if piv != j {
             for c in 0..n {
                 let t = lu[(j, c)];

@@ -62,7 +62,13 @@ fn factor_body<T: Field>(mut lu: MatMut<'_, T>, perm: &mut [usize]) -> usize {
     for j in 0..m.min(n) {
         let (mut left, mut right) = lu.rb_mut().split_at_col_mut(j + 1);
         let l = column(left.rb_mut().col_mut(j));
-        let (piv, best) = pivot(&l[j..]);
+        let (mut piv, best) = pivot(&l[j..]);
+        if best == zero {
+            // Nothing but zeros and NaNs: a NaN, if any, onto the diagonal,
+            // where the callers' check of U's diagonal sees it (skipped, it
+            // would stay in L alone).
+            piv = l[j..].iter().position(|x| !Scalar::is_finite(*x)).unwrap_or(0);
+        }
         let piv = j + piv;
         if piv != j {
             for c in 0..j {
@@ -259,9 +265,17 @@ mod tests {
         assert_eq!(lu[1], 0.5, "l = (tiny/2)/tiny, exactly");
         let mut a = matrix(6, 6, 3);
         a[3 + 2 * 6] = f64::NAN;
-        let mut w = a.clone();
-        let mut perm = [0; 6];
-        factor(MatMut::from_column_major_slice_mut(&mut w, 6, 6), &mut perm);
-        assert!((0..6).any(|i| w[i * 7].is_nan()), "a NaN reaches U's diagonal");
+        // A column of zeros and a NaN below the diagonal: its elimination
+        // step is skipped, so the NaN would stay in L.
+        let mut b = vec![0.0; 9];
+        b[0] = 1.0;
+        b[5] = f64::NAN;
+        b[7] = 2.0;
+        b[8] = 3.0;
+        for (mut w, n) in [(a, 6), (b, 3)] {
+            let mut perm = vec![0; n];
+            factor(MatMut::from_column_major_slice_mut(&mut w, n, n), &mut perm);
+            assert!((0..n).any(|i| w[i * (n + 1)].is_nan()), "{n}×{n}: a NaN reaches U's diagonal");
+        }
     }
 }

@@ -47,6 +47,7 @@ pub(crate) mod columns;
 mod det;
 mod eig;
 mod eigh;
+mod eigh_small;
 mod expm;
 mod expm_pade;
 mod expm_scaling;

@@ -52,23 +52,33 @@ fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
     for (k, tau) in tau.iter_mut().enumerate() {
         let (mut left, right) = qr.rb_mut().split_at_col_mut(k + 1);
         let x = &mut column(left.rb_mut().col_mut(k))[k..];
-        let (head, v) = x.split_at_mut(1);
-        let alpha = Scalar::re(head[0]);
-        let tail = Scalar::re(sum_of_squares(v));
-        if tail == Re::<T>::zero() {
-            // x₁ = 0 (or its squares below the underflow threshold, a
-            // backward error far below ε·‖A‖ in the safe range): H = I.
-            *tau = T::zero();
-            continue;
+        let (beta, t) = reflector(x);
+        *tau = t;
+        if t != T::zero() {
+            x[0] = beta;
+            reflect(&x[1..], t, right, k);
         }
-        let norm = (alpha * alpha + tail).sqrt();
-        let beta = if alpha > Re::<T>::zero() { -norm } else { norm };
-        *tau = T::from_real((beta - alpha) / beta);
-        let scale = T::from_real(Re::<T>::one() / (alpha - beta));
-        v.iter_mut().for_each(|x| *x *= scale);
-        head[0] = T::from_real(beta);
-        reflect(v, *tau, right, k);
     }
+}
+
+/// `?larfg` for the real x = (α, x₁): returns (β, τ) with H x = (β, 0) for
+/// H = I − τ (1, v)(1, v)ᵀ, and overwrites x₁ with v (x[0] is left as it
+/// is). τ = 0 (H = I, β = α) where x₁ = 0, or its squares are below the
+/// underflow threshold (a backward error far below ε·‖A‖ in the safe
+/// range the callers scale into).
+#[inline(always)]
+pub(super) fn reflector<T: Field>(x: &mut [T]) -> (T, T) {
+    let (head, v) = x.split_at_mut(1);
+    let alpha = Scalar::re(head[0]);
+    let tail = Scalar::re(sum_of_squares(v));
+    if tail == Re::<T>::zero() {
+        return (head[0], T::zero());
+    }
+    let norm = (alpha * alpha + tail).sqrt();
+    let beta = if alpha > Re::<T>::zero() { -norm } else { norm };
+    let scale = T::from_real(Re::<T>::one() / (alpha - beta));
+    v.iter_mut().for_each(|x| *x *= scale);
+    (T::from_real(beta), T::from_real((beta - alpha) / beta))
 }
 
 /// Applies H = I − τ (1, v)(1, v)ᵀ to rows `k..` of every column of `cols`.
@@ -92,8 +102,9 @@ with_avx2! {
     pub(super) fn form_q<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], q: MatMut<'_, T>) => form_q_body
 }
 
+/// [`form_q`]'s body, for callers already compiled for the CPU's features.
 #[inline(always)]
-fn form_q_body<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], mut q: MatMut<'_, T>) {
+pub(super) fn form_q_body<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], mut q: MatMut<'_, T>) {
     let (m, k) = (q.nrows(), tau.len());
     assert!(signs.len() == k && q.ncols() >= k && qr.nrows() == m, "q is m×q, q ≥ k");
     for j in 0..q.ncols() {
@@ -127,7 +138,7 @@ fn sum_of_squares<T: Field>(x: &[T]) -> T {
 
 /// Σ aᵢ·bᵢ over the shorter of two slices, in eight lanes.
 #[inline(always)]
-fn dot<T: Field>(a: &[T], b: &[T]) -> T {
+pub(super) fn dot<T: Field>(a: &[T], b: &[T]) -> T {
     let len = a.len().min(b.len());
     let (a, b) = (&a[..len], &b[..len]);
     let mut lanes = [T::zero(); 8];

@@ -335,21 +335,30 @@ fn non_finite<P: Provider<Memory = Host>>(p: &P) {
         };
         assert_eq!(err.to_string(), format!("{name}: argument `a` contains NaN or infinity (batch item 1)"));
     }
-    hidden_nan::<f64, P>(p, 3);
-    hidden_nan::<f64, P>(p, 64);
-    hidden_nan::<Complex<f64>, P>(p, 3);
+    for n in [3, 64] {
+        hidden_nan::<f64, P>(p, n, (2, 1));
+        hidden_nan::<f64, P>(p, n, (0, 2));
+    }
+    hidden_nan::<Complex<f64>, P>(p, 3, (2, 1));
 }
 
-/// A NaN below the diagonal in a column that is otherwise zero from the
-/// diagonal down, where elimination has nothing to pivot on: it must still
-/// be reported, not left in L with a finite U (n = 3: lindiff's own small
-/// kernel for real input; n = 64 and complex input: faer's, then the
-/// unblocked redo).
-fn hidden_nan<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize) {
+/// A NaN where the elimination step of a zero pivot column would have
+/// carried it on, but a skipped step does not: below the diagonal of a
+/// column that is otherwise zero from the diagonal down (`at` = (2, 1)),
+/// or in the pivot's row of U (`at` = (0, 2) with column 0 zero). It must
+/// be reported, not left in L or U with a finite diagonal (n = 3: lindiff's
+/// own small kernel for real input; n = 64 and complex input: faer's, then
+/// the unblocked redo).
+fn hidden_nan<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize, at: (usize, usize)) {
     let mut a = Dense::<T>::eye(n, n);
-    a[(1, 1)] = T::zero();
-    a[(2, 1)] = s(f64::NAN);
-    a[(1, 2)] = s(2.0);
+    if at == (2, 1) {
+        a[(1, 1)] = T::zero();
+        a[(1, 2)] = s(2.0);
+    } else {
+        a[(0, 0)] = T::zero();
+        a[(0, 1)] = s(1.0);
+    }
+    a[at] = s(f64::NAN);
     let input = HostTensor::batch(&[a]);
     for (op, name) in [
         (LinalgOp::Lu(Lu), "lu"),
@@ -357,7 +366,7 @@ fn hidden_nan<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize) {
         (LinalgOp::FullPivLu(FullPivLu), "full_piv_lu"),
     ] {
         let err = match run(p, op, &[&input]) {
-            Ok(_) => panic!("{name} accepted a NaN in an otherwise zero pivot column ({n}×{n})"),
+            Ok(_) => panic!("{name} accepted a NaN at {at:?} ({n}×{n})"),
             Err(e) => e,
         };
         assert_eq!(err.to_string(), format!("{name}: argument `a` contains NaN or infinity (batch item 0)"));

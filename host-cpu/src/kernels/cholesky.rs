@@ -121,7 +121,7 @@ fn diagonal_scaling<T: Field>(a: MatRef<'_, T>) -> Scaling {
 /// with for an n×n `T` (`None`: faer's kernel serves; complex dtypes and
 /// builds without `std` always go to faer).
 fn small_ld<T: Field>(n: usize) -> Option<usize> {
-    let own = cholesky_small::BUILT && !<T as Scalar>::IS_COMPLEX;
+    let own = super::SMALL_KERNELS && !<T as Scalar>::IS_COMPLEX;
     own.then(|| cholesky_small::leading_dim::<T>(n)).flatten()
 }
 

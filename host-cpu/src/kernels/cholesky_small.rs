@@ -16,13 +16,6 @@
 use crate::field::Field;
 use lindiff_core::Scalar;
 
-/// Whether the Cholesky kernel uses [`factor`] at all: in `std` builds.
-/// Without `std` (firmware) faer's kernel, linked anyway for complex and
-/// larger matrices, serves every size: there flash counts more (this
-/// kernel's ~2 KiB would take the Cortex-M f32 build past its
-/// 160 KiB .text target, `docs/embedded.md`).
-pub(super) const BUILT: bool = cfg!(feature = "std");
-
 /// Largest n for which the Cholesky kernel of a real dtype uses [`factor`]
 /// rather than faer's `cholesky_in_place` (measured against faer, f64 and
 /// f32: 0.6–0.95 of its time from n = 2 to 132 where [`leading_dim`]

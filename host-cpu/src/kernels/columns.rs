@@ -72,3 +72,38 @@ pub(crate) fn copy_mat<T: Field>(src: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
         copy_col(src.col(j), dst.rb_mut().col_mut(j));
     }
 }
+
+/// The entries of a column with unit row stride, as a slice (the small
+/// kernels' columns; they check the stride before they start).
+#[inline(always)]
+pub(crate) fn column<T: Field>(col: ColMut<'_, T>) -> &mut [T] {
+    col.try_as_col_major_mut().expect("columns are contiguous").as_slice_mut()
+}
+
+/// [`column`] for a shared view.
+#[inline(always)]
+pub(crate) fn column_ref<T: Field>(col: ColRef<'_, T>) -> &[T] {
+    col.try_as_col_major().expect("columns are contiguous").as_slice()
+}
+
+/// Σ aᵢ·bᵢ (no conjugate: the small real kernels' products) over the
+/// shorter of two slices, in eight lane sums, which compile to packed
+/// multiplies and adds.
+#[inline(always)]
+pub(crate) fn dot<T: Field>(a: &[T], b: &[T]) -> T {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let mut lanes = [T::zero(); 8];
+    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..8 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    let mut sum = T::zero();
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        sum += *x * *y;
+    }
+    let pairs = [lanes[0] + lanes[4], lanes[1] + lanes[5], lanes[2] + lanes[6], lanes[3] + lanes[7]];
+    sum + ((pairs[0] + pairs[2]) + (pairs[1] + pairs[3]))
+}

@@ -25,20 +25,16 @@
 //! into the range where squares neither overflow nor underflow
 //! (`super::scaling`), which the norms here rely on.
 
-use super::qr_small::{dot, form_q_body, reflector};
+use super::columns::{column, column_ref, dot};
+use super::qr_small::{form_q_body, reflector};
 use crate::field::Field;
 use faer::dyn_stack::StackReq;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{ColMut, ColRef, MatMut};
+use faer::MatMut;
 use lindiff_core::{RealScalar, Scalar};
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
-
-/// Whether the kernel is used at all: in `std` builds. Without `std`
-/// (firmware) faer's kernel, linked anyway for larger and complex matrices,
-/// serves every size: there flash counts more than these microseconds.
-const BUILT: bool = cfg!(feature = "std");
 
 /// Largest n for which [`eigh`] serves rather than faer's
 /// `self_adjoint_evd` (measured against faer at f64 and f32: `cargo xtask
@@ -51,7 +47,7 @@ const MAX_ITERATIONS: usize = 30;
 
 /// Whether [`eigh`] serves the eigendecomposition of an n×n `T`.
 pub(super) fn serves<T: Field>(n: usize) -> bool {
-    BUILT && !<T as Scalar>::IS_COMPLEX && n <= SMALL_UP_TO
+    super::SMALL_KERNELS && !<T as Scalar>::IS_COMPLEX && n <= SMALL_UP_TO
 }
 
 /// Scratch of [`eigh`] for an n×n `T`: the off-diagonal and the τ of the
@@ -84,6 +80,7 @@ fn eigh_body<T: Field>(
     e: &mut [T],
     tau: &mut [T],
 ) -> bool {
+    debug_assert!(!<T as Scalar>::IS_COMPLEX, "real matrices only");
     let n = a.nrows();
     assert!(w.len() == n && e.len() == n && tau.len() == n, "w, e and tau have n entries");
     if n == 0 {
@@ -262,18 +259,6 @@ fn sort<T: Field>(w: &mut [T], mut z: Option<MatMut<'_, T>>) {
             column(left.rb_mut().col_mut(i)).swap_with_slice(column(right.rb_mut().col_mut(0)));
         }
     }
-}
-
-/// The entries of a column with unit row stride, as a slice.
-#[inline(always)]
-fn column<T: Field>(col: ColMut<'_, T>) -> &mut [T] {
-    col.try_as_col_major_mut().expect("columns are contiguous").as_slice_mut()
-}
-
-/// [`column`] for a shared view.
-#[inline(always)]
-fn column_ref<T: Field>(col: ColRef<'_, T>) -> &[T] {
-    col.try_as_col_major().expect("columns are contiguous").as_slice()
 }
 
 #[cfg(test)]

@@ -140,12 +140,14 @@ pub(super) fn factor<T: Field>(
 /// [`factor`] of `a` at the scale [`Range::Linear`] asks for, which it
 /// returns. A square `a` is factored first as it is and scanned only when
 /// the pivots call for it (the scan costs a pass over memory: as much as
-/// 8 % of a large factorization, and as much as a small solve): a non-finite entry
-/// always reaches U's diagonal (it is chosen as a pivot, or its row turns
-/// non-finite through the trailing updates, and every row is a pivot row
-/// once), and an `a` outside the safe range has a pivot outside it (the
-/// first pivot is a largest entry of its column, and
-/// |u_kk| ≥ σ_min/(n·‖L⁻¹‖)). A rectangular `a` is scanned first.
+/// 8 % of a large factorization, and as much as a small solve): with no
+/// zero pivot, a non-finite entry always reaches U's diagonal (it is
+/// chosen as a pivot, or its row turns non-finite through the trailing
+/// updates, and every row is a pivot row once), and an `a` outside the
+/// safe range has a pivot outside it (the first pivot is a largest entry
+/// of its column, and |u_kk| ≥ σ_min/(n·‖L⁻¹‖)). A zero pivot skips its
+/// step's updates, which could leave a NaN in its row of U alone, so a
+/// singular `a` is scanned too. A rectangular `a` is scanned first.
 ///
 /// # Errors
 /// `NonFinite("a")` for a NaN or infinite entry.
@@ -159,7 +161,8 @@ pub(super) fn factor_in_range<T: Field>(
 ) -> Result<Scaling, Failure> {
     if a.nrows() == a.ncols() {
         factor(a, lu.rb_mut(), fwd, inv, Scaling::NONE, par, stack);
-        if pivots(lu.rb()).in_range() {
+        let p = pivots(lu.rb());
+        if p.in_range() && !p.zero {
             return Ok(Scaling::NONE);
         }
     }
@@ -446,7 +449,8 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
                 check_finite(b, "b")?;
             }
             // SAFETY: `factor` wrote `fwd` as a permutation of 0..n and `inv`
-            // as its inverse (faer's, or `factor_unblocked`'s swaps).
+            // as its inverse (faer's, `lu_small`'s or `factor_unblocked`'s
+            // swaps).
             let perm = unsafe { PermRef::new_unchecked(&fwd, &inv, n) };
             let anorm = |_: &mut [T], _: &mut [T]| one_norm(a, scaling);
             singular_test(&piv, n, check, anorm, vector_solve(lu.rb(), perm, par), "a", stack)?;

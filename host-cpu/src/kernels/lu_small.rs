@@ -13,19 +13,15 @@
 //! satisfy P A = L U + E with |E| ≤ γ_n·|L||U| (Higham, *Accuracy and
 //! Stability of Numerical Algorithms*, Thm 9.3).
 
+use super::columns::column;
 use super::lu::{abs1, div_real};
 use crate::field::Field;
 use faer::reborrow::ReborrowMut;
-use faer::{ColMut, MatMut};
+use faer::MatMut;
 use lindiff_core::{RealScalar, Scalar};
 
 /// The real type of `T`.
 type Re<T> = <T as Scalar>::Real;
-
-/// Whether [`factor`] is used at all: in `std` builds. Without `std`
-/// (firmware) faer's kernel, linked anyway for larger matrices, serves
-/// every size: there flash counts more than these nanoseconds.
-const BUILT: bool = cfg!(feature = "std");
 
 /// Largest dimension for which [`factor`] serves rather than faer's
 /// `lu_in_place` (measured against faer at f64 and f32, square and
@@ -36,7 +32,7 @@ const SMALL_UP_TO: usize = 48;
 /// (complex pivots go to faer, whose reciprocal of a tiny complex pivot
 /// this kernel would have to re-derive) with both dimensions small.
 pub(super) fn serves<T: Field>(m: usize, n: usize) -> bool {
-    BUILT && !<T as Scalar>::IS_COMPLEX && m <= SMALL_UP_TO && n <= SMALL_UP_TO
+    super::SMALL_KERNELS && !<T as Scalar>::IS_COMPLEX && m <= SMALL_UP_TO && n <= SMALL_UP_TO
 }
 
 with_avx2! {
@@ -50,6 +46,7 @@ with_avx2! {
 
 #[inline(always)]
 fn factor_body<T: Field>(mut lu: MatMut<'_, T>, perm: &mut [usize]) -> usize {
+    debug_assert!(!<T as Scalar>::IS_COMPLEX, "real matrices only");
     let (m, n) = (lu.nrows(), lu.ncols());
     assert!(perm.len() == m && lu.row_stride() == 1, "perm has m entries, columns are contiguous");
     for (i, p) in perm.iter_mut().enumerate() {
@@ -142,12 +139,6 @@ fn pivot<T: Field>(col: &[T]) -> (usize, Re<T>) {
     (col.iter().position(|&x| abs1(x) == best).unwrap_or(0), best)
 }
 
-/// The entries of a column with unit row stride, as a slice.
-#[inline(always)]
-fn column<T: Field>(col: ColMut<'_, T>) -> &mut [T] {
-    col.try_as_col_major_mut().expect("columns are contiguous").as_slice_mut()
-}
-
 #[cfg(test)]
 mod tests {
     use super::factor;
@@ -179,8 +170,19 @@ mod tests {
         let mut seen = vec![false; m];
         perm.iter().for_each(|&p| seen[p] = true);
         assert!(seen.iter().all(|&s| s), "{m}×{n}: perm {perm:?} is a permutation");
-        let moved = perm.iter().enumerate().filter(|&(i, &p)| i != p).count();
-        assert!(swaps <= m && (moved == 0) == (swaps == 0), "{m}×{n}: {swaps} swaps, {moved} rows moved");
+        // The parity of the swaps is the permutation's (det's sign): the
+        // parity of m minus its number of cycles.
+        let mut visited = vec![false; m];
+        let mut cycles = 0;
+        for start in 0..m {
+            let mut i = start;
+            cycles += usize::from(!visited[i]);
+            while !visited[i] {
+                visited[i] = true;
+                i = perm[i];
+            }
+        }
+        assert!(swaps <= m && swaps % 2 == (m - cycles) % 2, "{m}×{n}: {swaps} swaps for {perm:?}");
         let k = m.min(n);
         let l = |i: usize, j: usize| {
             if i == j {
@@ -247,9 +249,17 @@ mod tests {
             let (lu, _) = check::<f64>(&a, n, n, n);
             assert!(lu.iter().all(|x| x.is_finite()), "seed {seed}: finite factors");
         }
-        // The first of equal entries is the pivot: no swap.
+        // The first of equal entries is the pivot: no swap, in a short
+        // column and in a long one (the lane search).
         let (_, perm) = check::<f64>(&[1.0, -1.0, 2.0, 3.0], 2, 2, 2);
         assert_eq!(perm, [0, 1]);
+        let mut a = matrix(20, 20, 4);
+        a[..20].iter_mut().enumerate().for_each(|(i, x)| *x = if i % 3 == 0 { -1.0 } else { 1.0 });
+        let (_, perm) = check::<f64>(&a, 20, 20, 20);
+        assert_eq!(perm[0], 0, "the first of twenty ±1 entries");
+        a[0] = 0.5;
+        let (_, perm) = check::<f64>(&a, 20, 20, 20);
+        assert_eq!(perm[0], 1, "the first of nineteen ±1 entries");
     }
 
     /// A zero pivot column is skipped (L's column stays zero, U's pivot is

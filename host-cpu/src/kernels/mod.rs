@@ -38,6 +38,14 @@ macro_rules! values_and_vectors {
     };
 }
 
+/// Whether lindiff's own kernels for small real matrices
+/// (`cholesky_small`, `lu_small`, `qr_small`, `eigh_small`) are used at
+/// all: in `std` builds. Without `std` (firmware) faer's kernels, linked
+/// anyway for complex and larger matrices, serve every size: there flash
+/// counts more than these nanoseconds (the Cortex-M f32 build's 160 KiB
+/// .text target, `docs/embedded.md`).
+const SMALL_KERNELS: bool = cfg!(feature = "std");
+
 #[macro_use]
 mod avx2;
 mod adjugate;

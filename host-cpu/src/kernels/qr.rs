@@ -1,8 +1,9 @@
 //! QR kernels: unpivoted Householder QR (`qr`, thin or complete) and
 //! column-pivoted, rank-revealing QR (`rank_revealing_qr`), over faer's
 //! in-place factorizations; in std builds, real matrices up to 96 rows and
-//! columns go to lindiff's own unblocked kernel (`super::qr_small`: 0.3–0.9
-//! of faer's time there), with the same conventions.
+//! columns go to lindiff's own unblocked kernel (`super::qr_small`: 0.3–0.75
+//! of faer's time for square f64 matrices from n = 8 to 96, `cargo xtask
+//! bench`'s `qr` rows), with the same conventions.
 //!
 //! Conventions (every provider): diag(R) is real and ≥ 0. faer returns
 //! R[k,k] = −phase(x₀)·‖x‖ (negative or complex), so after factoring, for
@@ -12,7 +13,7 @@
 //!
 //! Rank-deficient input to the *unpivoted* QR: faer skips columns whose
 //! remaining norm is negligible (≤ 16·(m−k)·ε·‖column‖; `qr_small` only
-//! those whose part below the diagonal is zero), so R is upper
+//! those whose part below the diagonal is exactly zero), so R is upper
 //! triangular in echelon form: a diagonal entry may be ~0 while entries to
 //! its right in the same row are not. A = Q R still holds to rounding and Q
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
@@ -174,7 +175,7 @@ impl<T: Field> Kernel<T> for Qr {
         let (mut q, mut r) = item.out_pair::<T, T>(0, 1);
         let in_r = r.nrows() == m;
         // SAFETY: `qr` (R's memory or the temporary) is fully written by
-        // `copy_finite` before it is read; faer writes (and only then reads)
+        // `copy_range` before it is read; faer writes (and only then reads)
         // the upper triangle of each diagonal block of `coeff`, which is all
         // the apply reads.
         let (mut tmp, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, if in_r { 0 } else { n }, stack) };

@@ -1,8 +1,5 @@
 //! Hermitian eigendecomposition kernels: `Eigh` (values and vectors) and
-//! `EighVals` (values only), over faer's `self_adjoint_evd`, or for real
-//! matrices up to 32×32 in std builds lindiff's own `super::eigh_small`
-//! (0.6–0.85 of faer's time there), which falls back to faer's kernel if
-//! its iteration does not converge.
+//! `EighVals` (values only), over faer's `self_adjoint_evd`.
 //!
 //! * Only the lower triangle of `a` is read, and the imaginary part of its
 //!   diagonal is ignored. faer reads the lower triangle only, but it does
@@ -15,13 +12,12 @@
 //! * The lower triangle is checked for NaN/∞ first (the diagonal's real part
 //!   only, as its imaginary part is ignored): faer does not check, and a
 //!   non-finite input can make it iterate for seconds before failing.
-//! * Eigenvalues are real and ascending (both kernels sort them), written as the
+//! * Eigenvalues are real and ascending (faer sorts them), written as the
 //!   real type of the input. Eigenvectors have the canonical phase: the
 //!   largest-magnitude entry of each column is real and positive.
 //! * Algorithms: values only always use the tridiagonal QR algorithm; with
 //!   vectors, faer uses QR below n = 128 and divide and conquer from there on.
-//!   `EighVals` may therefore differ from `Eigh`'s `w` in the last bits
-//!   (not where `eigh_small` serves: its values do not depend on the vectors).
+//!   `EighVals` may therefore differ from `Eigh`'s `w` in the last bits.
 //! * Scale-robust (`super::scaling`): when the lower triangle's largest
 //!   entry lies outside the safe range, faer runs on a copy of it scaled by
 //!   2^e into the range (the same copy as for a complex diagonal) and the
@@ -32,7 +28,6 @@
 //! (for a complex diagonal or a scaled matrix), and faer's own scratch.
 
 use super::columns::copy_col;
-use super::eigh_small;
 use super::finite::lower_finite;
 use super::range::lower_range;
 use super::scaling::Scaling;
@@ -111,10 +106,7 @@ fn scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
 pub(super) fn decompose_scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
     StackReq::all_of(&[
         temp_mat_scratch::<T>(n, n), // lower triangle with a real diagonal, scaled
-        StackReq::any_of(&[
-            self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default()),
-            eigh_small::scratch::<T>(n),
-        ]),
+        self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default()),
     ])
 }
 
@@ -127,49 +119,16 @@ pub(super) fn decompose_scratch<T: Field>(n: usize, vectors: bool, par: Par) -> 
 pub(super) fn decompose<T: Field>(
     a: MatRef<'_, T>,
     mut s: MatMut<'_, T>,
-    mut v: Option<MatMut<'_, T>>,
+    v: Option<MatMut<'_, T>>,
     par: Par,
     stack: &mut MemStack,
 ) -> Result<Scaling, Failure> {
     let n = a.nrows();
     let scaling = lower_range(a).ok_or(Failure::NonFinite("a"))?;
-    // SAFETY: the copy's lower triangle is written below before faer or
-    // `eigh_small` reads it, and neither reads anything else of it; it is
-    // unused otherwise.
+    // SAFETY: the copy's lower triangle is written below before faer reads
+    // it, and faer reads nothing else of it; it is unused otherwise.
     let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, n, stack) };
     let mut copy = copy.as_mat_mut();
-    let unit_rows = s.row_stride() == 1 && v.as_ref().is_none_or(|v| v.row_stride() == 1);
-    if eigh_small::serves::<T>(n) && unit_rows && copy.row_stride() == 1 {
-        copy_lower_real_diagonal(a, copy.rb_mut());
-        scale_lower(copy.rb_mut(), scaling);
-        let converged = {
-            let (mut e, rest) = stack.make_with(n, |_| T::zero());
-            let (mut tau, _) = rest.make_with(n, |_| T::zero());
-            let w = s.rb_mut().col_mut(0).try_as_col_major_mut().expect("unit row stride").as_slice_mut();
-            eigh_small::eigh(copy.rb_mut(), w, v.as_mut().map(|v| v.rb_mut()), &mut e, &mut tau)
-        };
-        if converged {
-            if let Some(v) = v {
-                super::gauge::canonicalize_columns(v);
-            }
-            return Ok(scaling);
-        }
-        // Not converged (`eigh_small`'s iteration cap): faer's kernel.
-    }
-    decompose_faer(a, scaling, copy, s, v, par, stack)
-}
-
-/// [`decompose`] by faer's `self_adjoint_evd`, `copy` (n×n, any contents)
-/// holding the scaled lower triangle where `a` cannot be read as it is.
-fn decompose_faer<T: Field>(
-    a: MatRef<'_, T>,
-    scaling: Scaling,
-    mut copy: MatMut<'_, T>,
-    mut s: MatMut<'_, T>,
-    v: Option<MatMut<'_, T>>,
-    par: Par,
-    stack: &mut MemStack,
-) -> Result<Scaling, Failure> {
     let src = if !scaling.is_none() || has_complex_diagonal(a) {
         copy_lower_real_diagonal(a, copy.rb_mut());
         scale_lower(copy.rb_mut(), scaling);

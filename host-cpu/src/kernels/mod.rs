@@ -39,7 +39,7 @@ macro_rules! values_and_vectors {
 }
 
 /// Whether lindiff's own kernels for small real matrices
-/// (`cholesky_small`, `lu_small`, `qr_small`, `eigh_small`) are used at
+/// (`cholesky_small`, `lu_small`, `qr_small`) are used at
 /// all: in `std` builds. Without `std` (firmware) faer's kernels, linked
 /// anyway for complex and larger matrices, serve every size: there flash
 /// counts more than these nanoseconds (the Cortex-M f32 build's 160 KiB
@@ -55,7 +55,6 @@ pub(crate) mod columns;
 mod det;
 mod eig;
 mod eigh;
-mod eigh_small;
 mod expm;
 mod expm_pade;
 mod expm_scaling;

@@ -15,7 +15,8 @@
 //! Algorithms*, Thm 19.4).
 
 use super::columns::{column, column_ref, dot};
-use super::frobenius::{frobenius_norm, squares};
+use super::frobenius::squares;
+use super::scaling::{Range, Scaling};
 use crate::field::Field;
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
@@ -65,29 +66,35 @@ fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
 /// is); τ = 0 (H = I, β = α) where x₁ = 0. ‖x‖ is the plain sum of squares
 /// where that is at least len·MIN_POSITIVE/ε (the squares lost to
 /// underflow are then less than ε of it) and x₁'s squares are not all
-/// lost, else the scaled norm (`super::frobenius`): a norm off by more
-/// than ε would make H not orthogonal.
+/// lost. Below that (the safe-range scaling of the matrix looks at its
+/// largest entry only, so a column can be this small), the reflector of
+/// x·2^e with x's largest entry in the safe range: τ and v do not change
+/// with the scale, β scales back exactly, and no square or reciprocal of a
+/// subnormal number enters (either would make H not orthogonal).
 #[inline(always)]
-pub(super) fn reflector<T: Field>(x: &mut [T]) -> (T, T) {
+fn reflector<T: Field>(x: &mut [T]) -> (T, T) {
     let len = x.len();
     let (head, v) = x.split_at_mut(1);
-    let alpha = Scalar::re(head[0]);
-    let tail = squares(v);
-    let sum = alpha * alpha + tail;
+    let zero = Re::<T>::zero();
+    let mut alpha = Scalar::re(head[0]);
+    let mut tail = squares(v);
     let floor = Re::<T>::from_usize(len) * Re::<T>::MIN_POSITIVE / Re::<T>::EPSILON;
-    let norm = if sum >= floor && tail != Re::<T>::zero() {
-        sum.sqrt()
-    } else {
+    let mut scaling = Scaling::NONE;
+    if alpha * alpha + tail < floor || tail == zero {
         if v.iter().all(|x| *x == T::zero()) {
             return (head[0], T::zero());
         }
-        frobenius_norm(MatRef::from_column_major_slice(&*x, len, 1))
-    };
-    let v = &mut x[1..];
-    let beta = if alpha > Re::<T>::zero() { -norm } else { norm };
+        let max = v.iter().fold(Scalar::abs(alpha), |m, x| m.max_real(Scalar::abs(*x)));
+        scaling = Scaling::of_max(max, Range::Squares);
+        alpha = scaling.apply(alpha);
+        v.iter_mut().for_each(|x| *x = scaling.apply(*x));
+        tail = squares(v);
+    }
+    let norm = (alpha * alpha + tail).sqrt();
+    let beta = if alpha > zero { -norm } else { norm };
     let scale = T::from_real(Re::<T>::one() / (alpha - beta));
     v.iter_mut().for_each(|x| *x *= scale);
-    (T::from_real(beta), T::from_real((beta - alpha) / beta))
+    (T::from_real(scaling.undo(beta)), T::from_real((beta - alpha) / beta))
 }
 
 /// Applies H = I − τ (1, v)(1, v)ᵀ to rows `k..` of every column of `cols`.
@@ -111,9 +118,8 @@ with_avx2! {
     pub(super) fn form_q<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], q: MatMut<'_, T>) => form_q_body
 }
 
-/// [`form_q`]'s body, for callers already compiled for the CPU's features.
 #[inline(always)]
-pub(super) fn form_q_body<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], mut q: MatMut<'_, T>) {
+fn form_q_body<T: Field>(qr: MatRef<'_, T>, tau: &[T], signs: &[T], mut q: MatMut<'_, T>) {
     debug_assert!(!<T as Scalar>::IS_COMPLEX, "real matrices only");
     let (m, k) = (q.nrows(), tau.len());
     assert!(signs.len() == k && q.ncols() >= k && qr.nrows() == m, "q is m×q, q ≥ k");
@@ -233,17 +239,19 @@ mod tests {
         check::<f64>(&[1.0, 1e-200, -1e-190, 0.5, 0.25, 1.0, 0.0, 1.0, 2.0], 3, 3, 3, 3);
     }
 
-    /// A column whose squares are subnormal, in part or whole, next to an
-    /// O(1) one (the scaling into the safe range looks at the largest
-    /// entry only): the norm must still be right to ε, or H is not
-    /// orthogonal (a plain sum of squares gave ‖QᵀQ − I‖ = 1e−2 at 1e−161).
+    /// A column whose squares are subnormal, in part or whole, or whose
+    /// entries are, next to an O(1) one (the scaling into the safe range
+    /// looks at the largest entry only): the norm must still be right to ε,
+    /// or H is not orthogonal (a plain sum of squares gave ‖QᵀQ − I‖ = 1e−2
+    /// at 1e−161), and v must stay finite (a reciprocal of a subnormal
+    /// α − β overflows).
     #[test]
     fn columns_with_subnormal_squares() {
-        for s in [1e-150, 1e-155, 1e-158, 1e-160, 1e-161, 1e-163, 1e-170, 1e-300] {
+        for s in [1e-150, 1e-155, 1e-158, 1e-160, 1e-161, 1e-163, 1e-170, 1e-300, 1e-310, 5e-324] {
             check::<f64>(&[1.0, 0.0, 0.0, 0.0, s, s], 3, 2, 3, 3);
             check::<f64>(&[1.0, 0.0, 0.0, 0.0, s, -3.0 * s, 0.5 * s, 2.0 * s], 4, 2, 4, 4);
         }
-        for s in [1e-19f32, 1e-20, 1e-21, 1e-22, 1e-23, 1e-30] {
+        for s in [1e-19f32, 1e-20, 1e-21, 1e-22, 1e-23, 1e-30, 1e-40, 1e-45] {
             let s = f64::from(s);
             check::<f32>(&[1.0, 0.0, 0.0, 0.0, s, s], 3, 2, 3, 3);
         }

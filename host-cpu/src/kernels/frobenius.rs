@@ -16,7 +16,7 @@ type Re<T> = <T as Scalar>::Real;
 
 /// Σ (re² + im²) over `s`, in sixteen lane sums.
 #[inline(always)]
-pub(super) fn squares<T: Field>(s: &[T]) -> Re<T> {
+fn squares<T: Field>(s: &[T]) -> Re<T> {
     let mut lanes = [T::zero(); 16];
     let square = |x: T| {
         let (re, im) = (Scalar::re(x), Scalar::im(x));

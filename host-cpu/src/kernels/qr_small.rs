@@ -15,7 +15,6 @@
 //! Algorithms*, Thm 19.4).
 
 use super::columns::{column, column_ref, dot};
-use super::frobenius::squares;
 use super::scaling::{Range, Scaling};
 use crate::field::Field;
 use faer::reborrow::ReborrowMut;
@@ -51,7 +50,15 @@ fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
     assert!(tau.len() == m.min(n), "one τ per reflector");
     for (k, tau) in tau.iter_mut().enumerate() {
         let (mut left, right) = qr.rb_mut().split_at_col_mut(k + 1);
-        let x = &mut column(left.rb_mut().col_mut(k))[k..];
+        let col = column(left.rb_mut().col_mut(k));
+        if negligible(col, k) {
+            // Rank deficient here: R[k, k] = 0 exactly, as faer's kernel
+            // gives it (and the derivative rule's division by it shows).
+            col[k..].fill(T::zero());
+            *tau = T::zero();
+            continue;
+        }
+        let x = &mut col[k..];
         let (beta, t) = reflector(x);
         *tau = t;
         if t != T::zero() {
@@ -59,6 +66,36 @@ fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
             reflect(&x[1..], t, right, k);
         }
     }
+}
+
+/// Whether what is left of column `col` from row `k` down is negligible
+/// against the whole column (whose norm the reflectors so far kept):
+/// ‖col[k..]‖ ≤ 16·(m − k)·ε·‖col‖, faer's test for a column to skip
+/// (its `qr` factor). With plain sums of squares where the column's is at
+/// least len·MIN_POSITIVE/ε (what underflows then is far below the
+/// threshold); else on the column scaled by a power of two that brings its
+/// largest entry into the safe range, so that a column of tiny entries is
+/// judged by its shape, not by squares that underflow.
+#[inline(always)]
+fn negligible<T: Field>(col: &[T], k: usize) -> bool {
+    let c = Re::<T>::from_usize(16 * (col.len() - k)) * Re::<T>::EPSILON;
+    let whole = sum_of_squares(col);
+    let floor = Re::<T>::from_usize(col.len()) * Re::<T>::MIN_POSITIVE / Re::<T>::EPSILON;
+    if whole >= floor {
+        return sum_of_squares(&col[k..]) <= c * c * whole;
+    }
+    let big = col.iter().fold(Re::<T>::zero(), |m, x| m.max_real(Scalar::abs(*x)));
+    if big == Re::<T>::zero() {
+        return true;
+    }
+    let scaling = Scaling::of_max(big, Range::Squares);
+    let scaled_squares = |xs: &[T]| {
+        xs.iter().fold(Re::<T>::zero(), |sum, x| {
+            let y = Scalar::re(scaling.apply(*x));
+            sum + y * y
+        })
+    };
+    scaled_squares(&col[k..]) <= c * c * scaled_squares(col)
 }
 
 /// `?larfg` for the real x = (α, x₁): returns (β, τ) with H x = (β, 0) for
@@ -77,7 +114,7 @@ fn reflector<T: Field>(x: &mut [T]) -> (T, T) {
     let (head, v) = x.split_at_mut(1);
     let zero = Re::<T>::zero();
     let mut alpha = Scalar::re(head[0]);
-    let mut tail = squares(v);
+    let mut tail = sum_of_squares(v);
     let floor = Re::<T>::from_usize(len) * Re::<T>::MIN_POSITIVE / Re::<T>::EPSILON;
     let mut scaling = Scaling::NONE;
     if alpha * alpha + tail < floor || tail == zero {
@@ -88,13 +125,20 @@ fn reflector<T: Field>(x: &mut [T]) -> (T, T) {
         scaling = Scaling::of_max(max, Range::Squares);
         alpha = scaling.apply(alpha);
         v.iter_mut().for_each(|x| *x = scaling.apply(*x));
-        tail = squares(v);
+        tail = sum_of_squares(v);
     }
     let norm = (alpha * alpha + tail).sqrt();
     let beta = if alpha > zero { -norm } else { norm };
     let scale = T::from_real(Re::<T>::one() / (alpha - beta));
     v.iter_mut().for_each(|x| *x *= scale);
     (T::from_real(scaling.undo(beta)), T::from_real((beta - alpha) / beta))
+}
+
+/// Σ xᵢ² of a real `x` in eight lanes (`super::columns::dot`: short
+/// columns need the lanes more than long ones).
+#[inline(always)]
+fn sum_of_squares<T: Field>(x: &[T]) -> Re<T> {
+    Scalar::re(dot(x, x))
 }
 
 /// Applies H = I − τ (1, v)(1, v)ᵀ to rows `k..` of every column of `cols`.
@@ -237,6 +281,31 @@ mod tests {
         a.copy_within(0..5, 15);
         check::<f64>(&a, 5, 4, 5, 5);
         check::<f64>(&[1.0, 1e-200, -1e-190, 0.5, 0.25, 1.0, 0.0, 1.0, 2.0], 3, 3, 3, 3);
+    }
+
+    /// R[k, k] of the column factored on the matrix `a` (m×n, packed).
+    fn diagonal(a: &[f64], m: usize, n: usize) -> Vec<f64> {
+        let mut w = a.to_vec();
+        let mut tau = vec![0.0; m.min(n)];
+        factor(MatMut::from_column_major_slice_mut(&mut w, m, n), &mut tau);
+        (0..m.min(n)).map(|k| w[k + k * m]).collect()
+    }
+
+    /// A column that depends on the earlier ones to rounding gets
+    /// R[k, k] = 0 exactly (faer's test, so that the derivative rule's
+    /// division by it shows as it does on faer's path); a nearly dependent
+    /// one (angle 1e−10) and a tiny independent one (1e−170 next to 1) do
+    /// not.
+    #[test]
+    fn rank_deficient_columns() {
+        let rank_one: Vec<f64> = (0..9).map(|k| 1.0 + (k % 3) as f64).collect();
+        let d = diagonal(&rank_one, 3, 3);
+        assert!(d[0] != 0.0 && d[1] == 0.0 && d[2] == 0.0, "{d:?}");
+        check::<f64>(&rank_one, 3, 3, 3, 3);
+        let nearly = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0 + 1e-10];
+        assert!(diagonal(&nearly, 3, 2)[1].abs() > 1e-12, "{:?}", diagonal(&nearly, 3, 2));
+        let tiny = [1.0, 0.0, 0.0, 1e-170];
+        assert_eq!(diagonal(&tiny, 2, 2)[1].abs(), 1e-170);
     }
 
     /// A column whose squares are subnormal, in part or whole, or whose

@@ -14,8 +14,9 @@
 //! Rank-deficient input to the *unpivoted* QR: faer skips columns whose
 //! remaining norm is negligible (≤ 16·(m−k)·ε·‖column‖), so R is upper
 //! triangular in echelon form: a diagonal entry may be ~0 while entries to
-//! its right in the same row are not. `qr_small` applies the same test and
-//! zeroes such a column's remaining part (R[k, k] = 0, no echelon shift). A = Q R still holds to rounding and Q
+//! its right in the same row are not. `qr_small` applies the same test
+//! (to a last diagonal entry too, which faer keeps) and zeroes such a
+//! column's remaining part: R[k, k] = 0, no echelon shift. A = Q R still holds to rounding and Q
 //! is still unitary, and diag(R) is still real and ≥ 0, but it is then *not*
 //! a rank or conditioning estimate; use `rank_revealing_qr` for that.
 

@@ -7,7 +7,8 @@
 //! rows k..m, x = (α, x₁), into (β, 0) with H_k = I − τ v vᵀ, v = (1, v₁):
 //! β = −sign(α)·‖x‖, τ = (β − α)/β and v₁ = x₁/(α − β) (`?larfg`; the sign
 //! keeps α − β free of cancellation, so |v₁| ≤ 1 and τ ∈ [1, 2]); where
-//! x₁ = 0, H_k = I. The later columns take H_k from the left. Q = H₀⋯H_{k−1}
+//! x₁ = 0, H_k = I; where x is negligible against the whole column (the
+//! matrix is rank deficient there), x is set to zero and H_k = I. The later columns take H_k from the left. Q = H₀⋯H_{k−1}
 //! applied to the first columns of the identity, accumulated from the last
 //! reflector back so that each step touches only the rows and columns it
 //! changes. Householder QR is backward stable: Q R = A + E with
@@ -52,8 +53,9 @@ fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
         let (mut left, right) = qr.rb_mut().split_at_col_mut(k + 1);
         let col = column(left.rb_mut().col_mut(k));
         if negligible(col, k) {
-            // Rank deficient here: R[k, k] = 0 exactly, as faer's kernel
-            // gives it (and the derivative rule's division by it shows).
+            // Rank deficient here (to 16·(m − k)·ε of the column): R[k, k]
+            // = 0 exactly, so that the derivative rule's division by it
+            // shows (faer's path gets its zeros through an echelon shift).
             col[k..].fill(T::zero());
             *tau = T::zero();
             continue;
@@ -71,11 +73,14 @@ fn factor_body<T: Field>(mut qr: MatMut<'_, T>, tau: &mut [T]) {
 /// Whether what is left of column `col` from row `k` down is negligible
 /// against the whole column (whose norm the reflectors so far kept):
 /// ‖col[k..]‖ ≤ 16·(m − k)·ε·‖col‖, faer's test for a column to skip
-/// (its `qr` factor). With plain sums of squares where the column's is at
-/// least len·MIN_POSITIVE/ε (what underflows then is far below the
-/// threshold); else on the column scaled by a power of two that brings its
-/// largest entry into the safe range, so that a column of tiny entries is
-/// judged by its shape, not by squares that underflow.
+/// (its `qr` factor), applied here to the last row too (faer keeps a
+/// diagonal entry with nothing below it: a last column dependent to
+/// rounding gives R[k, k] ≈ 0 there, 0 here). With plain sums of squares
+/// where the column's is at least len·MIN_POSITIVE/ε (what underflows then
+/// blurs only decisions within a fraction of a percent of the threshold);
+/// else on the column scaled by a power of two that brings its largest
+/// entry into the safe range, so that a column of tiny entries is judged by
+/// its shape, not by squares that underflow.
 #[inline(always)]
 fn negligible<T: Field>(col: &[T], k: usize) -> bool {
     let c = Re::<T>::from_usize(16 * (col.len() - k)) * Re::<T>::EPSILON;
@@ -293,9 +298,8 @@ mod tests {
 
     /// A column that depends on the earlier ones to rounding gets
     /// R[k, k] = 0 exactly (faer's test, so that the derivative rule's
-    /// division by it shows as it does on faer's path); a nearly dependent
-    /// one (angle 1e−10) and a tiny independent one (1e−170 next to 1) do
-    /// not.
+    /// division by it shows); a nearly dependent one (R[1, 1] = 1e−10·√(5/14)
+    /// by hand) and a tiny independent one (1e−170 next to 1) do not.
     #[test]
     fn rank_deficient_columns() {
         let rank_one: Vec<f64> = (0..9).map(|k| 1.0 + (k % 3) as f64).collect();
@@ -303,7 +307,8 @@ mod tests {
         assert!(d[0] != 0.0 && d[1] == 0.0 && d[2] == 0.0, "{d:?}");
         check::<f64>(&rank_one, 3, 3, 3, 3);
         let nearly = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0 + 1e-10];
-        assert!(diagonal(&nearly, 3, 2)[1].abs() > 1e-12, "{:?}", diagonal(&nearly, 3, 2));
+        let r11 = diagonal(&nearly, 3, 2)[1].abs();
+        assert!((r11 - 1e-10 * (5.0f64 / 14.0).sqrt()).abs() < 1e-14, "R[1, 1] = {r11:e}");
         let tiny = [1.0, 0.0, 0.0, 1e-170];
         assert_eq!(diagonal(&tiny, 2, 2)[1].abs(), 1e-170);
     }

@@ -8,10 +8,10 @@
 //! β = −sign(α)·‖x‖, τ = (β − α)/β and v₁ = x₁/(α − β) (`?larfg`; the sign
 //! keeps α − β free of cancellation, so |v₁| ≤ 1 and τ ∈ [1, 2]); where
 //! x₁ = 0, H_k = I; where x is negligible against the whole column (the
-//! matrix is rank deficient there), x is set to zero and H_k = I. The later columns take H_k from the left. Q = H₀⋯H_{k−1}
-//! applied to the first columns of the identity, accumulated from the last
-//! reflector back so that each step touches only the rows and columns it
-//! changes. Householder QR is backward stable: Q R = A + E with
+//! matrix is rank deficient there), x is set to zero and H_k = I. The later
+//! columns take H_k from the left. Q = H₀⋯H_{k−1} applied to the first
+//! columns of the identity, accumulated from the last reflector back so
+//! that each step touches only the rows and columns it changes. Householder QR is backward stable: Q R = A + E with
 //! ‖E‖ ≤ c·m·n·ε·‖A‖ (Higham, *Accuracy and Stability of Numerical
 //! Algorithms*, Thm 19.4).
 

@@ -323,18 +323,13 @@ fn non_finite<P: Provider<Memory = Host>>(p: &P) {
     a[(1, 2)] = f64::NAN;
     let items = [Dense::eye(3, 3), a];
     let input = HostTensor::batch(&items);
-    for (op, name) in [
+    let ops = [
         (LinalgOp::Lu(Lu), "lu"),
         (LinalgOp::LuFactor(LuFactor), "lu_factor"),
         (LinalgOp::FullPivLu(FullPivLu), "full_piv_lu"),
         (LinalgOp::FullPivLuFactor(FullPivLuFactor), "full_piv_lu_factor"),
-    ] {
-        let err = match run(p, op, &[&input]) {
-            Ok(_) => panic!("{name} accepted NaN"),
-            Err(e) => e,
-        };
-        assert_eq!(err.to_string(), format!("{name}: argument `a` contains NaN or infinity (batch item 1)"));
-    }
+    ];
+    rejects_non_finite(p, &ops, &input, 1, "NaN");
     for n in [3, 64] {
         hidden_nan::<f64, P>(p, n, (2, 1));
         hidden_nan::<f64, P>(p, n, (0, 2));
@@ -360,16 +355,32 @@ fn hidden_nan<T: Scalar, P: Provider<Memory = Host>>(p: &P, n: usize, at: (usize
     }
     a[at] = s(f64::NAN);
     let input = HostTensor::batch(&[a]);
-    for (op, name) in [
+    let ops = [
         (LinalgOp::Lu(Lu), "lu"),
         (LinalgOp::LuFactor(LuFactor), "lu_factor"),
         (LinalgOp::FullPivLu(FullPivLu), "full_piv_lu"),
-    ] {
-        let err = match run(p, op, &[&input]) {
-            Ok(_) => panic!("{name} accepted a NaN at {at:?} ({n}×{n})"),
+    ];
+    rejects_non_finite(p, &ops, &input, 0, &format!("a NaN at {at:?} ({n}×{n})"));
+}
+
+/// Each op on `input` fails with the non-finite error for `a` at batch item
+/// `item`; `what` names the bad entry when one is accepted.
+fn rejects_non_finite<P: Provider<Memory = Host>>(
+    p: &P,
+    ops: &[(LinalgOp, &str)],
+    input: &HostTensor,
+    item: usize,
+    what: &str,
+) {
+    for (op, name) in ops {
+        let err = match run(p, op.clone(), &[input]) {
+            Ok(_) => panic!("{name} accepted {what}"),
             Err(e) => e,
         };
-        assert_eq!(err.to_string(), format!("{name}: argument `a` contains NaN or infinity (batch item 0)"));
+        assert_eq!(
+            err.to_string(),
+            format!("{name}: argument `a` contains NaN or infinity (batch item {item})")
+        );
     }
 }
 

@@ -16,7 +16,7 @@
 //! Algorithms*, Thm 19.4).
 
 use super::columns::{column, column_ref, dot};
-use super::scaling::{Range, Scaling};
+use super::scaling::{max_abs, Range, Scaling};
 use crate::field::Field;
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
@@ -89,7 +89,8 @@ fn negligible<T: Field>(col: &[T], k: usize) -> bool {
     if whole >= floor {
         return sum_of_squares(&col[k..]) <= c * c * whole;
     }
-    let big = col.iter().fold(Re::<T>::zero(), |m, x| m.max_real(Scalar::abs(*x)));
+    // The input is finite (scanned before the kernel).
+    let big = max_abs(col.iter().copied()).unwrap_or(Re::<T>::zero());
     if big == Re::<T>::zero() {
         return true;
     }
@@ -126,7 +127,7 @@ fn reflector<T: Field>(x: &mut [T]) -> (T, T) {
         if v.iter().all(|x| *x == T::zero()) {
             return (head[0], T::zero());
         }
-        let max = v.iter().fold(Scalar::abs(alpha), |m, x| m.max_real(Scalar::abs(*x)));
+        let max = max_abs(core::iter::once(head[0]).chain(v.iter().copied())).unwrap_or(zero);
         scaling = Scaling::of_max(max, Range::Squares);
         alpha = scaling.apply(alpha);
         v.iter_mut().for_each(|x| *x = scaling.apply(*x));

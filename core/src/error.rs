@@ -255,7 +255,10 @@ pub enum Error {
     /// The answer, or a quantity the algorithm must form on the way, lies
     /// outside what the dtype represents accurately: computing it would
     /// overflow or lose every digit. `why` says which quantity and what
-    /// to do instead (for example a wider dtype).
+    /// to do instead (for example a wider dtype). On the host providers
+    /// every linear-algebra op whose output would hold an infinity or NaN
+    /// for finite input (a singular value, a determinant, a solution beyond
+    /// the largest finite value) reports this, naming its first argument.
     OutOfRange {
         /// Op name.
         op: &'static str,

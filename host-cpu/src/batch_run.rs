@@ -13,7 +13,7 @@ pub fn batch_rank(inputs: &[&TensorDesc]) -> usize {
 }
 
 /// [`batch_rank`] from input 0's layout alone.
-fn batch_rank_of(first: Option<&TensorDesc>) -> usize {
+pub(crate) fn batch_rank_of(first: Option<&TensorDesc>) -> usize {
     first.map_or(0, |d| d.meta.shape.rank().saturating_sub(2))
 }
 

@@ -42,6 +42,9 @@
 pub use crate::batch::{square_fits, Failure, Item, Kernel, Shapes, SCRATCH_MARGIN};
 pub use crate::batch_run::{batch_rank, run_kernel, workspace_kernel};
 pub use crate::field::Field;
+/// The range check of a linear-algebra op's outputs, which a provider runs
+/// after its kernels as host-cpu does.
+pub use crate::kernels::output_range::outputs_in_range;
 /// The canonical phase rule every provider applies (largest-magnitude entry
 /// of each column real and positive; a column scaled by a phase), the phase
 /// of a scalar (diag(R) ≥ 0), and the non-finite input check.

@@ -9,13 +9,13 @@
 //!   imaginary directions for c64); at corank 2 it is zero.
 //! * `slogdet`: forward mode against finite differences (logabsdet and the
 //!   sign's phase), f64 and c64, batched; at a singular matrix (not
-//!   differentiable) the tangent is non-finite.
+//!   differentiable) the tangent is a `Singular` error.
 //! * The adjugate itself has no derivative: asking for one is an error.
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
-use lindiff_core::{Element, Host, Ops, Provider, Result, Scalar};
+use lindiff_core::{Element, Error, Host, Ops, Provider, Result, Scalar};
 use lindiff_tests::ad::{check, forward, Input, Loss};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::TestProvider;
@@ -265,16 +265,20 @@ where
     println!("slogdet batched: forward vs fd {:.1e}", r.forward_vs_fd);
 }
 
-/// slogdet at a singular matrix is not differentiable; a rule cannot see
-/// values, so the tangent comes out non-finite (documented), not an error.
+/// slogdet at a singular matrix is not differentiable: the rule's solve
+/// with U meets U's exactly zero pivot and says so (`Singular`), rather
+/// than returning a non-finite tangent.
 fn slogdet_at_singular<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P)
 where
     Re<T>: Element,
 {
     let (a, _) = evidence::<T>();
     let d = basis(3, 2, 1, T::one());
-    let t = jvp(p, &SlogdetLoss, &a, &d);
-    assert!(!t.is_finite(), "slogdet tangent at a singular matrix: {t:e}");
+    let got = forward(p.clone(), &SlogdetLoss, &[Input::matrix(&a)], &[Input::matrix(&d)]);
+    assert!(
+        matches!(got, Err(Error::Singular { op: "triangular_solve", arg: "a", .. })),
+        "slogdet tangent at a singular matrix: {got:?}"
+    );
 }
 
 /// The seed's det check (the seed implementation reached 4.5e-10): det

@@ -350,7 +350,13 @@ fn triangular<T: Scalar, P: Provider<Memory = Host>>(p: &P, seed: u64) {
             for side in [Side::Left, Side::Right] {
                 for op in [MatOp::Identity, MatOp::Transpose, MatOp::Adjoint] {
                     combos += 1;
-                    let opts = TriangularSolveOptions { triangle, diagonal, side, op };
+                    let opts = TriangularSolveOptions {
+                        triangle,
+                        diagonal,
+                        side,
+                        op,
+                        ..TriangularSolveOptions::default()
+                    };
                     for &(n, r) in &[(1, 1), (6, 3), (50, 4), (0, 2), (4, 0)] {
                         let (dense, stored) = triangular_pair::<T>(&mut rng, n, &opts);
                         let b: Dense<T> = match side {

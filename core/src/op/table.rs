@@ -54,7 +54,8 @@ macro_rules! op_table {
                     /// ```
                     ///
                     /// # Errors
-                    /// Shape errors naming `svd`; non-finite input; non-convergence.
+                    /// Shape errors naming `svd`; non-finite input; a result beyond the dtype's range
+                    /// (`OutOfRange`); non-convergence.
                     fn svd -> SvdFactors { u, s, vh } = Svd(SvdOptions::default());
                     /// Thin SVD with options (driver, derivative broadening).
                     /// `options.vectors` is ignored here (both factors are returned);
@@ -75,7 +76,8 @@ macro_rules! op_table {
                     /// Singular values only (real, descending).
                     ///
                     /// # Errors
-                    /// Shape errors naming `svd_vals`; non-finite input; non-convergence.
+                    /// Shape errors naming `svd_vals`; non-finite input; a result beyond the dtype's range
+                    /// (`OutOfRange`); non-convergence.
                     fn svd_vals -> s;
                 },
             }
@@ -89,7 +91,8 @@ macro_rules! op_table {
                     /// complete the bases).
                     ///
                     /// # Errors
-                    /// Shape errors naming `svd_full`; non-finite input; non-convergence.
+                    /// Shape errors naming `svd_full`; non-finite input; a result beyond the dtype's range
+                    /// (`OutOfRange`); non-convergence.
                     fn svd_full -> SvdFactors { u, s, vh };
                 },
             }
@@ -142,7 +145,8 @@ macro_rules! op_table {
                     /// ```
                     ///
                     /// # Errors
-                    /// Shape errors naming `qr`; non-finite input.
+                    /// Shape errors naming `qr`; non-finite input; a result beyond the dtype's range
+                    /// (`OutOfRange`).
                     fn qr -> QrFactors { q, r };
                     /// QR with options (thin or complete Q).
                     ///
@@ -160,7 +164,8 @@ macro_rules! op_table {
                     /// Column-pivoted QR with the numerical rank (not differentiable).
                     ///
                     /// # Errors
-                    /// Shape errors; invalid options; non-finite input.
+                    /// Shape errors; invalid options; non-finite input; a result beyond the dtype's range
+                    /// (`OutOfRange`).
                     fn rank_revealing_qr(options: RankRevealingQrOptions)
                         -> RankRevealingQrFactors { q, r, perm, rank } = RankRevealingQr(options);
                 },
@@ -175,7 +180,7 @@ macro_rules! op_table {
                     /// [`HouseholderQr::append_columns`].
                     ///
                     /// # Errors
-                    /// Shape errors; non-finite input.
+                    /// Shape errors; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn householder_qr -> HouseholderQr { h, tau };
                 },
             }
@@ -229,7 +234,8 @@ macro_rules! op_table {
                     /// ```
                     ///
                     /// # Errors
-                    /// Non-square input; non-finite input; non-convergence.
+                    /// Non-square input; non-finite input; a result beyond the dtype's range (`OutOfRange`);
+                    /// non-convergence.
                     fn eigh -> EighFactors { w, v };
                     /// Hermitian eigendecomposition with options.
                     ///
@@ -275,7 +281,8 @@ macro_rules! op_table {
                     /// ```
                     ///
                     /// # Errors
-                    /// Non-square input; non-finite input; non-convergence; for `Log` an
+                    /// Non-square input; non-finite input; a result beyond the dtype's range (`OutOfRange`);
+                    /// non-convergence; for `Log` an
                     /// eigenvalue ≤ 0, for `Sqrt` one below −10·n·ε·max|λ|
                     /// (`NotPositiveDefinite`).
                     fn funm_hermitian(function: MatrixFunction) -> fa = FunmHermitian(function);
@@ -494,7 +501,7 @@ macro_rules! op_table {
                     /// General eigendecomposition `a v = v diag(w)` (complex outputs).
                     ///
                     /// # Errors
-                    /// Non-square input; non-finite input.
+                    /// Non-square input; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn eig -> EigFactors { w, v };
                 },
             }
@@ -545,7 +552,7 @@ macro_rules! op_table {
                     /// matrices factor without error).
                     ///
                     /// # Errors
-                    /// Shape errors; non-finite input.
+                    /// Shape errors; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn lu -> LuFactors { perm, l, u };
                 },
             }
@@ -608,7 +615,7 @@ macro_rules! op_table {
                     /// rectangular matrices factor exactly).
                     ///
                     /// # Errors
-                    /// Shape errors; non-finite input.
+                    /// Shape errors; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn full_piv_lu -> FullPivLuFactors { row_perm, col_perm, l, u };
                 },
             }
@@ -652,8 +659,24 @@ macro_rules! op_table {
                 methods: {
                     /// Triangular solve with options (side, triangle, unit diagonal, op).
                     ///
+                    /// ```
+                    /// use lindiff_cpu::prelude::*;
+                    /// let mut la = Direct::new(Cpu::new());
+                    /// let a = la.tensor_row_major(2, 2, &[2.0, 1.0, 0.0, 4.0])?;
+                    /// let b = la.tensor(&[2, 1], &[4.0, 8.0])?;
+                    /// let upper = TriangularSolveOptions::default().triangle(Triangle::Upper);
+                    /// assert_eq!(la.triangular_solve(&a, &b, upper)?.to_vec::<f64>()?, [1.0, 2.0]);
+                    /// // An exactly zero diagonal entry: singular, not infinities.
+                    /// let z = la.tensor_row_major(2, 2, &[2.0, 1.0, 0.0, 0.0])?;
+                    /// let err = la.triangular_solve(&z, &b, upper).unwrap_err();
+                    /// assert_eq!(err.kind(), "Singular");
+                    /// # Ok::<(), Error>(())
+                    /// ```
+                    ///
                     /// # Errors
-                    /// Shape errors.
+                    /// Shape errors; NaN/∞ in the triangle read or in `b` (`NonFinite`); an
+                    /// exactly zero entry on a non-unit diagonal (`Singular`); a solution
+                    /// beyond the dtype's range (`OutOfRange`).
                     fn triangular_solve(options: TriangularSolveOptions) -> x = TriangularSolve(options);
                 },
             }
@@ -678,7 +701,7 @@ macro_rules! op_table {
                     /// ```
                     ///
                     /// # Errors
-                    /// Non-square input; non-finite input.
+                    /// Non-square input; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn det -> det;
                 },
             }
@@ -688,10 +711,10 @@ macro_rules! op_table {
                 inputs: [a], outputs: [sign, logabsdet], rule: det,
                 support: |_op| list(&[ok(SIGN), ok(LOGABSDET)]),
                 methods: {
-                    /// `(sign, log|det|)`.
+                    /// `(sign, log|det|)`: (0, −∞) for a singular matrix.
                     ///
                     /// # Errors
-                    /// As `det`.
+                    /// Non-square input; non-finite input.
                     fn slogdet -> (sign, logabsdet);
                 },
             }
@@ -705,7 +728,7 @@ macro_rules! op_table {
                     /// `a`, zero at corank ≥ 2). The derivative of `det`.
                     ///
                     /// # Errors
-                    /// Non-square input; non-finite input.
+                    /// Non-square input; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn adjugate -> adj;
                 },
             }
@@ -732,7 +755,7 @@ macro_rules! op_table {
                     /// Polar factor `u vᴴ`.
                     ///
                     /// # Errors
-                    /// Shape errors; non-finite input.
+                    /// Shape errors; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn polar -> w;
                 },
             }
@@ -745,7 +768,7 @@ macro_rules! op_table {
                     /// Moore–Penrose pseudo-inverse (default thresholds).
                     ///
                     /// # Errors
-                    /// Shape errors; non-finite input.
+                    /// Shape errors; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn pinv -> pinv;
                     /// Pseudo-inverse treating s ≤ rtol·s₀ as zero.
                     ///
@@ -766,7 +789,8 @@ macro_rules! op_table {
                     /// it (and numpy's `matrix_rank`).
                     ///
                     /// # Errors
-                    /// Shape errors; invalid thresholds; non-finite input.
+                    /// Shape errors; invalid thresholds; non-finite input; a result beyond the dtype's range
+                    /// (`OutOfRange`).
                     fn matrix_rank -> rank;
                     /// The numerical rank under explicit thresholds.
                     ///
@@ -796,7 +820,7 @@ macro_rules! op_table {
                     /// ```
                     ///
                     /// # Errors
-                    /// Shape errors; non-finite input.
+                    /// Shape errors; non-finite input; a result beyond the dtype's range (`OutOfRange`).
                     fn lstsq -> x;
                     /// Least squares with thresholds; returns `(x, rank)`.
                     ///

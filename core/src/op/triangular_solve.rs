@@ -26,6 +26,19 @@ pub enum Diagonal {
     Unit,
 }
 
+/// What an exactly zero entry on a non-unit diagonal of `a` does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ZeroPivot {
+    /// `Error::Singular` (rcond 0), as LAPACK's ?trtrs refuses it.
+    #[default]
+    Error,
+    /// The plain substitution: ±∞ or NaN in the entries of `x` the zero
+    /// pivot reaches, and no output range check. For a caller that discards
+    /// exactly those entries — the LU derivative, where the zero last pivot
+    /// of a corank-1 matrix reaches only the column its `tril` mask drops.
+    Propagate,
+}
+
 /// Which side `a` multiplies `x` from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -53,6 +66,8 @@ pub struct TriangularSolveOptions {
     pub side: Side,
     /// `a`, `aᵀ` or `aᴴ`.
     pub op: MatOp,
+    /// What a zero on a non-unit diagonal does.
+    pub zero_pivot: ZeroPivot,
 }
 
 impl TriangularSolveOptions {
@@ -76,11 +91,20 @@ impl TriangularSolveOptions {
         self.op = op;
         self
     }
+    /// Sets what a zero on a non-unit diagonal does.
+    pub fn zero_pivot(mut self, zero_pivot: ZeroPivot) -> Self {
+        self.zero_pivot = zero_pivot;
+        self
+    }
 }
 
-/// `a` (n×n triangular), `b` → `x` (shape of `b`). A zero on a non-unit
-/// diagonal gives infinities, as in LAPACK ?trtrs without the check; use the
-/// LU solves for singular detection.
+/// `a` (n×n triangular), `b` → `x` (shape of `b`). An exactly zero entry on
+/// a non-unit diagonal is `Error::Singular` (rcond 0, as LAPACK's ?trtrs
+/// refuses it; [`ZeroPivot`] can let it through); nothing short of zero is refused (a triangular solve is
+/// backward stable entry by entry, so a tiny pivot gives the accurate
+/// solution of the system as stated), but a solution beyond the dtype's
+/// range is `Error::OutOfRange`. For a pivot-ratio or condition test, use
+/// the LU solves' [`SolveOptions`](crate::op::SolveOptions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TriangularSolve(pub TriangularSolveOptions);
 

@@ -29,7 +29,8 @@ use lindiff_core::{
     WorkspaceReq,
 };
 use lindiff_cpu::kernel_api::{
-    copy_finite, lower_finite, packed_mut, phase, run_kernel, workspace_kernel, Failure, Kernel,
+    copy_finite, lower_finite, outputs_in_range, packed_mut, phase, run_kernel, workspace_kernel, Failure,
+    Kernel,
 };
 
 /// Runs `$body` with `$T` the Rust type of `$dtype`; `None` for a dtype
@@ -177,6 +178,7 @@ pub(crate) unsafe fn run(
         unsafe { run_kernel::<T>(op.name(), k, inputs, outputs, workspace, exec) }
     }))
     .flatten()
+    .map(|ran| ran.and_then(|()| outputs_in_range(op, inputs, outputs)))
 }
 
 /// A size or leading dimension as LAPACK's integer. Every size passed is

@@ -10,11 +10,10 @@
 //! scratch copy. Only the named triangle of `a` is read (not its diagonal
 //! when unit); `a` is passed in place when it is column-major, else copied.
 //!
-//! ?trtrs refuses a matrix with an exactly zero diagonal entry (`info > 0`,
-//! nothing solved), but the op's semantics are the unchecked substitution
-//! (a zero pivot gives infinities, as host-cpu's): such an item is solved
-//! by faer's triangular substitution instead. NaN/∞ in the read triangle of
-//! `a` or in `b` is `NonFinite`, checked first.
+//! NaN/∞ in the read triangle of `a` or in `b` is `NonFinite`, an exactly
+//! zero entry on a non-unit diagonal `Singular` (host-cpu's
+//! `triangle_scaling`, before ?trtrs, which refuses the same matrices); with
+//! `ZeroPivot::Propagate` such an item is solved by faer's substitution.
 //!
 //! Scale-robust as host-cpu's kernel: a non-unit triangle (or `b`) outside
 //! the elimination's safe range is solved scaled by a power of two (the
@@ -132,8 +131,10 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
                 )
             };
             if info_ok("?trtrs", info) > 0 {
-                // An exactly zero diagonal: ?trtrs solved nothing (c is
-                // still the right-hand side). Substitute with faer.
+                // An exactly zero diagonal entry, which `triangle_scaling`
+                // let through (`ZeroPivot::Propagate`): ?trtrs solved
+                // nothing (c is still the right-hand side); substitute with
+                // faer.
                 let a = MatRef::from_column_major_slice_with_stride(aslice, n, n, lda);
                 substitute(a, &opts, trans, view_mut(c, n, r, ld(n)));
             }
@@ -149,7 +150,8 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
     }
 }
 
-/// The unchecked substitution `op(a) c ← c` (TRANS as for ?trtrs) with faer.
+/// The plain substitution `op(a) c ← c` (TRANS as for ?trtrs) with faer,
+/// for a zero pivot the options propagate.
 fn substitute<T: Lapack>(a: MatRef<'_, T>, opts: &TriangularSolveOptions, trans: u8, c: MatMut<'_, T>) {
     let (m, conj) = match trans {
         b'N' => (a, Conj::No),

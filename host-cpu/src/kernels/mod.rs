@@ -70,6 +70,7 @@ pub(crate) mod householder;
 mod kept;
 mod lu;
 mod lu_small;
+pub(crate) mod output_range;
 mod pool;
 mod qr;
 mod qr_small;
@@ -242,5 +243,10 @@ pub(crate) unsafe fn run(
         // outputs of the ops it covers independent of the memory's previous
         // contents, 0x00 or 0xFF).
         unsafe { run_kernel::<T>(op.name(), kernel, inputs, outputs, workspace, exec) }
-    })
+    })?;
+    match op {
+        KernelOp::Linalg(l) => output_range::outputs_in_range(l, inputs, outputs),
+        // The checks pass cotangents through: nothing of theirs to range.
+        KernelOp::Internal(_) => Ok(()),
+    }
 }

@@ -1,8 +1,14 @@
 //! The triangular-solve kernel: `op(a) x = b` (left) or `x op(a) = b`
 //! (right) with faer's in-place triangular solves on a copy of `b` written
 //! into `x`. Only the named triangle of `a` is read (and not its diagonal
-//! when unit). No singularity check (a zero on a non-unit diagonal gives
-//! infinities, as the op documents).
+//! when unit). An exactly zero entry on a non-unit diagonal is
+//! `Failure::Singular` (as LAPACK's `?trtrs` refuses it; `ZeroPivot::Propagate`
+//! substitutes through it); a solution beyond
+//! the dtype's range is the output range check's (`output_range.rs`).
+//! Nothing smaller than zero is refused: a triangular solve's error depends
+//! on the right-hand side, not only on the conditioning of `a`, and the
+//! substitution is backward stable entry by entry, so a tiny pivot gives
+//! the accurate solution of the system as stated.
 //!
 //! Scale-robust (`super::scaling`, the elimination's range): a non-unit
 //! triangle whose largest entry lies outside the range is solved as
@@ -30,7 +36,7 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Conj, Par};
-use lindiff_core::op::{Diagonal, MatOp, Side, Triangle, TriangularSolve, TriangularSolveOptions};
+use lindiff_core::op::{Diagonal, MatOp, Side, Triangle, TriangularSolve, TriangularSolveOptions, ZeroPivot};
 
 /// Whether the left-solve matrix `M` is `a` transposed, and whether it is
 /// conjugated, for the given side and op.
@@ -94,9 +100,12 @@ impl<T: Field> Kernel<T> for TriangularSolve {
 }
 
 /// `Err(NonFinite("a"))` when the part of `a` the solve reads (its triangle,
-/// without the diagonal when unit) has a NaN or infinity; otherwise the
-/// scaling of that part into the elimination's safe range (none for a unit
-/// triangle, whose implicit diagonal cannot scale), from the same pass.
+/// without the diagonal when unit) has a NaN or infinity, then
+/// `Err(Singular("a"))` when a non-unit diagonal has an exact zero (unless
+/// the options let it through, `ZeroPivot::Propagate`);
+/// otherwise the scaling of that part into the elimination's safe range
+/// (none for a unit triangle, whose implicit diagonal cannot scale), from
+/// the same pass.
 pub fn triangle_scaling<T: Field>(
     a: faer::MatRef<'_, T>,
     opts: &TriangularSolveOptions,
@@ -111,6 +120,10 @@ pub fn triangle_scaling<T: Field>(
         };
         let part = max_abs(a.col(j).subrows(lo, hi - lo).iter().copied()).ok_or(Failure::NonFinite("a"))?;
         max = if part > max { part } else { max };
+    }
+    let refuse = opts.zero_pivot == ZeroPivot::Error;
+    if !unit && refuse && (0..n).any(|j| a[(j, j)] == T::zero()) {
+        return Err(Failure::Singular("a"));
     }
     Ok(if unit { Scaling::NONE } else { Scaling::of_max(max, Range::Linear) })
 }

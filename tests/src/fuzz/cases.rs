@@ -289,6 +289,7 @@ pub fn case<T: Scalar + Element>(rng: &mut Rng, target: &Target, max_dim: usize)
                         diagonal: pick(rng, &[Diagonal::NonUnit, Diagonal::Unit]),
                         side,
                         op: mat_op(rng),
+                        ..TriangularSolveOptions::default()
                     };
                     let b = if side == Side::Left { mat(rng, n, r, cb) } else { mat(rng, r, n, cb) };
                     (LinalgOp::TriangularSolve(TriangularSolve(o)), vec![mat(rng, n, n, c), b])

@@ -8,11 +8,12 @@
 //! * `slogdet`: with t = tr(A⁻¹ dA) = Σ_ij (A⁻ᵀ)_ij dA_ij,
 //!   d logabsdet = Re t and d sign = i Im(t) · sign (zero for real A: the
 //!   sign is locally constant). A⁻¹ = U⁻¹ (L⁻¹ P) from a partial-pivot LU of
-//!   A (one more factorization), by triangular solves, which do not check for
-//!   singularity. slogdet is not differentiable at a singular A
-//!   (logabsdet = −∞, gradient A⁻ᴴ unbounded); a rule cannot inspect values
-//!   (its primal face may be a tracer), so there the tangent is non-finite
-//!   (infinities or NaN) rather than an error.
+//!   A (one more factorization), by triangular solves. slogdet is not
+//!   differentiable at a singular A (logabsdet = −∞, gradient A⁻ᴴ
+//!   unbounded): there U has an exactly zero pivot, and the solve with U
+//!   fails with `Singular` (naming `triangular_solve`, argument `a`); a
+//!   numerically singular A gives the large gradient it has, or
+//!   `OutOfRange` where that overflows.
 //! * `adjugate`: d adj(A) through an SVD of A, exact at every A (a singular A
 //!   included): see [`adjugate`].
 
@@ -120,9 +121,8 @@ fn adjugate<C: Cx + ?Sized>(cx: &mut C, a: &C::P, da: &Tangent<C::T>) -> Result<
     cx.mul(&c, &vdu)
 }
 
-/// A⁻ᵀ (primal) from a partial-pivot LU, A⁻¹ = U⁻¹ (L⁻¹ P): the U solve
-/// comes last, so a zero pivot gives infinities instead of failing a later
-/// solve's finiteness check.
+/// A⁻ᵀ (primal) from a partial-pivot LU, A⁻¹ = U⁻¹ (L⁻¹ P): an exactly
+/// zero pivot is the U solve's `Singular` error.
 ///
 /// # Errors
 /// The primal face's.

@@ -66,8 +66,8 @@
 //! nonempty tail. At an A whose column is already reduced (e.g. an upper
 //! triangular A) faer keeps an identity reflector and the state jumps under
 //! perturbation: the state is not differentiable there, and a solve in the
-//! rule meets that zero pivot, so the tangents are not finite (the CPU
-//! provider fails with a non-finite error rather than a wrong value); `qr`
+//! rule meets that zero pivot, which the solve reports (`Error::Singular`
+//! rather than a wrong value); `qr`
 //! is differentiable there. The rules assume the CPU provider's state conventions
 //! stated above (real τ; τ = 0 for an empty tail).
 

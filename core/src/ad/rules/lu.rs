@@ -25,10 +25,12 @@
 //! poisons the columns of K from its own on. When the only zero pivot is the
 //! last one (a generic corank-1 square matrix), tril(K, −1) never reads that
 //! column and the square and wide (m < n) tangents are finite and exact (the
-//! factors are smooth there). A zero pivot earlier, or the last one of a tall
-//! matrix (dL₂ needs all of U₁⁻¹), gives non-finite tangents: the factors are
-//! not differentiable there (rules cannot inspect values, so no error is
-//! raised). The fused solve of a singular matrix fails in its forward pass.
+//! factors are smooth there; that one solve propagates the zero pivot,
+//! `ZeroPivot::Propagate`). A zero pivot earlier gives non-finite forward
+//! tangents; the last one of a tall matrix (dL₂ needs all of U₁⁻¹), and
+//! any zero pivot in reverse mode (whose transposed solve cannot mask), is
+//! `Error::Singular` from the solve. The fused solve of a singular matrix
+//! fails in its forward pass.
 
 use super::{integer_output, tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};
@@ -36,6 +38,7 @@ use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
 use crate::op::{
     Diagonal, LinalgOp, LuSolvePrepared, MatOp, Side, SolveOptions, Triangle, TriangularSolveOptions,
+    ZeroPivot,
 };
 use crate::prim::{BinaryOp, Pad, PrimOp, TriMask};
 use crate::provider::Op;
@@ -215,11 +218,13 @@ pub(super) fn factor_tangent<C: Cx + ?Sized>(
     let u1 = if n == k { up.clone() } else { cx.primal().slice(up, [0, 0], [k, k])? };
     let lower = TriangularSolveOptions::default().triangle(Triangle::Lower).diagonal(Diagonal::Unit);
     let upper_right = TriangularSolveOptions::default().triangle(Triangle::Upper).side(Side::Right);
-    // L₁⁻¹ B[:k, :], then K = (L₁⁻¹ B₁) U₁⁻¹ (a zero pivot stays in its column).
+    // L₁⁻¹ B[:k, :], then K = (L₁⁻¹ B₁) U₁⁻¹: a zero last pivot reaches
+    // only K's last column, which tril(K, −1) drops (`ZeroPivot::Propagate`).
+    let propagate = upper_right.zero_pivot(ZeroPivot::Propagate);
     let b_top = if m == k { b.clone() } else { cx.slice(b, [0, 0], [k, n])? };
     let linv_b = cx.tri_solve(&l1, &b_top, lower)?;
     let linv_b1 = if n == k { linv_b.clone() } else { cx.slice(&linv_b, [0, 0], [k, k])? };
-    let kk = cx.tri_solve(&u1, &linv_b1, upper_right)?;
+    let kk = cx.tri_solve(&u1, &linv_b1, propagate)?;
     let k_low = cx.tri_mask(&kk, Triangle::Lower, 0.0)?;
     let k_low_u = cx.matmul(t(&k_low), MatOp::Identity, p(up), MatOp::Identity)?;
     let du = cx.sub(&linv_b, &k_low_u)?;

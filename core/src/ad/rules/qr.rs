@@ -22,7 +22,9 @@
 //! are integer outputs.
 //!
 //! Valid where A₁ has full column rank (R₁ invertible); the rule divides by
-//! diag(R₁) and gives non-finite tangents at a rank-deficient A.
+//! diag(R₁): an exactly zero diagonal entry is the solve's `Error::Singular`,
+//! a numerically rank-deficient A gives the large tangents it has (or
+//! `OutOfRange` where they overflow).
 
 use super::{integer_output, tangents, Primals, Tangents};
 use crate::ad::linear::{p, t};

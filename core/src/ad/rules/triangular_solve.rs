@@ -8,7 +8,7 @@
 //!
 //! the solve being the same op (same options) on the right-hand side, so the
 //! gradient of A lives on the triangle the op reads. A zero on a non-unit
-//! diagonal gives infinities, as in the forward pass.
+//! diagonal fails the forward solve (`Singular`) before any tangent.
 
 use super::{tangents, unsupported, Primals, Tangents};
 use crate::ad::linear::{p, t};

@@ -20,6 +20,7 @@ use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
 use crate::op::{
     ExpmFrechet, ExpmFrechetFactored, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet, TriangularSolveOptions,
+    ZeroPivot,
 };
 use crate::prim::UnaryOp;
 use crate::provider::Op;
@@ -42,7 +43,9 @@ pub(super) fn transpose<C: Cx + ?Sized>(
         LinalgOp::TriangularSolve(s) => {
             let a = coefs.at(op, 0)?;
             let (how, conj) = adjoint_of(s.0.op, complex);
-            let options = TriangularSolveOptions { op: how, ..s.0 };
+            // The transposed solve meets a zero pivot first, with nothing
+            // to mask what it reaches: always `Singular`.
+            let options = TriangularSolveOptions { op: how, zero_pivot: ZeroPivot::Error, ..s.0 };
             sandwich(cx, conj, ct, |cx, x| cx.tri_solve(a, x, options))?
         }
         LinalgOp::LuSolvePrepared(s) => {

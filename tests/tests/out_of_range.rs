@@ -1,0 +1,227 @@
+//! Results beyond the dtype's range are errors, never `Ok` with infinities,
+//! on every host provider and float dtype: a singular value, an eigenvalue,
+//! an entry of R or U, a determinant, the solution of a solve or of a
+//! triangular solve that overflows gives `Error::OutOfRange` naming the op,
+//! argument `a` and the failing batch item; the same ops one power of two
+//! inside the range return the exact powers of two. A triangular solve
+//! with an exactly zero (non-unit) diagonal entry is `Error::Singular`, and
+//! the QR derivative at a matrix with a zero column, which goes through one,
+//! is an error rather than a NaN gradient.
+
+use lindiff_core::face::direct::{Direct, Tensor};
+use lindiff_core::op::{Diagonal, Triangle, TriangularSolveOptions};
+use lindiff_core::{Element, Error, Host, Linalg, Ops, Provider, RealScalar, Scalar};
+use lindiff_tests::dense::Re;
+use lindiff_tests::TestProvider;
+use num_complex::Complex;
+
+/// 2^e as the dtype's real type.
+fn pow2<T: Scalar>(e: i32) -> f64 {
+    let x = 2f64.powi(e);
+    Re::<T>::from_f64(x).to_f64()
+}
+
+/// The largest exponent e with 2^e finite in `T`'s real type.
+fn emax<T: Scalar>() -> i32 {
+    if core::mem::size_of::<Re<T>>() == 4 {
+        127
+    } else {
+        1023
+    }
+}
+
+/// A 2×2 matrix, row by row, over `batch` copies of which the last is this
+/// one and the others the identity (so the failing item is `batch − 1`).
+fn matrix<T: Scalar + Element, P: Provider<Memory = Host>>(
+    la: &mut Direct<P>,
+    rows: [[f64; 2]; 2],
+    batch: usize,
+) -> Tensor {
+    let mut data = Vec::new();
+    for item in 0..batch {
+        for j in 0..2 {
+            for (i, row) in rows.iter().enumerate() {
+                let x = if item + 1 == batch { row[j] } else { f64::from(u8::from(i == j)) };
+                data.push(T::from_f64(x));
+            }
+        }
+    }
+    let dims: &[usize] = if batch == 1 { &[2, 2] } else { &[2, 2, batch] };
+    la.tensor(dims, &data).unwrap()
+}
+
+/// A 2×1 right-hand side, `batch` copies (the last one `b`, the others
+/// ones).
+fn rhs<T: Scalar + Element, P: Provider<Memory = Host>>(
+    la: &mut Direct<P>,
+    b: [f64; 2],
+    batch: usize,
+) -> Tensor {
+    let data: Vec<T> =
+        (0..batch).flat_map(|item| if item + 1 == batch { b } else { [1.0, 1.0] }).map(T::from_f64).collect();
+    let dims: &[usize] = if batch == 1 { &[2, 1] } else { &[2, 1, batch] };
+    la.tensor(dims, &data).unwrap()
+}
+
+/// `r` is `OutOfRange` for `op`, argument `a`, batch item `item`.
+fn assert_out_of_range<X: core::fmt::Debug>(r: Result<X, Error>, op: &str, item: usize) {
+    match r {
+        Err(Error::OutOfRange { op: got, arg: "a", batch_index, .. }) if got == op && batch_index == item => {
+        }
+        other => panic!("{op}: expected OutOfRange on `a`, item {item}; got {other:?}"),
+    }
+}
+
+/// The real parts of a tensor's entries (of dtype `T`, or `T`'s real type).
+fn reals<T: Scalar + Element>(t: &Tensor) -> Vec<f64>
+where
+    Re<T>: Element,
+{
+    match t.to_vec::<T>() {
+        Ok(v) => v.into_iter().map(|x| x.re().to_f64()).collect(),
+        Err(_) => t.to_vec::<Re<T>>().unwrap().into_iter().map(RealScalar::to_f64).collect(),
+    }
+}
+
+/// Decompositions whose values overflow: m·[[1, 1], [1, ±1]] with m = ¾ of
+/// the largest finite value (s = 2m, w = ±√2·m, R₀₀ = √2·m, U₁₁ = −2m,
+/// det = −2m²), alone and as the last of three batch items.
+fn decompositions<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
+where
+    Re<T>: Element,
+{
+    let mut la = Direct::new(p);
+    let m = 0.75 * Re::<T>::MAX.to_f64();
+    for batch in [1, 3] {
+        let item = batch - 1;
+        let ones = matrix::<T, P>(&mut la, [[m, m], [m, m]], batch);
+        let signed = matrix::<T, P>(&mut la, [[m, m], [m, -m]], batch);
+        assert_out_of_range(la.svd(&ones), "svd", item);
+        assert_out_of_range(la.svd_vals(&ones), "svd_vals", item);
+        assert_out_of_range(la.eigh(&signed), "eigh", item);
+        assert_out_of_range(la.eigvalsh(&signed), "eigh_vals", item);
+        assert_out_of_range(la.qr(&ones), "qr", item);
+        assert_out_of_range(la.lu(&signed), "lu", item);
+        assert_out_of_range(la.det(&signed), "det", item);
+        if !T::IS_COMPLEX {
+            // LAPACK's ?geev does not converge this close to the largest
+            // finite value: also an error, not infinities.
+            let r = la.eigvals(&signed);
+            if !matches!(r, Err(Error::NonConvergence { op: "eig_vals", batch_index }) if batch_index == item)
+            {
+                assert_out_of_range(r, "eig_vals", item);
+            }
+        }
+        // log|det| is representable.
+        let (_, logabsdet) = la.slogdet(&signed).unwrap();
+        let want = (2.0f64).ln() + 2.0 * m.ln();
+        let got = reals::<T>(&logabsdet)[item];
+        assert!((got - want).abs() <= 1e-5 * want, "slogdet {got} vs {want}");
+    }
+    // One power of two inside the range: exact.
+    let e = emax::<T>();
+    let big = matrix::<T, P>(&mut la, [[pow2::<T>(e), 0.0], [0.0, pow2::<T>(e - 1)]], 1);
+    assert_eq!(reals::<T>(&la.svd_vals(&big).unwrap()), [pow2::<T>(e), pow2::<T>(e - 1)]);
+    let det = matrix::<T, P>(&mut la, [[pow2::<T>(e - 20), 0.0], [0.0, pow2::<T>(20)]], 1);
+    assert_eq!(reals::<T>(&la.det(&det).unwrap()), [pow2::<T>(e)]);
+    let det = matrix::<T, P>(&mut la, [[pow2::<T>(e - 20), 0.0], [0.0, pow2::<T>(21)]], 1);
+    assert_out_of_range(la.det(&det), "det", 0);
+    // A singular matrix's log|det| is −∞ by definition, not out of range.
+    let singular = matrix::<T, P>(&mut la, [[1.0, 2.0], [2.0, 4.0]], 1);
+    let (sign, logabsdet) = la.slogdet(&singular).unwrap();
+    assert_eq!((reals::<T>(&sign), reals::<T>(&logabsdet)), (vec![0.0], vec![f64::NEG_INFINITY]));
+}
+
+fn decompositions_overflow<P: TestProvider>(provider: &P) {
+    decompositions::<f64, P>(*provider);
+    decompositions::<f32, P>(*provider);
+    decompositions::<Complex<f64>, P>(*provider);
+}
+
+/// Solves whose solution overflows: 2^−(emax−10)·I x = (2^k, 1) has
+/// x = (2^(emax − 10 + k), 2^(emax − 10)): exact at k = 10, out of range at
+/// k = 11 (for `solve` and `triangular_solve` in both triangles; `inv` of
+/// 2^−emax·I against 2^−(emax+1)·I), in the last batch item.
+fn solves<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
+where
+    Re<T>: Element,
+{
+    let mut la = Direct::new(p);
+    let e = emax::<T>();
+    let small = pow2::<T>(-(e - 10));
+    for batch in [1, 3] {
+        let item = batch - 1;
+        let a = matrix::<T, P>(&mut la, [[small, 0.0], [0.0, small]], batch);
+        let fits = rhs::<T, P>(&mut la, [pow2::<T>(10), 1.0], batch);
+        let over = rhs::<T, P>(&mut la, [pow2::<T>(11), 1.0], batch);
+        let x = reals::<T>(&la.solve(&a, &fits).unwrap());
+        assert_eq!(&x[2 * item..], [pow2::<T>(e), pow2::<T>(e - 10)]);
+        assert_out_of_range(la.solve(&a, &over), "lu_factor_solve", item);
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let opts = TriangularSolveOptions::default().triangle(triangle);
+            let x = reals::<T>(&la.triangular_solve(&a, &fits, opts).unwrap());
+            assert_eq!(&x[2 * item..], [pow2::<T>(e), pow2::<T>(e - 10)]);
+            assert_out_of_range(la.triangular_solve(&a, &over, opts), "triangular_solve", item);
+        }
+        let a = matrix::<T, P>(&mut la, [[pow2::<T>(-e), 0.0], [0.0, pow2::<T>(-e)]], batch);
+        assert_eq!(&reals::<T>(&la.inv(&a).unwrap())[4 * item..], [pow2::<T>(e), 0.0, 0.0, pow2::<T>(e)]);
+        // 2^−emax and 2^−(emax+1) are subnormal, their inverses 2^emax
+        // (finite) and 2^(emax+1) (not).
+        let tiny = pow2::<T>(-(e + 1));
+        let a = matrix::<T, P>(&mut la, [[tiny, 0.0], [0.0, tiny]], batch);
+        assert_out_of_range(la.inv(&a), "lu_factor_solve", item);
+    }
+}
+
+fn solves_overflow<P: TestProvider>(provider: &P) {
+    solves::<f64, P>(*provider);
+    solves::<f32, P>(*provider);
+    solves::<Complex<f64>, P>(*provider);
+}
+
+/// An exactly zero diagonal entry of a non-unit triangle is `Singular`
+/// (rcond 0), whatever the right-hand side; with a unit diagonal the
+/// stored zero is not read and the solve is exact.
+fn zero_diagonal<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
+where
+    Re<T>: Element,
+{
+    let mut la = Direct::new(p);
+    let a = matrix::<T, P>(&mut la, [[1.0, 2.0], [0.0, 0.0]], 1);
+    for b in [[1.0, 1.0], [0.0, 0.0]] {
+        let b = rhs::<T, P>(&mut la, b, 1);
+        let upper = TriangularSolveOptions::default().triangle(Triangle::Upper);
+        match la.triangular_solve(&a, &b, upper) {
+            Err(Error::Singular { op: "triangular_solve", arg: "a", rcond, .. }) => assert_eq!(rcond, 0.0),
+            other => panic!("zero diagonal: {other:?}"),
+        }
+    }
+    let b = rhs::<T, P>(&mut la, [1.0, 1.0], 1);
+    let unit = TriangularSolveOptions::default().triangle(Triangle::Upper).diagonal(Diagonal::Unit);
+    // [[1, 2], [0, 1]] x = (1, 1): x = (−1, 1).
+    assert_eq!(reals::<T>(&la.triangular_solve(&a, &b, unit).unwrap()), [-1.0, 1.0]);
+}
+
+fn triangular_zero_diagonal<P: TestProvider>(provider: &P) {
+    zero_diagonal::<f64, P>(*provider);
+    zero_diagonal::<f32, P>(*provider);
+    zero_diagonal::<Complex<f64>, P>(*provider);
+}
+
+/// The QR derivative at a matrix with a zero column (R₁₁ = 0 exactly, on
+/// every provider) divides by a zero pivot: an error, not `Ok` with NaN.
+fn rank_deficient_gradients<P: TestProvider>(provider: &P) {
+    let mut la = Direct::new(*provider);
+    let zero_column = la.tensor(&[3, 2], &[1.0f64, 2.0, 3.0, 0.0, 0.0, 0.0]).unwrap();
+    let refused =
+        |r: Result<_, Error>| matches!(r, Err(Error::Singular { .. } | Error::NotDifferentiable { .. }));
+    assert!(refused(la.value_and_grad([&zero_column], |[a]| a.qr().q.sum())), "qr q");
+    assert!(refused(la.value_and_grad([&zero_column], |[a]| a.qr().r.sum())), "qr r");
+}
+
+lindiff_tests::providers!(
+    decompositions_overflow,
+    solves_overflow,
+    triangular_zero_diagonal,
+    rank_deficient_gradients
+);

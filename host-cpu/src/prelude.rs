@@ -32,9 +32,9 @@ pub use lindiff_core::face::{
 };
 pub use lindiff_core::ir::{Builder, Compiled, Program};
 pub use lindiff_core::op::{
-    Diagonal, EighOptions, LstsqOptions, MatOp, PinvOptions, QrMode, QrOptions, RankRevealingQrOptions, Side,
-    SingularCheck, SolveOptions, SvdDriver, SvdOptions, SvdVectors, Triangle, TriangularSolveOptions,
-    Truncation,
+    Diagonal, EighOptions, LstsqOptions, MatOp, PinvOptions, PivotCheck, QrMode, QrOptions,
+    RankRevealingQrOptions, Side, SingularCheck, SolveOptions, SvdDriver, SvdOptions, SvdVectors, Triangle,
+    TriangularSolveOptions, Truncation,
 };
 pub use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
 pub use lindiff_core::var::{trace, trace_value_and_grad, ValueAndGrad, Var};

@@ -5,11 +5,12 @@
 //! argument `a` and the failing batch item; the same ops one power of two
 //! inside the range return the exact powers of two. A triangular solve
 //! with an exactly zero (non-unit) diagonal entry is `Error::Singular`, and
-//! the QR derivative at a matrix with a zero column, which goes through one,
-//! is an error rather than a NaN gradient.
+//! the QR derivative at a numerically rank-deficient matrix (the pivot-ratio
+//! test, `PivotCheck::Ratio`) is an error rather than a NaN or 1e16
+//! gradient.
 
 use lindiff_core::face::direct::{Direct, Tensor};
-use lindiff_core::op::{Diagonal, Triangle, TriangularSolveOptions};
+use lindiff_core::op::{Diagonal, PivotCheck, Triangle, TriangularSolveOptions};
 use lindiff_core::{Element, Error, Host, Linalg, Ops, Provider, RealScalar, Scalar};
 use lindiff_tests::dense::Re;
 use lindiff_tests::TestProvider;
@@ -197,9 +198,24 @@ where
         }
     }
     let b = rhs::<T, P>(&mut la, [1.0, 1.0], 1);
-    let unit = TriangularSolveOptions::default().triangle(Triangle::Upper).diagonal(Diagonal::Unit);
+    let upper = TriangularSolveOptions::default().triangle(Triangle::Upper);
+    let unit = upper.diagonal(Diagonal::Unit);
     // [[1, 2], [0, 1]] x = (1, 1): x = (−1, 1).
     assert_eq!(reals::<T>(&la.triangular_solve(&a, &b, unit).unwrap()), [-1.0, 1.0]);
+    // `Off`: the plain substitution, x₁ = 1/0 (∞, or NaN in complex
+    // arithmetic) and x₀ from it: neither finite, and no error.
+    let off = reals::<T>(&la.triangular_solve(&a, &b, upper.pivot_check(PivotCheck::Off)).unwrap());
+    assert!(off.iter().all(|x| !x.is_finite()), "{off:?}");
+    // Pivots 1 and 2^−60: solved as stated by default, singular to working
+    // precision under `Ratio` (rcond 2^−60 < 2ε).
+    let tiny = matrix::<T, P>(&mut la, [[1.0, 0.0], [0.0, pow2::<T>(-60)]], 1);
+    assert_eq!(reals::<T>(&la.triangular_solve(&tiny, &b, upper).unwrap()), [1.0, pow2::<T>(60)]);
+    match la.triangular_solve(&tiny, &b, upper.pivot_check(PivotCheck::Ratio)) {
+        Err(Error::Singular { op: "triangular_solve", arg: "a", rcond, .. }) => {
+            assert_eq!(rcond, pow2::<T>(-60))
+        }
+        other => panic!("pivot ratio 2^-60: {other:?}"),
+    }
 }
 
 fn triangular_zero_diagonal<P: TestProvider>(provider: &P) {
@@ -208,15 +224,19 @@ fn triangular_zero_diagonal<P: TestProvider>(provider: &P) {
     zero_diagonal::<Complex<f64>, P>(*provider);
 }
 
-/// The QR derivative at a matrix with a zero column (R₁₁ = 0 exactly, on
-/// every provider) divides by a zero pivot: an error, not `Ok` with NaN.
+/// The QR derivative at a matrix with dependent columns (R₁₁ zero or at
+/// rounding level, by provider) or a zero column divides by that pivot: a
+/// `Singular` error in both modes, not `Ok` with NaN or 1e16.
 fn rank_deficient_gradients<P: TestProvider>(provider: &P) {
     let mut la = Direct::new(*provider);
+    let dependent = la.tensor(&[3, 2], &[1.0f64, 2.0, 3.0, 2.0, 4.0, 6.0]).unwrap();
     let zero_column = la.tensor(&[3, 2], &[1.0f64, 2.0, 3.0, 0.0, 0.0, 0.0]).unwrap();
     let refused =
         |r: Result<_, Error>| matches!(r, Err(Error::Singular { .. } | Error::NotDifferentiable { .. }));
-    assert!(refused(la.value_and_grad([&zero_column], |[a]| a.qr().q.sum())), "qr q");
-    assert!(refused(la.value_and_grad([&zero_column], |[a]| a.qr().r.sum())), "qr r");
+    for a in [&dependent, &zero_column] {
+        assert!(refused(la.value_and_grad([a], |[a]| a.qr().q.sum())), "qr q");
+        assert!(refused(la.value_and_grad([a], |[a]| a.qr().r.sum())), "qr r");
+    }
 }
 
 lindiff_tests::providers!(

@@ -60,7 +60,7 @@ pub use qr::{Qr, QrMode, QrOptions, RankRevealingQr, RankRevealingQrOptions};
 pub use recombine::{LowRankApprox, Lstsq, LstsqOptions, MatrixRank, Pinv, PinvOptions, Polar, Truncation};
 pub use singular::{SingularCheck, SolveOptions};
 pub use svd::{Svd, SvdDriver, SvdFull, SvdOptions, SvdTruncated, SvdVals, SvdVectors};
-pub use triangular_solve::{Diagonal, Side, Triangle, TriangularSolve, TriangularSolveOptions, ZeroPivot};
+pub use triangular_solve::{Diagonal, PivotCheck, Side, Triangle, TriangularSolve, TriangularSolveOptions};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};

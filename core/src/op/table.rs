@@ -117,7 +117,8 @@ macro_rules! op_table {
                     /// # Errors
                     /// Shape errors naming `svd_truncated`; an invalid truncation (a
                     /// negative or non-finite threshold, a count of 0); non-finite
-                    /// input; non-convergence.
+                    /// input; a result beyond the dtype's range (`OutOfRange`);
+                    /// non-convergence.
                     fn svd_truncated(keep: Truncation) -> SvdTruncatedFactors { u, s, vh, rank }
                         = SvdTruncated(keep);
                 },
@@ -352,7 +353,7 @@ macro_rules! op_table {
                     ///
                     /// # Errors
                     /// Non-square input; non-finite input; a result that overflows
-                    /// (`NonFinite` naming `ea`).
+                    /// (`OutOfRange` naming `a`).
                     fn expm -> ea;
                 },
             }
@@ -382,7 +383,7 @@ macro_rules! op_table {
                     ///
                     /// # Errors
                     /// Non-square `a`; `e` of another shape, dtype or batch; non-finite
-                    /// input; a result that overflows (`NonFinite` naming `l`).
+                    /// input; a result that overflows (`OutOfRange` naming `a`).
                     fn expm_frechet -> l = ExpmFrechet(MatOp::Identity);
                 },
             }
@@ -585,7 +586,8 @@ macro_rules! op_table {
                     /// # Errors
                     /// Non-square or empty-rectangular `a`, mismatched `b`; NaN/∞
                     /// input; `a` singular to working precision (the pivot-ratio
-                    /// test of [`SolveOptions`]: `Error::Singular`).
+                    /// test of [`SolveOptions`]: `Error::Singular`); a solution beyond
+                    /// the dtype's range (`OutOfRange`).
                     fn solve -> x;
                     /// `solve` with the singularity test of `options`:
                     /// `SolveOptions::default()` (the pivot-ratio test),
@@ -742,7 +744,8 @@ macro_rules! op_table {
                     /// returns `(a_p, rank)`.
                     ///
                     /// # Errors
-                    /// Shape errors; invalid truncation.
+                    /// Shape errors; invalid truncation; non-finite input; a result
+                    /// beyond the dtype's range (`OutOfRange`).
                     fn low_rank_approx(keep: Truncation) -> (a_p, rank) = LowRankApprox(keep);
                 },
             }

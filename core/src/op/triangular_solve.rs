@@ -26,17 +26,41 @@ pub enum Diagonal {
     Unit,
 }
 
-/// What an exactly zero entry on a non-unit diagonal of `a` does.
+/// Which pivots (entries of a non-unit diagonal of `a`) make the solve
+/// `Error::Singular`. A unit diagonal has none to check.
+///
+/// ```
+/// use lindiff_cpu::prelude::*;
+/// let mut la = Direct::new(Cpu::new());
+/// // Pivots 1 and 1e-17: solvable as stated, singular to working precision.
+/// let a = la.tensor_row_major(2, 2, &[1.0, 0.0, 0.0, 1e-17])?;
+/// let b = la.tensor(&[2, 1], &[1.0, 1.0])?;
+/// let lower = TriangularSolveOptions::default();
+/// let x = la.triangular_solve(&a, &b, lower)?.to_vec::<f64>()?;
+/// assert!(x[0] == 1.0 && (x[1] - 1e17).abs() <= 1e17 * f64::EPSILON);
+/// let ratio = lower.pivot_check(PivotCheck::Ratio);
+/// assert_eq!(la.triangular_solve(&a, &b, ratio).unwrap_err().kind(), "Singular");
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ZeroPivot {
-    /// `Error::Singular` (rcond 0), as LAPACK's ?trtrs refuses it.
+pub enum PivotCheck {
+    /// An exactly zero pivot (rcond 0), as LAPACK's ?trtrs refuses it.
     #[default]
-    Error,
-    /// The plain substitution: ±∞ or NaN in the entries of `x` the zero
+    Zero,
+    /// Also a pivot ratio min |a_ii| / max |a_ij| below n·ε, the largest
+    /// entry taken over the triangle read (sizes max(|re|, |im|)): the
+    /// threshold of the LU solves' default test
+    /// ([`SingularCheck::PivotRatio`](crate::op::SingularCheck)), measured
+    /// so that a dependent column's rounding-level pivot beside an entry of
+    /// that column's size fails it. For a caller whose triangle comes from
+    /// a factorization of a matrix that may be singular to working
+    /// precision (the QR derivative's R₁).
+    Ratio,
+    /// None: the plain substitution, ±∞ or NaN in the entries of `x` a zero
     /// pivot reaches, and no output range check. For a caller that discards
     /// exactly those entries — the LU derivative, where the zero last pivot
     /// of a corank-1 matrix reaches only the column its `tril` mask drops.
-    Propagate,
+    Off,
 }
 
 /// Which side `a` multiplies `x` from.
@@ -66,8 +90,8 @@ pub struct TriangularSolveOptions {
     pub side: Side,
     /// `a`, `aᵀ` or `aᴴ`.
     pub op: MatOp,
-    /// What a zero on a non-unit diagonal does.
-    pub zero_pivot: ZeroPivot,
+    /// Which pivots are singular.
+    pub pivot_check: PivotCheck,
 }
 
 impl TriangularSolveOptions {
@@ -91,20 +115,20 @@ impl TriangularSolveOptions {
         self.op = op;
         self
     }
-    /// Sets what a zero on a non-unit diagonal does.
-    pub fn zero_pivot(mut self, zero_pivot: ZeroPivot) -> Self {
-        self.zero_pivot = zero_pivot;
+    /// Sets which pivots are singular.
+    pub fn pivot_check(mut self, pivot_check: PivotCheck) -> Self {
+        self.pivot_check = pivot_check;
         self
     }
 }
 
-/// `a` (n×n triangular), `b` → `x` (shape of `b`). An exactly zero entry on
-/// a non-unit diagonal is `Error::Singular` (rcond 0, as LAPACK's ?trtrs
-/// refuses it; [`ZeroPivot`] can let it through); nothing short of zero is refused (a triangular solve is
-/// backward stable entry by entry, so a tiny pivot gives the accurate
-/// solution of the system as stated), but a solution beyond the dtype's
-/// range is `Error::OutOfRange`. For a pivot-ratio or condition test, use
-/// the LU solves' [`SolveOptions`](crate::op::SolveOptions).
+/// `a` (n×n triangular), `b` → `x` (shape of `b`). By default an exactly
+/// zero entry on a non-unit diagonal is `Error::Singular` (rcond 0, as
+/// LAPACK's ?trtrs refuses it) and nothing short of zero is refused: a
+/// triangular solve is backward stable entry by entry, so a tiny pivot
+/// gives the accurate solution of the system as stated. [`PivotCheck`]
+/// asks for the pivot-ratio test too, or for none. A solution beyond the
+/// dtype's range is `Error::OutOfRange`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TriangularSolve(pub TriangularSolveOptions);
 

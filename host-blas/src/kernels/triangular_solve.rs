@@ -13,7 +13,7 @@
 //! NaN/∞ in the read triangle of `a` or in `b` is `NonFinite`, an exactly
 //! zero entry on a non-unit diagonal `Singular` (host-cpu's
 //! `triangle_scaling`, before ?trtrs, which refuses the same matrices); with
-//! `ZeroPivot::Propagate` such an item is solved by faer's substitution.
+//! `PivotCheck::Off` such an item is solved by faer's substitution.
 //!
 //! Scale-robust as host-cpu's kernel: a non-unit triangle (or `b`) outside
 //! the elimination's safe range is solved scaled by a power of two (the
@@ -132,7 +132,7 @@ impl<T: Lapack> Kernel<T> for TriangularSolveKernel {
             };
             if info_ok("?trtrs", info) > 0 {
                 // An exactly zero diagonal entry, which `triangle_scaling`
-                // let through (`ZeroPivot::Propagate`): ?trtrs solved
+                // let through (`PivotCheck::Off`): ?trtrs solved
                 // nothing (c is still the right-hand side); substitute with
                 // faer.
                 let a = MatRef::from_column_major_slice_with_stride(aslice, n, n, lda);

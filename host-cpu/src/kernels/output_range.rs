@@ -14,36 +14,31 @@
 //! item. Exempt: `slogdet`'s `logabsdet`, which is −∞ at a singular
 //! matrix by definition, `funm_hermitian_factors`' `gamma` (+∞ where f′
 //! is, e.g. √ at a zero eigenvalue), and a triangular solve asked to propagate a zero
-//! pivot (`ZeroPivot::Propagate`, whose caller discards what it reaches).
+//! pivot (`PivotCheck::Off`, whose caller discards what it reaches).
 
 use super::finite::slice_finite;
 use crate::batch_run::batch_rank_of;
 use crate::field::Field;
-use lindiff_core::op::ZeroPivot;
+use lindiff_core::op::PivotCheck;
 use lindiff_core::{DType, Error, Host, HostData, Input, LinalgOp, Output, Result};
 
 /// Why a determinant is out of range, and what to use instead.
 const DET: &str =
     "|det a| is beyond the dtype's largest finite value; `slogdet` gives its sign and logarithm";
 /// Why a solution is out of range.
-const SOLUTION: &str =
-    "an entry of the solution is beyond the dtype's largest finite value (the matrix is too \
-                        close to singular for the scale of the right-hand side)";
+const SOLUTION: &str = "an entry of the solution is beyond the dtype's largest finite value (the matrix is \
+                        too close to singular for the scale of the right-hand side)";
 /// Why any other output is out of range.
-const RESULT: &str =
-    "an entry of the result is beyond the dtype's largest finite value; scale the input down \
-                      (and the result back)";
+const RESULT: &str = "an entry of the result is beyond the dtype's largest finite value; scale the input \
+                      down (and the result back)";
 
-/// What a non-finite output of `op` means.
-fn why(op: &LinalgOp) -> &'static str {
-    match op {
-        LinalgOp::Det(_) => DET,
-        LinalgOp::TriangularSolve(_)
-        | LinalgOp::LuFactorSolve(_)
-        | LinalgOp::LuSolvePrepared(_)
-        | LinalgOp::FullPivLuSolve(_)
-        | LinalgOp::FullPivLuSolvePrepared(_)
-        | LinalgOp::Lstsq(_) => SOLUTION,
+/// What a non-finite entry in output `i` of `op` means: by the output's
+/// name, `det` and the solutions `x` (of every solve, `lstsq` included)
+/// having their own.
+fn why(op: &LinalgOp, i: usize) -> &'static str {
+    match op.output_names().get(i).copied() {
+        Some("det") => DET,
+        Some("x") => SOLUTION,
         _ => RESULT,
     }
 }
@@ -56,7 +51,7 @@ fn exempt(op: &LinalgOp, i: usize) -> bool {
         // Γ's divided differences are +∞ where f′ is (√ at a zero eigenvalue
         // of a PSD matrix), as its derivative rule documents.
         LinalgOp::FunmHermitianFactors(_) => i == 3,
-        LinalgOp::TriangularSolve(t) => t.0.zero_pivot == ZeroPivot::Propagate,
+        LinalgOp::TriangularSolve(t) => t.0.pivot_check == PivotCheck::Off,
         _ => false,
     }
 }
@@ -74,7 +69,8 @@ pub fn outputs_in_range(
     outputs: &[Option<Output<'_, '_, Host>>],
 ) -> Result<()> {
     let rank = batch_rank_of(inputs.first().map(|i| i.desc));
-    let mut worst: Option<usize> = None;
+    // The lowest failing batch item, and the first output failing there.
+    let mut worst: Option<(usize, usize)> = None;
     for (i, out) in outputs.iter().enumerate() {
         let Some(out) = out else { continue };
         if exempt(op, i) {
@@ -96,14 +92,16 @@ pub fn outputs_in_range(
         };
         if let Some(at) = first {
             let item = at / (parts * core).max(1);
-            worst = Some(worst.map_or(item, |w| w.min(item)));
+            if worst.is_none_or(|(w, _)| item < w) {
+                worst = Some((item, i));
+            }
         }
     }
     match worst {
         None => Ok(()),
-        Some(batch_index) => {
+        Some((batch_index, output)) => {
             let arg = op.input_names().first().copied().unwrap_or("a");
-            Err(Error::OutOfRange { op: op.name(), arg, batch_index, why: why(op) })
+            Err(Error::OutOfRange { op: op.name(), arg, batch_index, why: why(op, output) })
         }
     }
 }

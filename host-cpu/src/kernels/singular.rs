@@ -69,7 +69,7 @@ pub fn pivots<T: Field>(lu: MatRef<'_, T>) -> Pivots<Re<T>> {
 }
 
 /// n·ε of the dtype: the threshold of every test.
-fn threshold<R: RealScalar>(n: usize) -> R {
+pub(super) fn threshold<R: RealScalar>(n: usize) -> R {
     R::from_usize(n.max(1)) * R::EPSILON
 }
 

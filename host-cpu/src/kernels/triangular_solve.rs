@@ -2,8 +2,8 @@
 //! (right) with faer's in-place triangular solves on a copy of `b` written
 //! into `x`. Only the named triangle of `a` is read (and not its diagonal
 //! when unit). An exactly zero entry on a non-unit diagonal is
-//! `Failure::Singular` (as LAPACK's `?trtrs` refuses it; `ZeroPivot::Propagate`
-//! substitutes through it); a solution beyond
+//! `Failure::Singular` (as LAPACK's `?trtrs` refuses it; `PivotCheck` adds
+//! the pivot-ratio test or turns the check off); a solution beyond
 //! the dtype's range is the output range check's (`output_range.rs`).
 //! Nothing smaller than zero is refused: a triangular solve's error depends
 //! on the right-hand side, not only on the conditioning of `a`, and the
@@ -24,7 +24,8 @@
 
 use super::columns::copy_mat;
 use super::range::check_range;
-use super::scaling::{max_abs, scale_mat, Range, Scaling};
+use super::scaling::{abs_max, max_abs, scale_mat, Range, Scaling};
+use super::singular::threshold;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -36,7 +37,9 @@ use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Conj, Par};
-use lindiff_core::op::{Diagonal, MatOp, Side, Triangle, TriangularSolve, TriangularSolveOptions, ZeroPivot};
+use lindiff_core::op::{
+    Diagonal, MatOp, PivotCheck, Side, Triangle, TriangularSolve, TriangularSolveOptions,
+};
 
 /// Whether the left-solve matrix `M` is `a` transposed, and whether it is
 /// conjugated, for the given side and op.
@@ -102,7 +105,7 @@ impl<T: Field> Kernel<T> for TriangularSolve {
 /// `Err(NonFinite("a"))` when the part of `a` the solve reads (its triangle,
 /// without the diagonal when unit) has a NaN or infinity, then
 /// `Err(Singular("a"))` when a non-unit diagonal has an exact zero (unless
-/// the options let it through, `ZeroPivot::Propagate`);
+/// `PivotCheck::Off`), or a pivot ratio below n·ε (`PivotCheck::Ratio`);
 /// otherwise the scaling of that part into the elimination's safe range
 /// (none for a unit triangle, whose implicit diagonal cannot scale), from
 /// the same pass.
@@ -121,9 +124,33 @@ pub fn triangle_scaling<T: Field>(
         let part = max_abs(a.col(j).subrows(lo, hi - lo).iter().copied()).ok_or(Failure::NonFinite("a"))?;
         max = if part > max { part } else { max };
     }
-    let refuse = opts.zero_pivot == ZeroPivot::Error;
-    if !unit && refuse && (0..n).any(|j| a[(j, j)] == T::zero()) {
-        return Err(Failure::Singular("a"));
+    if !unit {
+        match opts.pivot_check {
+            PivotCheck::Zero if (0..n).any(|j| a[(j, j)] == T::zero()) => return Err(Failure::Singular("a")),
+            PivotCheck::Ratio => pivot_ratio_test(a, max)?,
+            _ => {}
+        }
     }
     Ok(if unit { Scaling::NONE } else { Scaling::of_max(max, Range::Linear) })
+}
+
+/// `PivotCheck::Ratio` for a non-unit triangle whose largest entry (in the
+/// triangle read) is `max`: `Singular` for an exactly zero pivot,
+/// `NearlySingular` when min |a_ii| / max is below n·ε. Measured against the
+/// whole triangle, not only the diagonal: a dependent column's
+/// rounding-level pivot sits beside an entry of the size of that column.
+fn pivot_ratio_test<T: Field>(
+    a: faer::MatRef<'_, T>,
+    max: <T as lindiff_core::Scalar>::Real,
+) -> Result<(), Failure> {
+    let n = a.nrows();
+    let min = (0..n).map(|j| abs_max(a[(j, j)])).fold(max, |m, x| if x < m { x } else { m });
+    if min == lindiff_core::Scalar::zero() {
+        return Err(Failure::Singular("a"));
+    }
+    let ratio = min / max;
+    if ratio < threshold(n) {
+        return Err(Failure::NearlySingular { arg: "a", rcond: lindiff_core::RealScalar::to_f64(ratio) });
+    }
+    Ok(())
 }

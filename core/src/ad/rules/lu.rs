@@ -26,7 +26,7 @@
 //! last one (a generic corank-1 square matrix), tril(K, −1) never reads that
 //! column and the square and wide (m < n) tangents are finite and exact (the
 //! factors are smooth there; that one solve propagates the zero pivot,
-//! `ZeroPivot::Propagate`). A zero pivot earlier gives non-finite forward
+//! `PivotCheck::Off`). A zero pivot earlier gives non-finite forward
 //! tangents; the last one of a tall matrix (dL₂ needs all of U₁⁻¹), and
 //! any zero pivot in reverse mode (whose transposed solve cannot mask), is
 //! `Error::Singular` from the solve. The fused solve of a singular matrix
@@ -37,8 +37,8 @@ use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::Result;
 use crate::op::{
-    Diagonal, LinalgOp, LuSolvePrepared, MatOp, Side, SolveOptions, Triangle, TriangularSolveOptions,
-    ZeroPivot,
+    Diagonal, LinalgOp, LuSolvePrepared, MatOp, PivotCheck, Side, SolveOptions, Triangle,
+    TriangularSolveOptions,
 };
 use crate::prim::{BinaryOp, Pad, PrimOp, TriMask};
 use crate::provider::Op;
@@ -219,8 +219,8 @@ pub(super) fn factor_tangent<C: Cx + ?Sized>(
     let lower = TriangularSolveOptions::default().triangle(Triangle::Lower).diagonal(Diagonal::Unit);
     let upper_right = TriangularSolveOptions::default().triangle(Triangle::Upper).side(Side::Right);
     // L₁⁻¹ B[:k, :], then K = (L₁⁻¹ B₁) U₁⁻¹: a zero last pivot reaches
-    // only K's last column, which tril(K, −1) drops (`ZeroPivot::Propagate`).
-    let propagate = upper_right.zero_pivot(ZeroPivot::Propagate);
+    // only K's last column, which tril(K, −1) drops (`PivotCheck::Off`).
+    let propagate = upper_right.pivot_check(PivotCheck::Off);
     let b_top = if m == k { b.clone() } else { cx.slice(b, [0, 0], [k, n])? };
     let linv_b = cx.tri_solve(&l1, &b_top, lower)?;
     let linv_b1 = if n == k { linv_b.clone() } else { cx.slice(&linv_b, [0, 0], [k, k])? };

@@ -22,15 +22,15 @@
 //! are integer outputs.
 //!
 //! Valid where A₁ has full column rank (R₁ invertible); the rule divides by
-//! diag(R₁): an exactly zero diagonal entry is the solve's `Error::Singular`,
-//! a numerically rank-deficient A gives the large tangents it has (or
-//! `OutOfRange` where they overflow).
+//! diag(R₁): an R₁ singular to working precision (min |r_kk| / max |r_ij|
+//! below k·ε, `PivotCheck::Ratio`, a zero included) is the solve's
+//! `Error::Singular`, in forward and reverse mode alike.
 
 use super::{integer_output, tangents, Primals, Tangents};
 use crate::ad::linear::{p, t};
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
-use crate::op::{LinalgOp, MatOp, QrMode, Side, Triangle, TriangularSolveOptions};
+use crate::op::{LinalgOp, MatOp, PivotCheck, QrMode, Side, Triangle, TriangularSolveOptions};
 use crate::provider::Op;
 use crate::Ops;
 
@@ -74,7 +74,12 @@ pub(super) fn thin_core<C: Cx + ?Sized>(
     r1: &C::P,
     da1: &Tangent<C::T>,
 ) -> Result<[Tangent<C::T>; 3]> {
-    let right_upper = TriangularSolveOptions::default().triangle(Triangle::Upper).side(Side::Right);
+    // R₁ singular to working precision (a numerically rank-deficient A₁)
+    // is `Singular`: Q's trailing columns are rounding there.
+    let right_upper = TriangularSolveOptions::default()
+        .triangle(Triangle::Upper)
+        .side(Side::Right)
+        .pivot_check(PivotCheck::Ratio);
     let x = cx.tri_solve(r1, da1, right_upper)?;
     let c = cx.matmul(p(q), MatOp::Adjoint, t(&x), MatOp::Identity)?;
     let ch = cx.adjoint(&c, MatOp::Adjoint)?;

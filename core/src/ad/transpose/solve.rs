@@ -19,8 +19,8 @@ use crate::ad::rules::frechet_of;
 use crate::ad::{Cx, Lin, Tangent};
 use crate::error::{Error, Result};
 use crate::op::{
-    ExpmFrechet, ExpmFrechetFactored, LinalgOp, LogmFrechet, MatOp, SqrtmFrechet, TriangularSolveOptions,
-    ZeroPivot,
+    ExpmFrechet, ExpmFrechetFactored, LinalgOp, LogmFrechet, MatOp, PivotCheck, SqrtmFrechet,
+    TriangularSolveOptions,
 };
 use crate::prim::UnaryOp;
 use crate::provider::Op;
@@ -44,8 +44,10 @@ pub(super) fn transpose<C: Cx + ?Sized>(
             let a = coefs.at(op, 0)?;
             let (how, conj) = adjoint_of(s.0.op, complex);
             // The transposed solve meets a zero pivot first, with nothing
-            // to mask what it reaches: always `Singular`.
-            let options = TriangularSolveOptions { op: how, zero_pivot: ZeroPivot::Error, ..s.0 };
+            // to mask what it reaches: never `Off`.
+            let pivot_check =
+                if s.0.pivot_check == PivotCheck::Off { PivotCheck::Zero } else { s.0.pivot_check };
+            let options = TriangularSolveOptions { op: how, pivot_check, ..s.0 };
             sandwich(cx, conj, ct, |cx, x| cx.tri_solve(a, x, options))?
         }
         LinalgOp::LuSolvePrepared(s) => {

@@ -8,13 +8,15 @@
 //! `Error::OutOfRange`, naming the op, its first argument and the
 //! lowest-indexed batch item, never returned as `Ok` with infinities.
 //!
-//! One vectorised pass over each present floating-point output, after the
-//! whole batch ([`slice_finite`]): O(size of the outputs) against the op's
-//! O(n³); a failing output is scanned again, entry by entry, for the batch
-//! item. Exempt: `slogdet`'s `logabsdet`, which is −∞ at a singular
-//! matrix by definition, `funm_hermitian_factors`' `gamma` (+∞ where f′
-//! is, e.g. √ at a zero eigenvalue), and a triangular solve asked to propagate a zero
-//! pivot (`PivotCheck::Off`, whose caller discards what it reaches).
+//! One vectorised pass over each present floating-point output that can
+//! leave the range, after the whole batch ([`slice_finite`]): O(size of the
+//! outputs) against the op's O(n³); a failing output is scanned again,
+//! entry by entry, for the batch item. Not scanned: outputs bounded by
+//! construction (unitary factors, eigenvectors, partial-pivot L, Cholesky
+//! factors), and by definition `slogdet`'s `logabsdet` (−∞ at a singular
+//! matrix), `funm_hermitian_factors`' `gamma` (+∞ where f′ is, e.g. √ at a
+//! zero eigenvalue), and a triangular solve asked to propagate a zero pivot
+//! (`PivotCheck::Off`, whose caller discards what it reaches).
 
 use super::finite::slice_finite;
 use crate::batch_run::batch_rank_of;
@@ -43,14 +45,25 @@ fn why(op: &LinalgOp, i: usize) -> &'static str {
     }
 }
 
-/// Whether output `i` of `op` may hold a non-finite value for finite
-/// inputs (see the module docs).
+/// Whether output `i` of `op` need not be scanned: it may hold a
+/// non-finite value for finite inputs (see the module docs), or it cannot
+/// overflow — unitary factors and unit-norm eigenvectors (entries ≤ 1),
+/// partial-pivot L (≤ 1), a Cholesky factor (|l_ij| ≤ √a_jj) — so the scan
+/// is spent only where a value can leave the range.
 fn exempt(op: &LinalgOp, i: usize) -> bool {
+    let name = op.output_names().get(i).copied();
     match op {
+        LinalgOp::Cholesky(_) | LinalgOp::Polar(_) => true,
+        LinalgOp::Lu(_) => name == Some("l"),
+        LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => name == Some("q"),
+        LinalgOp::Svd(_) | LinalgOp::SvdFull(_) | LinalgOp::SvdTruncated(_) => {
+            matches!(name, Some("u" | "vh"))
+        }
+        LinalgOp::Eigh(_) | LinalgOp::Eig(_) => name == Some("v"),
         LinalgOp::Slogdet(_) => i == 1,
         // Γ's divided differences are +∞ where f′ is (√ at a zero eigenvalue
         // of a PSD matrix), as its derivative rule documents.
-        LinalgOp::FunmHermitianFactors(_) => i == 3,
+        LinalgOp::FunmHermitianFactors(_) => matches!(name, Some("gamma" | "v")),
         LinalgOp::TriangularSolve(t) => t.0.pivot_check == PivotCheck::Off,
         _ => false,
     }

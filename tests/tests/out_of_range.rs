@@ -206,16 +206,22 @@ where
     // arithmetic) and x₀ from it: neither finite, and no error.
     let off = reals::<T>(&la.triangular_solve(&a, &b, upper.pivot_check(PivotCheck::Off)).unwrap());
     assert!(off.iter().all(|x| !x.is_finite()), "{off:?}");
-    // Pivots 1 and 2^−60: solved as stated by default, singular to working
-    // precision under `Ratio` (rcond 2^−60 < 2ε).
-    let tiny = matrix::<T, P>(&mut la, [[1.0, 0.0], [0.0, pow2::<T>(-60)]], 1);
-    assert_eq!(reals::<T>(&la.triangular_solve(&tiny, &b, upper).unwrap()), [1.0, pow2::<T>(60)]);
-    match la.triangular_solve(&tiny, &b, upper.pivot_check(PivotCheck::Ratio)) {
+    // A pivot 2^−60 beside a 1 in its column: solved as stated by default,
+    // singular to working precision under `Ratio` (rcond 2^−60 < 2ε); the
+    // graded diagonal diag(1, 2^−60) passes `Ratio` (each pivot is the
+    // largest in its row and column).
+    let ratio = upper.pivot_check(PivotCheck::Ratio);
+    let tiny = matrix::<T, P>(&mut la, [[1.0, 1.0], [0.0, pow2::<T>(-60)]], 1);
+    let x = reals::<T>(&la.triangular_solve(&tiny, &b, upper).unwrap());
+    assert_eq!(x, [1.0 - pow2::<T>(60), pow2::<T>(60)]);
+    match la.triangular_solve(&tiny, &b, ratio) {
         Err(Error::Singular { op: "triangular_solve", arg: "a", rcond, .. }) => {
             assert_eq!(rcond, pow2::<T>(-60))
         }
         other => panic!("pivot ratio 2^-60: {other:?}"),
     }
+    let graded = matrix::<T, P>(&mut la, [[1.0, 0.0], [0.0, pow2::<T>(-60)]], 1);
+    assert_eq!(reals::<T>(&la.triangular_solve(&graded, &b, ratio).unwrap()), [1.0, pow2::<T>(60)]);
 }
 
 fn triangular_zero_diagonal<P: TestProvider>(provider: &P) {
@@ -237,6 +243,12 @@ fn rank_deficient_gradients<P: TestProvider>(provider: &P) {
         assert!(refused(la.value_and_grad([a], |[a]| a.qr().q.sum())), "qr q");
         assert!(refused(la.value_and_grad([a], |[a]| a.qr().r.sum())), "qr r");
     }
+    // Orthogonal columns of norms 1 and 2^−60 are full rank, R = diag(1,
+    // 2^−60): the pivot test is per pivot, not against the largest one, so
+    // the gradient is returned, and finite.
+    let graded = la.tensor(&[3, 2], &[1.0f64, 0.0, 0.0, 0.0, 2f64.powi(-60), 0.0]).unwrap();
+    let g = la.value_and_grad([&graded], |[a]| a.qr().q.sum()).unwrap();
+    assert!(g.grads[0].to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()));
 }
 
 lindiff_tests::providers!(

@@ -32,14 +32,18 @@ pub enum Diagonal {
 /// ```
 /// use lindiff_cpu::prelude::*;
 /// let mut la = Direct::new(Cpu::new());
-/// // Pivots 1 and 1e-17: solvable as stated, singular to working precision.
-/// let a = la.tensor_row_major(2, 2, &[1.0, 0.0, 0.0, 1e-17])?;
+/// // A pivot of 1e-17 beside a 1 in its column: solvable as stated,
+/// // singular to working precision.
+/// let a = la.tensor_row_major(2, 2, &[1.0, 1.0, 0.0, 1e-17])?;
 /// let b = la.tensor(&[2, 1], &[1.0, 1.0])?;
-/// let lower = TriangularSolveOptions::default();
-/// let x = la.triangular_solve(&a, &b, lower)?.to_vec::<f64>()?;
-/// assert!(x[0] == 1.0 && (x[1] - 1e17).abs() <= 1e17 * f64::EPSILON);
-/// let ratio = lower.pivot_check(PivotCheck::Ratio);
+/// let upper = TriangularSolveOptions::default().triangle(Triangle::Upper);
+/// let x = la.triangular_solve(&a, &b, upper)?.to_vec::<f64>()?;
+/// assert!((x[1] - 1e17).abs() <= 1e17 * f64::EPSILON);
+/// let ratio = upper.pivot_check(PivotCheck::Ratio);
 /// assert_eq!(la.triangular_solve(&a, &b, ratio).unwrap_err().kind(), "Singular");
+/// // A graded diagonal passes: each pivot is the largest in its row and column.
+/// let d = la.tensor_row_major(2, 2, &[1.0, 0.0, 0.0, 1e-17])?;
+/// assert!(la.triangular_solve(&d, &b, ratio).is_ok());
 /// # Ok::<(), Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -47,14 +51,15 @@ pub enum PivotCheck {
     /// An exactly zero pivot (rcond 0), as LAPACK's ?trtrs refuses it.
     #[default]
     Zero,
-    /// Also a pivot ratio min |a_ii| / max |a_ij| below n·ε, the largest
-    /// entry taken over the triangle read (sizes max(|re|, |im|)): the
-    /// threshold of the LU solves' default test
-    /// ([`SingularCheck::PivotRatio`](crate::op::SingularCheck)), measured
-    /// so that a dependent column's rounding-level pivot beside an entry of
-    /// that column's size fails it. For a caller whose triangle comes from
-    /// a factorization of a matrix that may be singular to working
-    /// precision (the QR derivative's R₁).
+    /// Also a pivot below n·ε of the largest entry of its row or column of
+    /// the triangle read (sizes max(|re|, |im|); n·ε is the threshold of
+    /// the LU solves' default test,
+    /// [`SingularCheck::PivotRatio`](crate::op::SingularCheck)). Pivot by
+    /// pivot, so a diagonal of any grading passes, while a dependent
+    /// column's rounding-level pivot beside that column's other entries
+    /// fails. For a caller whose triangle comes from a factorization of a
+    /// matrix that may be singular to working precision (the QR
+    /// derivative's R₁).
     Ratio,
     /// None: the plain substitution, ±∞ or NaN in the entries of `x` a zero
     /// pivot reaches, and no output range check. For a caller that discards

@@ -30,6 +30,10 @@ const DET: &str =
 /// Why a solution is out of range.
 const SOLUTION: &str = "an entry of the solution is beyond the dtype's largest finite value (the matrix is \
                         too close to singular for the scale of the right-hand side)";
+/// Why a Fréchet derivative of f(A) is out of range.
+const UNBOUNDED: &str =
+    "an entry of L(a, e) is beyond the dtype's largest finite value, or unbounded where f′ is \
+                         infinite at an eigenvalue of a (√ at 0)";
 /// Why any other output is out of range.
 const RESULT: &str = "an entry of the result is beyond the dtype's largest finite value; scale the input \
                       down (and the result back)";
@@ -38,6 +42,9 @@ const RESULT: &str = "an entry of the result is beyond the dtype's largest finit
 /// name, `det` and the solutions `x` (of every solve, `lstsq` included)
 /// having their own.
 fn why(op: &LinalgOp, i: usize) -> &'static str {
+    if matches!(op, LinalgOp::FunmHermitianFrechet(_) | LinalgOp::FunmHermitianSecond(_)) {
+        return UNBOUNDED;
+    }
     match op.output_names().get(i).copied() {
         Some("det") => DET,
         Some("x") => SOLUTION,

@@ -127,30 +127,42 @@ pub fn triangle_scaling<T: Field>(
     if !unit {
         match opts.pivot_check {
             PivotCheck::Zero if (0..n).any(|j| a[(j, j)] == T::zero()) => return Err(Failure::Singular("a")),
-            PivotCheck::Ratio => pivot_ratio_test(a, max)?,
+            PivotCheck::Ratio => pivot_ratio_test(a, opts.triangle)?,
             _ => {}
         }
     }
     Ok(if unit { Scaling::NONE } else { Scaling::of_max(max, Range::Linear) })
 }
 
-/// `PivotCheck::Ratio` for a non-unit triangle whose largest entry (in the
-/// triangle read) is `max`: `Singular` for an exactly zero pivot,
-/// `NearlySingular` when min |a_ii| / max is below n·ε. Measured against the
-/// whole triangle, not only the diagonal: a dependent column's
-/// rounding-level pivot sits beside an entry of the size of that column.
-fn pivot_ratio_test<T: Field>(
-    a: faer::MatRef<'_, T>,
-    max: <T as lindiff_core::Scalar>::Real,
-) -> Result<(), Failure> {
+/// `PivotCheck::Ratio` for a non-unit triangle: `Singular` for an exactly
+/// zero pivot, `NearlySingular` when some pivot is below n·ε of the largest
+/// entry of its own row or column of the triangle (sizes max(|re|, |im|)).
+/// Pivot by pivot, so that a diagonal of any grading passes (R of
+/// orthogonal columns of norms 1 and 1e−20), while a dependent column's (or,
+/// in a lower triangle, row's) rounding-level pivot beside that column's
+/// other entries fails.
+fn pivot_ratio_test<T: Field>(a: faer::MatRef<'_, T>, triangle: Triangle) -> Result<(), Failure> {
     let n = a.nrows();
-    let min = (0..n).map(|j| abs_max(a[(j, j)])).fold(max, |m, x| if x < m { x } else { m });
-    if min == lindiff_core::Scalar::zero() {
-        return Err(Failure::Singular("a"));
+    let mut worst: Option<<T as lindiff_core::Scalar>::Real> = None;
+    for j in 0..n {
+        // The triangle's part of column j, then of row j.
+        let ((c0, c1), (r0, r1)) = match triangle {
+            Triangle::Lower => ((j, n), (0, j + 1)),
+            Triangle::Upper => ((0, j + 1), (j, n)),
+        };
+        let pivot = abs_max(a[(j, j)]);
+        if pivot == lindiff_core::Scalar::zero() {
+            return Err(Failure::Singular("a"));
+        }
+        let entries = (c0..c1).map(|i| a[(i, j)]).chain((r0..r1).map(|k| a[(j, k)]));
+        let largest = entries.map(abs_max).fold(pivot, |m, x| if x > m { x } else { m });
+        let ratio = pivot / largest;
+        worst = Some(worst.map_or(ratio, |w| if ratio < w { ratio } else { w }));
     }
-    let ratio = min / max;
-    if ratio < threshold(n) {
-        return Err(Failure::NearlySingular { arg: "a", rcond: lindiff_core::RealScalar::to_f64(ratio) });
+    match worst {
+        Some(ratio) if ratio < threshold(n) => {
+            Err(Failure::NearlySingular { arg: "a", rcond: lindiff_core::RealScalar::to_f64(ratio) })
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }

@@ -22,8 +22,9 @@
 //! are integer outputs.
 //!
 //! Valid where A₁ has full column rank (R₁ invertible); the rule divides by
-//! diag(R₁): an R₁ singular to working precision (min |r_kk| / max |r_ij|
-//! below k·ε, `PivotCheck::Ratio`, a zero included) is the solve's
+//! diag(R₁): an R₁ singular to working precision (a pivot below k·ε of
+//! the largest entry of its row or column, `PivotCheck::Ratio`, a zero
+//! included) is the solve's
 //! `Error::Singular`, in forward and reverse mode alike.
 
 use super::{integer_output, tangents, Primals, Tangents};

@@ -7,7 +7,8 @@
 //! with an exactly zero (non-unit) diagonal entry is `Error::Singular`, and
 //! the QR derivative at a numerically rank-deficient matrix (the pivot-ratio
 //! test, `PivotCheck::Ratio`) is an error rather than a NaN or 1e16
-//! gradient.
+//! gradient. `sqrtm` and `logm` of matrices at either end of the range are
+//! finite and accurate (evaluated exactly scaled).
 
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::op::{Diagonal, PivotCheck, Triangle, TriangularSolveOptions};
@@ -251,7 +252,46 @@ fn rank_deficient_gradients<P: TestProvider>(provider: &P) {
     assert!(g.grads[0].to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()));
 }
 
+/// sqrtm and logm of c·[[2, 1], [1, 2]] at c = 2^±(emax − 1) (the largest
+/// entry the dtype's largest power of two, and c its smallest normal
+/// number; unscaled, the Schur-form square root leaves the range): √(cM) = √c·½[[√3+1, √3−1],
+/// [√3−1, √3+1]] and log(cM) = ½ ln 3·[[1, 1], [1, 1]] + ln c·I, to a
+/// few ε — the kernels evaluate them exactly scaled.
+fn functions<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
+where
+    Re<T>: Element,
+{
+    let mut la = Direct::new(p);
+    let e = emax::<T>() - 1;
+    let tol = 16.0 * lindiff_tests::dense::eps::<T>();
+    let (r3, l3) = (3f64.sqrt(), 3f64.ln());
+    for k in [e, -e] {
+        let c = pow2::<T>(k);
+        let a = matrix::<T, P>(&mut la, [[2.0 * c, c], [c, 2.0 * c]], 1);
+        let root_c = 2f64.powf(f64::from(k) / 2.0);
+        let want =
+            [(r3 + 1.0) / 2.0, (r3 - 1.0) / 2.0, (r3 - 1.0) / 2.0, (r3 + 1.0) / 2.0].map(|x| x * root_c);
+        let got = reals::<T>(&la.sqrtm(&a).unwrap());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= tol * w.abs(), "sqrtm at 2^{k}: {got:?} vs {want:?}");
+        }
+        let lc = f64::from(k) * 2f64.ln();
+        let want = [l3 / 2.0 + lc, l3 / 2.0, l3 / 2.0, l3 / 2.0 + lc];
+        let got = reals::<T>(&la.logm(&a).unwrap());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= tol * lc.abs(), "logm at 2^{k}: {got:?} vs {want:?}");
+        }
+    }
+}
+
+fn functions_at_extreme_scales<P: TestProvider>(provider: &P) {
+    functions::<f64, P>(*provider);
+    functions::<f32, P>(*provider);
+    functions::<Complex<f64>, P>(*provider);
+}
+
 lindiff_tests::providers!(
+    functions_at_extreme_scales,
     decompositions_overflow,
     solves_overflow,
     triangular_zero_diagonal,

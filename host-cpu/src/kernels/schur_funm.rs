@@ -15,6 +15,11 @@
 //!   log([[X, E], [0, X]]) = [[log X, L(X, E)], [0, log X]], with E scaled by
 //!   a power of two to X's size (L is linear in E).
 //!
+//! A matrix far from 1 in size (largest entry beyond 2^±(emax/2 − 8)) is
+//! evaluated scaled by an even power of two, exactly: √A = 2^s·√(A·4^−s),
+//! log A = log(A·4^−s) + 2s·ln 2·I (the Schur form's sums of squares would
+//! leave the range; the Fréchet derivatives are not scaled).
+//!
 //! Real input runs in complex arithmetic and returns the real part, which
 //! is the real principal function when it exists: a real input with an
 //! eigenvalue on the negative real axis (within n·ε·max|t| of it) has
@@ -170,14 +175,16 @@ where
     let (mats, v) = block.split_at_mut(TEMPS * m * m);
     let mut pool = Pool::new(mats, m);
     let mut input = pool.take();
-    let (arg, out_name) = match how {
+    let (arg, out_name, shift) = match how {
         None => {
             for j in 0..n {
                 for i in 0..n {
                     input[(i, j)] = widen(a[(i, j)]);
                 }
             }
-            ("a", if f == Primary::Log { "la" } else { "sa" })
+            let shift = range_shift(x_max);
+            scale_mat(input.rb_mut(), -2 * shift);
+            ("a", if f == Primary::Log { "la" } else { "sa" }, shift)
         }
         Some(how) => {
             let e = item.mat::<T>(1);
@@ -230,8 +237,36 @@ where
             other => other,
         },
     )?;
+    // f(A) from f(A·4^−s): √A = 2^s·√(A·4^−s), log A = log(A·4^−s) + 2s·ln 2·I.
+    match f {
+        Primary::Sqrt => scale_mat(result.rb_mut(), shift),
+        Primary::Log if shift != 0 => {
+            let c = Complex::new(R::from_f64(f64::from(2 * shift) * core::f64::consts::LN_2), R::zero());
+            for i in 0..n {
+                result[(i, i)] += c;
+            }
+        }
+        Primary::Log => {}
+    }
     let mut out = item.out_mat::<T>(0);
     write(result.rb(), out.rb_mut(), out_name)
+}
+
+/// s with A·4^−s of largest entry in [1, 4) when `x_max` lies beyond
+/// 2^±(emax/2 − 8) (the Schur form's sums of squares of such entries leave
+/// the range), else 0: sqrt and log are evaluated on A·4^−s, exactly
+/// scaled.
+fn range_shift<R: RealScalar>(x_max: R) -> i32 {
+    if x_max == R::zero() {
+        return 0;
+    }
+    let limit = exponent(R::MAX) / 2 - 8;
+    let e = exponent(x_max);
+    if e.abs() <= limit {
+        0
+    } else {
+        e.div_euclid(2)
+    }
 }
 
 /// `out` = `z` (its real part for a real `T`); `NonFinite(name)` unless finite.

@@ -19,7 +19,11 @@ use num_complex::Complex;
 
 /// 2^e as the dtype's real type.
 fn pow2<T: Scalar>(e: i32) -> f64 {
-    let x = 2f64.powi(e);
+    // Exact halvings or doublings: `powi` of a negative exponent inverts
+    // 2^|e|, which is infinite (so the result 0) for e < −1023 in builds
+    // where it is not constant-folded.
+    let step = if e < 0 { 0.5 } else { 2.0 };
+    let x = (0..e.unsigned_abs()).fold(1f64, |x, _| x * step);
     Re::<T>::from_f64(x).to_f64()
 }
 

@@ -434,6 +434,59 @@ impl Error {
     }
 }
 
+/// The op whose derivative rule ran an op: a value error that op raises
+/// (a singular or non-positive-definite matrix, a result out of range, an
+/// iteration that did not converge, an input outside a function's domain)
+/// is reported as this op's, whose derivative does not exist or cannot be
+/// represented there: `qr`, not the `triangular_solve` its rule runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Origin {
+    op: &'static str,
+    inputs: &'static [&'static str],
+}
+
+impl Origin {
+    /// The origin `op`, with its argument names.
+    pub(crate) fn of(op: &crate::provider::Op) -> Origin {
+        Origin { op: op.name(), inputs: op.input_names() }
+    }
+
+    /// `arg` when the origin op has an argument of that name, else its
+    /// first.
+    fn arg(self, arg: &'static str) -> &'static str {
+        if self.inputs.contains(&arg) {
+            arg
+        } else {
+            self.inputs.first().copied().unwrap_or(arg)
+        }
+    }
+}
+
+impl Error {
+    /// This error as `origin`'s derivative rule reports it (see [`Origin`]);
+    /// errors that are not about values (shapes, dtypes, capacity, the
+    /// derivative checks, which name their op already) are unchanged.
+    pub(crate) fn in_rule_of(self, origin: Origin) -> Error {
+        let op = origin.op;
+        match self {
+            Error::Singular { arg, batch_index, rcond, .. } => {
+                Error::Singular { op, arg: origin.arg(arg), batch_index, rcond }
+            }
+            Error::OutOfRange { arg, batch_index, why, .. } => {
+                Error::OutOfRange { op, arg: origin.arg(arg), batch_index, why }
+            }
+            Error::NotPositiveDefinite { arg, batch_index, .. } => {
+                Error::NotPositiveDefinite { op, arg: origin.arg(arg), batch_index }
+            }
+            Error::OutsideDomain { arg, batch_index, .. } => {
+                Error::OutsideDomain { op, arg: origin.arg(arg), batch_index }
+            }
+            Error::NonConvergence { batch_index, .. } => Error::NonConvergence { op, batch_index },
+            other => other,
+        }
+    }
+}
+
 impl From<TooManyDims> for Error {
     fn from(e: TooManyDims) -> Error {
         Error::TooManyDims { op: "shape", arg: "dims", rank: e.rank }
@@ -576,6 +629,26 @@ impl core::error::Error for Error {}
 mod tests {
     use super::*;
     use std::format;
+
+    #[test]
+    fn rule_errors_name_the_differentiated_op() {
+        use crate::op::{LinalgOp, Qr, TriangularSolve};
+        use crate::provider::Op;
+        let qr = Origin::of(&Op::Linalg(LinalgOp::Qr(Qr::default())));
+        let solve = Origin::of(&Op::Linalg(LinalgOp::TriangularSolve(TriangularSolve::default())));
+        let e = Error::Singular { op: "triangular_solve", arg: "a", batch_index: 1, rcond: 0.5 };
+        assert_eq!(e.in_rule_of(qr), Error::Singular { op: "qr", arg: "a", batch_index: 1, rcond: 0.5 });
+        // An argument the origin lacks becomes its first.
+        let e = Error::OutOfRange { op: "triangular_solve", arg: "b", batch_index: 0, why: "w" };
+        assert_eq!(e.in_rule_of(qr), Error::OutOfRange { op: "qr", arg: "a", batch_index: 0, why: "w" });
+        let e = Error::OutOfRange { op: "qr", arg: "a", batch_index: 0, why: "w" };
+        assert_eq!(e.in_rule_of(solve), Error::OutOfRange { op: "triangular_solve", arg: "a", batch_index: 0, why: "w" });
+        // Errors not about values keep the op that raised them.
+        let e = Error::NonFinite { op: "triangular_solve", arg: "b", batch_index: 0 };
+        assert_eq!(e.clone().in_rule_of(qr), e);
+        let e = Error::NotDifferentiable { op: "svd", output: "u", why: "w" };
+        assert_eq!(e.clone().in_rule_of(qr), e);
+    }
 
     #[test]
     fn kind_and_op_name_the_variant_and_its_op() {

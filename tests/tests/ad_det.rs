@@ -16,7 +16,7 @@ use lindiff_core::face::direct::Direct;
 use lindiff_core::face::Face;
 use lindiff_core::prim::{BinaryOp, ReduceOp, UnaryOp};
 use lindiff_core::{Element, Error, Host, Ops, Provider, Result, Scalar};
-use lindiff_tests::ad::{check, forward, Input, Loss};
+use lindiff_tests::ad::{check, forward, traced_jvp, Input, Loss};
 use lindiff_tests::dense::{eps, Dense, Re, Rng};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
@@ -266,24 +266,27 @@ where
 }
 
 /// slogdet at a singular matrix is not differentiable: the rule's solve
-/// with U meets U's exactly zero pivot and says so (`Singular`), rather
-/// than returning a non-finite tangent.
+/// with U meets U's exactly zero pivot, and the tangent is a `Singular`
+/// error naming `slogdet` and `a` (not the rule's solve), in forward mode
+/// and in the traced `jvp` program alike, rather than a non-finite number.
 fn slogdet_at_singular<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P)
 where
     Re<T>: Element,
 {
     let (a, _) = evidence::<T>();
     let d = basis(3, 2, 1, T::one());
-    let got = forward(p.clone(), &SlogdetLoss, &[Input::matrix(&a)], &[Input::matrix(&d)]);
-    if p.name() == "cuda" {
-        // No zero-pivot check in the device's triangular solve yet
-        // (docs/cuda.md): the tangent comes out non-finite.
-        assert!(matches!(got, Ok(t) if !t.is_finite()), "slogdet tangent at a singular matrix: {got:?}");
-    } else {
-        assert!(
-            matches!(got, Err(Error::Singular { op: "triangular_solve", arg: "a", .. })),
-            "slogdet tangent at a singular matrix: {got:?}"
-        );
+    let (x, dx) = ([Input::matrix(&a)], [Input::matrix(&d)]);
+    for got in [forward(p.clone(), &SlogdetLoss, &x, &dx), traced_jvp(p, &SlogdetLoss, &x, &dx)] {
+        if p.name() == "cuda" {
+            // No zero-pivot check in the device's triangular solve yet
+            // (docs/cuda.md): the tangent comes out non-finite.
+            assert!(matches!(got, Ok(t) if !t.is_finite()), "slogdet tangent at a singular matrix: {got:?}");
+        } else {
+            assert!(
+                matches!(got, Err(Error::Singular { op: "slogdet", arg: "a", .. })),
+                "slogdet tangent at a singular matrix: {got:?}"
+            );
+        }
     }
 }
 

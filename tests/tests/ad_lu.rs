@@ -12,8 +12,8 @@
 use lindiff_core::face::Face;
 use lindiff_core::op::{FullPivLuFactor, LuFactor};
 use lindiff_core::prim::BinaryOp;
-use lindiff_core::{Element, Host, LinalgOp, Ops, Provider, Result, Scalar};
-use lindiff_tests::ad::{check, check_forward, eager_grad, Input, Loss};
+use lindiff_core::{Element, Error, Host, LinalgOp, Ops, Provider, Result, Scalar};
+use lindiff_tests::ad::{check, check_forward, eager_grad, traced_grad, Input, Loss};
 use lindiff_tests::dense::{Dense, Re, Rng};
 use lindiff_tests::losses::{outputs, sq1};
 use lindiff_tests::TestProvider;
@@ -71,6 +71,18 @@ impl Loss for Factors {
 
 const ALL: [Which; 4] = [Which::Lu, Which::LuFactor, Which::FullPivLu, Which::FullPivLuFactor];
 
+impl Which {
+    /// The name of the op the loss calls.
+    fn op(self) -> &'static str {
+        match self {
+            Which::Lu => "lu",
+            Which::LuFactor => "lu_factor",
+            Which::FullPivLu => "full_piv_lu",
+            Which::FullPivLuFactor => "full_piv_lu_factor",
+        }
+    }
+}
+
 /// A well-conditioned m×n matrix (singular values in [0.8, 2.5]).
 fn conditioned<T: Scalar>(m: usize, n: usize, rng: &mut Rng) -> Dense<T> {
     let k = m.min(n);
@@ -106,8 +118,9 @@ fn from_rows<T: Scalar>(rows: &[&[f64]]) -> Dense<T> {
 /// with full pivoting (and no ties in either pivot search): the factors are
 /// smooth there and the forward tangent is finite and exact. Reverse mode
 /// is not: its transposed triangular solves meet the zero pivot before the
-/// mask applies, and the gradient is an error (`Singular` from the solve),
-/// never a NaN-filled answer.
+/// mask applies, and the gradient is an error (`Singular`, naming the
+/// factorization and its argument, not the rule's solve), never a
+/// NaN-filled answer, on the eager and the traced face alike.
 fn singular<T: Scalar + Element, P: Provider<Memory = Host> + Clone>(p: &P)
 where
     Re<T>: Element,
@@ -119,11 +132,17 @@ where
         for which in ALL {
             let r = check_forward(p, &Factors(which), &[Input::matrix(&a)]);
             println!("{which:?} singular {m}×{n}: forward vs fd {r:.1e}");
-            let err = eager_grad(p.clone(), &Factors(which), &[Input::matrix(&a)]).unwrap_err().to_string();
-            // The device's triangular solve has no zero-pivot check yet
-            // (docs/cuda.md): a later solve finds the non-finite value.
-            let cuda = p.name() == "cuda" && err.contains("NaN or infinity");
-            assert!(err.contains("is singular") || cuda, "{err}");
+            let x = [Input::matrix(&a)];
+            for got in [eager_grad(p.clone(), &Factors(which), &x), traced_grad(p, &Factors(which), &x)] {
+                let err = got.unwrap_err();
+                // The device's triangular solve has no zero-pivot check yet
+                // (docs/cuda.md): a later solve finds the non-finite value.
+                let cuda = p.name() == "cuda" && err.to_string().contains("NaN or infinity");
+                assert!(
+                    cuda || matches!(err, Error::Singular { op, arg: "a", .. } if op == which.op()),
+                    "{which:?}: {err:?}"
+                );
+            }
         }
     }
 }

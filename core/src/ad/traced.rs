@@ -10,7 +10,7 @@ use super::cx::Tangent;
 use super::rules::{jvp as rule_jvp, Primals};
 use super::vjp::vjp_op;
 use super::{Forward, Lin};
-use crate::error::{Error, Result};
+use crate::error::{Error, Origin, Result};
 use crate::face::{Applied, Face};
 use crate::ir::{passes, Builder, Program, ValueId, MAX_PARAMS};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
@@ -105,6 +105,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
                 instr.inputs.iter().map(|&v| self.get(v)).collect::<Result<_>>()?;
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
             let depends = instr.inputs.iter().any(|v| self.depends[v.index()]);
+            self.builder.set_origin(instr.origin);
             let wider = match &instr.op {
                 Op::Linalg(op) if depends && self.mode == Mode::Cotangents => op.with_vectors(),
                 _ => None,
@@ -132,6 +133,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             }
             each(self, k, &inputs, &new_outs)?;
         }
+        self.builder.set_origin(None);
         Ok(())
     }
 
@@ -163,6 +165,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
             let wanted: heapless::Vec<bool, MAX_INPUTS> =
                 instr.inputs.iter().map(|v| self.depends[v.index()]).collect();
+            self.builder.set_origin(Some(instr.origin.unwrap_or(Origin::of(&instr.op))));
             let cts = match self.wide[k].take() {
                 // The values' cotangent at its place among the wider op's outputs.
                 Some(Wide { op, outputs, values }) => {
@@ -188,6 +191,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
                 }
             }
         }
+        self.builder.set_origin(None);
         let mut grads = Seq::new();
         for &p in wrt {
             let g = match core::mem::replace(&mut ct[p.index()], Tangent::Zero) {
@@ -357,6 +361,7 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
         }
         let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
         let primals = Primals::new(&refs, outputs);
+        replay.builder.set_origin(Some(instr.origin.unwrap_or(Origin::of(&instr.op))));
         let dy = rule_jvp(&mut Forward::new(&mut replay.builder), &instr.op, &primals, &dx)?;
         for (slot, t) in instr.outputs.iter().zip(dy) {
             if let Some(v) = slot {
@@ -365,6 +370,7 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
         }
         Ok(())
     })?;
+    replay.builder.set_origin(None);
     let mut outs = Seq::<ValueId, MAX_PARAMS>::new();
     for &r in program.results() {
         let t = match core::mem::replace(&mut tangents[r.index()], Tangent::Zero) {

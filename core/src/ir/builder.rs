@@ -3,7 +3,7 @@
 //! once; [`Builder::finish`] returns the [`Program`].
 
 use super::{Program, ValueId};
-use crate::error::Result;
+use crate::error::{Origin, Result};
 use crate::face::{Applied, Face};
 use crate::op::MAX_INPUTS;
 use crate::provider::Op;
@@ -33,6 +33,8 @@ pub type Value = ValueId;
 #[derive(Clone, Debug, Default)]
 pub struct Builder<const I: usize = { super::DEFAULT_INSTRS }, const V: usize = { super::DEFAULT_VALUES }> {
     program: Program<I, V>,
+    /// The origin recorded with each instruction pushed (`Instr::origin`).
+    origin: Option<Origin>,
 }
 
 impl Builder {
@@ -48,7 +50,7 @@ impl<const I: usize, const V: usize> Builder<I, V> {
     /// bind only without `alloc`): `Builder::<40, 96>::with_capacity()` on
     /// firmware.
     pub fn with_capacity() -> Self {
-        Builder { program: Program::default() }
+        Builder { program: Program::default(), origin: None }
     }
 
     /// A new parameter of this dtype and shape.
@@ -79,9 +81,15 @@ impl<const I: usize, const V: usize> Builder<I, V> {
         Ok(self.program)
     }
 
+    /// Records `origin` with the instructions pushed from now on: the op
+    /// whose derivative rule they belong to (the AD transforms set it).
+    pub(crate) fn set_origin(&mut self, origin: Option<Origin>) {
+        self.origin = origin;
+    }
+
     /// Continues building on `program` (its results are dropped).
     pub fn from_program(program: Program<I, V>) -> Self {
-        Builder { program }
+        Builder { program, origin: None }
     }
 }
 
@@ -107,7 +115,7 @@ impl<const I: usize, const V: usize> Face for Builder<I, V> {
                 got: inputs.len(),
             });
         }
-        Ok(self.program.push_op(op, &ids)?.into_iter().collect())
+        Ok(self.program.push_op(op, &ids, self.origin)?.into_iter().collect())
     }
 }
 

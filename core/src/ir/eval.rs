@@ -60,7 +60,7 @@ impl<const I: usize, const V: usize> Program<I, V> {
                         .ok_or(Error::Program { why: "a value is read before it is written" })?;
                     let _ = inputs.push(t); // ≤ MAX_INPUTS by construction
                 }
-                face.apply(instr.op.clone(), &inputs)?
+                face.apply(instr.op.clone(), &inputs).map_err(|e| instr.as_origin_error(e))?
             };
             for (slot, t) in instr.outputs.iter().zip(outs) {
                 if let Some(id) = slot {

@@ -227,7 +227,7 @@ impl<'p, P: Provider, const I: usize, const V: usize> Compiled<'p, P, I, V> {
             while let Some(b) = spare.pop() {
                 alloc.release(b);
             }
-            ran?;
+            ran.map_err(|e| program.instrs[k].as_origin_error(e))?;
             for (v, b) in keep {
                 values[v] = Some(b);
             }

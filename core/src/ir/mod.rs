@@ -22,7 +22,7 @@ pub use builder::{Builder, Value};
 pub use interp::{Compiled, Results};
 pub use peak::Live;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Origin, Result};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
 use crate::provider::Op;
 use crate::seq::Seq;
@@ -57,6 +57,20 @@ pub struct Instr {
     pub inputs: heapless::Vec<ValueId, MAX_INPUTS>,
     /// Its outputs, in the op's order (`None`: switched off or unused).
     pub outputs: heapless::Vec<Option<ValueId>, MAX_OUTPUTS>,
+    /// The op whose derivative rule emitted it (`None` for an op traced
+    /// as written): its value errors at run time name that op.
+    pub(crate) origin: Option<Origin>,
+}
+
+impl Instr {
+    /// `e`, raised by this instruction, as its origin's error
+    /// ([`Error::in_rule_of`]).
+    pub(crate) fn as_origin_error(&self, e: Error) -> Error {
+        match self.origin {
+            Some(origin) => e.in_rule_of(origin),
+            None => e,
+        }
+    }
 }
 
 /// A straight-line program. Values `0..params.len()` need not be the
@@ -125,6 +139,7 @@ impl<const I: usize, const V: usize> Program<I, V> {
         &mut self,
         op: Op,
         inputs: &[ValueId],
+        origin: Option<Origin>,
     ) -> Result<heapless::Vec<Option<ValueId>, MAX_OUTPUTS>> {
         let outs = {
             let mut metas = heapless::Vec::<&TensorMeta, MAX_INPUTS>::new();
@@ -146,7 +161,7 @@ impl<const I: usize, const V: usize> Program<I, V> {
             };
             let _ = ids.push(id); // ≤ MAX_OUTPUTS, as the op's outputs
         }
-        let instr = Instr { op, inputs: inputs.iter().copied().collect(), outputs: ids.clone() };
+        let instr = Instr { op, inputs: inputs.iter().copied().collect(), outputs: ids.clone(), origin };
         self.instrs.push(instr, "program instructions")?;
         Ok(ids)
     }

@@ -213,8 +213,10 @@ where
     assert!(off.iter().all(|x| !x.is_finite()), "{off:?}");
     // A pivot 2^−60 beside a 1 in its column: solved as stated by default,
     // singular to working precision under `Ratio` (rcond 2^−60 < 2ε); the
-    // graded diagonal diag(1, 2^−60) passes `Ratio` (each pivot is the
-    // largest in its row and column).
+    // graded diagonal diag(1, 2^−60) passes `Ratio` (nothing above either
+    // pivot), and so does a scaled column, [[2^−60, 1], [0, 1]] (column 1's
+    // pivot is as large as the entry above it). A lower triangle is tested
+    // along its rows (the columns of R = Lᴴ).
     let ratio = upper.pivot_check(PivotCheck::Ratio);
     let tiny = matrix::<T, P>(&mut la, [[1.0, 1.0], [0.0, pow2::<T>(-60)]], 1);
     let x = reals::<T>(&la.triangular_solve(&tiny, &b, upper).unwrap());
@@ -227,6 +229,19 @@ where
     }
     let graded = matrix::<T, P>(&mut la, [[1.0, 0.0], [0.0, pow2::<T>(-60)]], 1);
     assert_eq!(reals::<T>(&la.triangular_solve(&graded, &b, ratio).unwrap()), [1.0, pow2::<T>(60)]);
+    let scaled = matrix::<T, P>(&mut la, [[pow2::<T>(-60), 1.0], [0.0, 1.0]], 1);
+    assert_eq!(reals::<T>(&la.triangular_solve(&scaled, &b, ratio).unwrap()), [0.0, 1.0]);
+    let lower = TriangularSolveOptions::default().triangle(Triangle::Lower).pivot_check(PivotCheck::Ratio);
+    let tiny_row = matrix::<T, P>(&mut la, [[1.0, 0.0], [1.0, pow2::<T>(-60)]], 1);
+    match la.triangular_solve(&tiny_row, &b, lower) {
+        Err(Error::Singular { op: "triangular_solve", arg: "a", rcond, .. }) => {
+            assert_eq!(rcond, pow2::<T>(-60))
+        }
+        other => panic!("lower pivot ratio 2^-60: {other:?}"),
+    }
+    let scaled_row = matrix::<T, P>(&mut la, [[pow2::<T>(-60), 0.0], [1.0, 1.0]], 1);
+    let b = rhs::<T, P>(&mut la, [pow2::<T>(-60), 1.0], 1);
+    assert_eq!(reals::<T>(&la.triangular_solve(&scaled_row, &b, lower).unwrap()), [1.0, 0.0]);
 }
 
 fn triangular_zero_diagonal<P: TestProvider>(provider: &P) {
@@ -250,12 +265,17 @@ fn rank_deficient_gradients<P: TestProvider>(provider: &P) {
         assert!(refused(la.value_and_grad([a], |[a]| a.qr().q.sum())), "qr q");
         assert!(refused(la.value_and_grad([a], |[a]| a.qr().r.sum())), "qr r");
     }
-    // Orthogonal columns of norms 1 and 2^−60 are full rank, R = diag(1,
-    // 2^−60): the pivot test is per pivot, not against the largest one, so
-    // the gradient is returned, and finite.
+    // Full column rank, however the columns are scaled: orthogonal columns
+    // of norms 1 and 2^−60 (R = diag(1, 2^−60)), and columns (2^−60, 0, 0)
+    // and (1, 1, 0) (R = [[2^−60, 1], [0, 1]]). The pivot test is per
+    // pivot, against the entries above it in its column, so the gradient is
+    // returned, and finite.
     let graded = la.tensor(&[3, 2], &[1.0f64, 0.0, 0.0, 0.0, 2f64.powi(-60), 0.0]).unwrap();
-    let g = la.value_and_grad([&graded], |[a]| a.qr().q.sum()).unwrap();
-    assert!(g.grads[0].to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()));
+    let scaled = la.tensor(&[3, 2], &[2f64.powi(-60), 0.0, 0.0, 1.0, 1.0, 0.0]).unwrap();
+    for a in [&graded, &scaled] {
+        let g = la.value_and_grad([a], |[a]| a.qr().q.sum()).unwrap();
+        assert!(g.grads[0].to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()));
+    }
 }
 
 /// sqrtm and logm of c·[[2, 1], [1, 2]] at c = 2^±(emax − 1) (the largest

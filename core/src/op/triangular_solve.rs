@@ -51,15 +51,16 @@ pub enum PivotCheck {
     /// An exactly zero pivot (rcond 0), as LAPACK's ?trtrs refuses it.
     #[default]
     Zero,
-    /// Also a pivot below n·ε of the largest entry of its row or column of
-    /// the triangle read (sizes max(|re|, |im|); n·ε is the threshold of
-    /// the LU solves' default test,
-    /// [`SingularCheck::PivotRatio`](crate::op::SingularCheck)). Pivot by
-    /// pivot, so a diagonal of any grading passes, while a dependent
-    /// column's rounding-level pivot beside that column's other entries
-    /// fails. For a caller whose triangle comes from a factorization of a
-    /// matrix that may be singular to working precision (the QR
-    /// derivative's R₁).
+    /// Also a pivot below n·ε of the largest entry above it in its column
+    /// of an upper triangle, or before it in its row of a lower one (sizes
+    /// max(|re|, |im|); n·ε is the threshold of the LU solves' default
+    /// test, [`SingularCheck::PivotRatio`](crate::op::SingularCheck)). In
+    /// R of A = QR that column holds the projections of A's column on the
+    /// earlier ones: a dependent column's rounding-level pivot fails, while
+    /// a diagonal of any grading, and any scaling of A's columns, pass. The
+    /// stored triangle alone decides, whatever `op` and `side`. For a
+    /// caller whose triangle comes from a factorization of a matrix that may
+    /// be singular to working precision (the QR derivative's R₁).
     Ratio,
     /// None: the plain substitution, ±∞ or NaN in the entries of `x` a zero
     /// pivot reaches, and no output range check. For a caller that discards

@@ -136,26 +136,26 @@ pub fn triangle_scaling<T: Field>(
 
 /// `PivotCheck::Ratio` for a non-unit triangle: `Singular` for an exactly
 /// zero pivot, `NearlySingular` when some pivot is below n·ε of the largest
-/// entry of its own row or column of the triangle (sizes max(|re|, |im|)).
-/// Pivot by pivot, so that a diagonal of any grading passes (R of
-/// orthogonal columns of norms 1 and 1e−20), while a dependent column's (or,
-/// in a lower triangle, row's) rounding-level pivot beside that column's
-/// other entries fails.
+/// entry beside it in its column of an upper triangle (its row of a lower
+/// one: the column of R = Lᴴ), sizes max(|re|, |im|). That column of R
+/// holds the projections of a factored matrix's column on the earlier ones,
+/// so a dependent column's rounding-level pivot fails, while a diagonal of
+/// any grading and any column scaling of R (row scaling of L) pass. The
+/// stored triangle alone decides, whatever `op` and `side`, so a solve and
+/// its transpose agree.
 fn pivot_ratio_test<T: Field>(a: faer::MatRef<'_, T>, triangle: Triangle) -> Result<(), Failure> {
     let n = a.nrows();
     let mut worst: Option<<T as lindiff_core::Scalar>::Real> = None;
     for j in 0..n {
-        // The triangle's part of column j, then of row j.
-        let ((c0, c1), (r0, r1)) = match triangle {
-            Triangle::Lower => ((j, n), (0, j + 1)),
-            Triangle::Upper => ((0, j + 1), (j, n)),
-        };
         let pivot = abs_max(a[(j, j)]);
         if pivot == lindiff_core::Scalar::zero() {
             return Err(Failure::Singular("a"));
         }
-        let entries = (c0..c1).map(|i| a[(i, j)]).chain((r0..r1).map(|k| a[(j, k)]));
-        let largest = entries.map(abs_max).fold(pivot, |m, x| if x > m { x } else { m });
+        let beside = |k: usize| match triangle {
+            Triangle::Upper => a[(k, j)],
+            Triangle::Lower => a[(j, k)],
+        };
+        let largest = (0..j).map(|k| abs_max(beside(k))).fold(pivot, |m, x| if x > m { x } else { m });
         let ratio = pivot / largest;
         worst = Some(worst.map_or(ratio, |w| if ratio < w { ratio } else { w }));
     }

@@ -23,7 +23,7 @@
 //!
 //! Valid where A₁ has full column rank (R₁ invertible); the rule divides by
 //! diag(R₁): an R₁ singular to working precision (a pivot below k·ε of
-//! the largest entry of its row or column, `PivotCheck::Ratio`, a zero
+//! the largest entry above it in its column, `PivotCheck::Ratio`, a zero
 //! included) is the solve's
 //! `Error::Singular`, in forward and reverse mode alike.
 

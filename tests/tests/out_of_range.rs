@@ -7,8 +7,8 @@
 //! with an exactly zero (non-unit) diagonal entry is `Error::Singular`, and
 //! the QR derivative at a numerically rank-deficient matrix (the pivot-ratio
 //! test, `PivotCheck::Ratio`) is an error rather than a NaN or 1e16
-//! gradient. `sqrtm` and `logm` of matrices at either end of the range are
-//! finite and accurate (evaluated exactly scaled).
+//! gradient. `sqrtm` and `logm` of matrices at either end of the range, and
+//! their gradients, are finite and accurate (evaluated exactly scaled).
 
 use lindiff_core::face::direct::{Direct, Tensor};
 use lindiff_core::op::{Diagonal, PivotCheck, Triangle, TriangularSolveOptions};
@@ -310,10 +310,42 @@ where
     }
 }
 
+/// The gradients of Σ sqrtm(A) and Σ log(A) at the same matrices: 1 =
+/// (1, 1) is an eigenvector of A = c·[[2, 1], [1, 2]] (eigenvalue 3c), so
+/// ∇ = f′(3c)·[[1, 1], [1, 1]], with f′ = 1/(2√x) and 1/x (the Fréchet
+/// derivatives, evaluated on A·4^−s and scaled back).
+fn function_gradients<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
+where
+    Re<T>: Element,
+{
+    let mut la = Direct::new(p);
+    let e = emax::<T>() - 1;
+    let tol = 64.0 * lindiff_tests::dense::eps::<T>();
+    for k in [e, -e] {
+        let c = pow2::<T>(k);
+        let a = matrix::<T, P>(&mut la, [[2.0 * c, c], [c, 2.0 * c]], 1);
+        // 3c in f64 (2^k·3 is exact); f′(3c) from it.
+        let l = 3.0 * 2f64.powf(f64::from(k));
+        for (name, want) in [("sqrtm", 0.5 / l.sqrt()), ("logm", 1.0 / l)] {
+            let out = if name == "sqrtm" {
+                la.value_and_grad([&a], |[a]| a.sqrtm().sum())
+            } else {
+                la.value_and_grad([&a], |[a]| a.logm().sum())
+            };
+            let g = reals::<T>(&out.unwrap_or_else(|e| panic!("{name} gradient at 2^{k}: {e}")).grads[0]);
+            for x in &g {
+                assert!((x - want).abs() <= tol * want, "{name} gradient at 2^{k}: {g:?} vs {want:e}");
+            }
+        }
+    }
+}
+
 fn functions_at_extreme_scales<P: TestProvider>(provider: &P) {
     functions::<f64, P>(*provider);
     functions::<f32, P>(*provider);
     functions::<Complex<f64>, P>(*provider);
+    function_gradients::<f64, P>(*provider);
+    function_gradients::<f32, P>(*provider);
 }
 
 lindiff_tests::providers!(

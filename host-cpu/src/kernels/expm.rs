@@ -19,7 +19,7 @@
 //!   products only. L(Aᴴ, E) = L(A, Eᴴ)ᴴ (and the same with ᵀ), so one set
 //!   of terms serves every flag.
 //! * Errors: NaN/∞ in `a` or `e` → `NonFinite` naming it; a result that
-//!   overflows → `NonFinite` naming the output; `piv` that is not what
+//!   overflows → `OutOfRange` on `a`; `piv` that is not what
 //!   `ExpmFactors` wrote (not a permutation, a degree or s out of range) →
 //!   `Singular("piv")`.
 //!

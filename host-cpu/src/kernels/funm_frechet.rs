@@ -18,13 +18,14 @@
 //! (docs/ad-rules.md#second-order-of-a-hermitian-matrix-function).
 //!
 //! A result that is not finite (Γ or f″ infinite: sqrt at a zero
-//! eigenvalue) is `NonFinite("l")`.
+//! eigenvalue; or beyond the dtype's range) is `OutOfRange` on `a`.
 //!
 //! Scratch: two n×n temporaries for the first derivative, four for the
 //! second.
 
 use super::funm::{curvature, Real};
 use super::gauss_legendre::{NODES, NODES6, WEIGHTS, WEIGHTS6};
+use super::output_range::UNBOUNDED;
 use super::pool::Pool;
 use super::scaling::max_abs_mat;
 use crate::batch::{Failure, Item, Kernel, Shapes};
@@ -115,7 +116,8 @@ fn rotate_in<T: Field>(
 
 /// V X Vᴴ into output 0, through the temporary `tmp` (and `x`'s memory,
 /// which it overwrites, for a column-major copy of Vᴴ where GEMM would read
-/// Vᴴ slowly in place: `slow_rhs`); `NonFinite("l")` when it is not finite.
+/// Vᴴ slowly in place: `slow_rhs`); `OutOfRange` on `a` when it is not
+/// finite.
 fn rotate_out<T: Field>(
     item: &mut Item<'_>,
     v: MatRef<'_, T>,
@@ -132,7 +134,7 @@ fn rotate_out<T: Field>(
     } else {
         matmul(out.rb_mut(), Accum::Replace, tmp.rb(), v.adjoint(), T::one(), par);
     }
-    max_abs_mat(out.rb()).map(|_| ()).ok_or(Failure::NonFinite("l"))
+    max_abs_mat(out.rb()).map(|_| ()).ok_or(Failure::OutOfRange { arg: "a", why: UNBOUNDED })
 }
 
 /// f[λ_a, λ_b, λ_c] for the indices `abc` (see the module docs).

@@ -31,11 +31,11 @@ const DET: &str =
 const SOLUTION: &str = "an entry of the solution is beyond the dtype's largest finite value (the matrix is \
                         too close to singular for the scale of the right-hand side)";
 /// Why a Fréchet derivative of f(A) is out of range.
-const UNBOUNDED: &str =
+pub(super) const UNBOUNDED: &str =
     "an entry of L(a, e) is beyond the dtype's largest finite value, or unbounded where f′ is \
                          infinite at an eigenvalue of a (√ at 0)";
 /// Why any other output is out of range.
-const RESULT: &str = "an entry of the result is beyond the dtype's largest finite value; scale the input \
+pub(super) const RESULT: &str = "an entry of the result is beyond the dtype's largest finite value; scale the input \
                       down (and the result back)";
 
 /// What a non-finite entry in output `i` of `op` means: by the output's

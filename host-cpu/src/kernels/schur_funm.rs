@@ -16,9 +16,13 @@
 //!   a power of two to X's size (L is linear in E).
 //!
 //! A matrix far from 1 in size (largest entry beyond 2^±(emax/2 − 8)) is
-//! evaluated scaled by an even power of two, exactly: √A = 2^s·√(A·4^−s),
-//! log A = log(A·4^−s) + 2s·ln 2·I (the Schur form's sums of squares would
-//! leave the range; the Fréchet derivatives are not scaled).
+//! evaluated scaled by an even power of two (exactly, but for entries
+//! below 2^−emax of the largest, which underflow): √A = 2^s·√(A·4^−s),
+//! log A = log(A·4^−s) + 2s·ln 2·I, L_√(A, E) = 2^−s·L_√(A·4^−s, E),
+//! L_log(A, E) = 4^−s·L_log(A·4^−s, E) (the Schur form's sums of squares
+//! would leave the range). A result that is still not finite (its entries
+//! beyond the dtype's range, or L_√ unbounded at a zero eigenvalue) is
+//! `OutOfRange` on `a`.
 //!
 //! Real input runs in complex arithmetic and returns the real part, which
 //! is the real principal function when it exists: a real input with an
@@ -32,6 +36,7 @@
 //! and two vectors.
 
 use super::gauss_legendre::{NODES, WEIGHTS};
+use super::output_range::{RESULT, UNBOUNDED};
 use super::pool::Pool;
 use super::scaling::{exponent, max_abs_mat, scale_mat};
 use super::schur::{schur, schur_scratch};
@@ -175,16 +180,15 @@ where
     let (mats, v) = block.split_at_mut(TEMPS * m * m);
     let mut pool = Pool::new(mats, m);
     let mut input = pool.take();
-    let (arg, out_name, shift) = match how {
+    let shift = range_shift(x_max);
+    match how {
         None => {
             for j in 0..n {
                 for i in 0..n {
                     input[(i, j)] = widen(a[(i, j)]);
                 }
             }
-            let shift = range_shift(x_max);
             scale_mat(input.rb_mut(), -2 * shift);
-            ("a", if f == Primary::Log { "la" } else { "sa" }, shift)
         }
         Some(how) => {
             let e = item.mat::<T>(1);
@@ -206,13 +210,17 @@ where
                         e_c[(i, j)] = widen(e[(i, j)]);
                     }
                 }
+                scale_mat(input.rb_mut(), -2 * shift);
                 let mut result = pool.take();
-                sqrt_frechet(input.rb_mut(), e_c.rb(), result.rb_mut(), &mut pool, v, real, par, stack)?;
+                sqrt_frechet(input.rb_mut(), e_c.rb(), result.rb_mut(), &mut pool, v, real, par, stack)
+                    .map_err(out_of_range(UNBOUNDED))?;
+                scale_mat(result.rb_mut(), -shift);
                 let mut out = item.out_mat::<T>(0);
-                return write(result.rb(), out.rb_mut(), "l");
+                return write(result.rb(), out.rb_mut(), UNBOUNDED);
             }
-            // [[X, E·2^-k], [0, X]] with max|E·2^-k| near max|X|.
-            let k = exponent(e_max) - if x_max > R::zero() { exponent(x_max) } else { 0 };
+            // [[X, E·2^-k], [0, X]] (X = op(A)·4^−s) with max|E·2^-k| near
+            // max|X|.
+            let k = exponent(e_max) - if x_max > R::zero() { exponent(x_max) - 2 * shift } else { 0 };
             for j in 0..n {
                 for i in 0..n {
                     let x = op_a(i, j);
@@ -221,22 +229,21 @@ where
                     input[(i, j + n)] = widen(e[(i, j)]);
                 }
             }
+            scale_mat(input.rb_mut().submatrix_mut(0, 0, n, n), -2 * shift);
+            scale_mat(input.rb_mut().submatrix_mut(n, n, n, n), -2 * shift);
             scale_mat(input.rb_mut().submatrix_mut(0, n, n, n), -k);
             let mut result = pool.take();
-            evaluate(f, true, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par, stack)?;
+            evaluate(f, true, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par, stack)
+                .map_err(out_of_range(UNBOUNDED))?;
             let mut out = item.out_mat::<T>(0);
             let mut corner = result.rb_mut().submatrix_mut(0, n, n, n);
-            scale_mat(corner.rb_mut(), k);
-            return write(corner.rb(), out.rb_mut(), "l");
+            scale_mat(corner.rb_mut(), k - 2 * shift);
+            return write(corner.rb(), out.rb_mut(), UNBOUNDED);
         }
-    };
+    }
     let mut result = pool.take();
-    evaluate(f, false, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par, stack).map_err(
-        |e| match e {
-            Failure::NonFinite(_) => Failure::NonFinite(arg),
-            other => other,
-        },
-    )?;
+    evaluate(f, false, input.rb_mut(), result.rb_mut(), &mut pool, v, real, par, stack)
+        .map_err(out_of_range(RESULT))?;
     // f(A) from f(A·4^−s): √A = 2^s·√(A·4^−s), log A = log(A·4^−s) + 2s·ln 2·I.
     match f {
         Primary::Sqrt => scale_mat(result.rb_mut(), shift),
@@ -249,7 +256,16 @@ where
         Primary::Log => {}
     }
     let mut out = item.out_mat::<T>(0);
-    write(result.rb(), out.rb_mut(), out_name)
+    write(result.rb(), out.rb_mut(), RESULT)
+}
+
+/// A kernel step's `NonFinite` (its input is finite, so the non-finite
+/// value is one it formed) as `OutOfRange` on `a`, for `why`.
+fn out_of_range(why: &'static str) -> impl Fn(Failure) -> Failure {
+    move |e| match e {
+        Failure::NonFinite(_) => Failure::OutOfRange { arg: "a", why },
+        other => other,
+    }
 }
 
 /// s with A·4^−s of largest entry in [1, 4) when `x_max` lies beyond
@@ -269,8 +285,9 @@ fn range_shift<R: RealScalar>(x_max: R) -> i32 {
     }
 }
 
-/// `out` = `z` (its real part for a real `T`); `NonFinite(name)` unless finite.
-fn write<R, T>(z: MatRef<'_, Complex<R>>, mut out: MatMut<'_, T>, name: &'static str) -> Result<(), Failure>
+/// `out` = `z` (its real part for a real `T`); `OutOfRange` on `a`, for
+/// `why`, unless finite.
+fn write<R, T>(z: MatRef<'_, Complex<R>>, mut out: MatMut<'_, T>, why: &'static str) -> Result<(), Failure>
 where
     R: RealScalar + Field,
     T: Field + Scalar<Real = R>,
@@ -282,7 +299,7 @@ where
             out[(i, j)] = T::from_parts(x.re, x.im);
         }
     }
-    max_abs_mat(out.rb()).map(|_| ()).ok_or(Failure::NonFinite(name))
+    max_abs_mat(out.rb()).map(|_| ()).ok_or(Failure::OutOfRange { arg: "a", why })
 }
 
 /// f(A) = Q f(T) Qᴴ into `out`, for `a` (overwritten by T).

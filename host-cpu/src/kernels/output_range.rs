@@ -61,7 +61,7 @@ fn exempt(op: &LinalgOp, i: usize) -> bool {
     let name = op.output_names().get(i).copied();
     match op {
         LinalgOp::Cholesky(_) | LinalgOp::Polar(_) => true,
-        LinalgOp::Lu(_) => name == Some("l"),
+        LinalgOp::Lu(_) | LinalgOp::FullPivLu(_) => name == Some("l"),
         LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => name == Some("q"),
         LinalgOp::Svd(_) | LinalgOp::SvdFull(_) | LinalgOp::SvdTruncated(_) => {
             matches!(name, Some("u" | "vh"))

@@ -642,7 +642,10 @@ mod tests {
         let e = Error::OutOfRange { op: "triangular_solve", arg: "b", batch_index: 0, why: "w" };
         assert_eq!(e.in_rule_of(qr), Error::OutOfRange { op: "qr", arg: "a", batch_index: 0, why: "w" });
         let e = Error::OutOfRange { op: "qr", arg: "a", batch_index: 0, why: "w" };
-        assert_eq!(e.in_rule_of(solve), Error::OutOfRange { op: "triangular_solve", arg: "a", batch_index: 0, why: "w" });
+        assert_eq!(
+            e.in_rule_of(solve),
+            Error::OutOfRange { op: "triangular_solve", arg: "a", batch_index: 0, why: "w" }
+        );
         // Errors not about values keep the op that raised them.
         let e = Error::NonFinite { op: "triangular_solve", arg: "b", batch_index: 0 };
         assert_eq!(e.clone().in_rule_of(qr), e);

@@ -259,7 +259,10 @@ fn rank_deficient_gradients<P: TestProvider>(provider: &P) {
     let dependent = la.tensor(&[3, 2], &[1.0f64, 2.0, 3.0, 2.0, 4.0, 6.0]).unwrap();
     let zero_column = la.tensor(&[3, 2], &[1.0f64, 2.0, 3.0, 0.0, 0.0, 0.0]).unwrap();
     let refused = |r: Result<_, Error>| {
-        matches!(r, Err(Error::Singular { op: "qr", arg: "a", .. } | Error::NotDifferentiable { op: "qr", .. }))
+        matches!(
+            r,
+            Err(Error::Singular { op: "qr", arg: "a", .. } | Error::NotDifferentiable { op: "qr", .. })
+        )
     };
     for a in [&dependent, &zero_column] {
         assert!(refused(la.value_and_grad([a], |[a]| a.qr().q.sum())), "qr q");

@@ -35,7 +35,8 @@ pub(super) const UNBOUNDED: &str =
     "an entry of L(a, e) is beyond the dtype's largest finite value, or unbounded where f′ is \
                          infinite at an eigenvalue of a (√ at 0)";
 /// Why any other output is out of range.
-pub(super) const RESULT: &str = "an entry of the result is beyond the dtype's largest finite value; scale the input \
+pub(super) const RESULT: &str =
+    "an entry of the result is beyond the dtype's largest finite value; scale the input \
                       down (and the result back)";
 
 /// What a non-finite entry in output `i` of `op` means: by the output's

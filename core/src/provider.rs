@@ -92,6 +92,12 @@ impl Op {
         }
     }
 
+    /// The op as the origin of a derivative rule's instructions
+    /// ([`Error::in_rule_of`](crate::Error)).
+    pub(crate) fn origin(&self) -> crate::error::Origin {
+        crate::error::Origin::new(self.name(), self.input_names())
+    }
+
     /// Output names, in order.
     pub fn output_names(&self) -> &'static [&'static str] {
         match self {

@@ -5,7 +5,7 @@
 
 use super::cx::{Arg, Cx, Tangent};
 use super::rules::{jvp, Primals};
-use crate::error::{Error, Origin, Result};
+use crate::error::{Error, Result};
 use crate::face::{Applied, Face};
 use crate::op::MAX_INPUTS;
 use crate::provider::Op;
@@ -112,7 +112,7 @@ impl<F: Face> Face for Dual<F> {
             inputs.iter().map(|x| x.tangent.clone()).collect();
         let primals = Primals::new(&primal_in, &outs);
         let dy = jvp(&mut Forward::new(&mut self.inner), &op, &primals, &tangents_in)
-            .map_err(|e| e.in_rule_of(Origin::of(&op)))?;
+            .map_err(|e| e.in_rule_of(op.origin()))?;
         Ok(outs
             .iter()
             .zip(dy)

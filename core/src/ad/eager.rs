@@ -14,7 +14,7 @@ use super::cx::Tangent;
 use super::rules::Primals;
 use super::vjp::vjp_op;
 use super::{Forward, Lin};
-use crate::error::{Error, Origin, Result};
+use crate::error::{Error, Result};
 use crate::face::{Applied, Face};
 use crate::ir::MAX_PARAMS;
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
@@ -212,7 +212,7 @@ impl<F: Face, const N: usize, const V: usize> Eager<F, N, V> {
                 record.inputs.iter().map(|(_, i)| i.is_some()).collect();
             let primals = Primals::new(&primal_in, &outputs);
             let cts = vjp_op(&mut self.inner, &record.op, &primals, &wanted, &out_cts)
-                .map_err(|e| e.in_rule_of(Origin::of(&record.op)))?;
+                .map_err(|e| e.in_rule_of(record.op.origin()))?;
             for ((_, i), c) in record.inputs.iter().zip(cts) {
                 if let Some(i) = i {
                     let slot = &mut ct[*i as usize];

@@ -10,7 +10,7 @@ use super::cx::Tangent;
 use super::rules::{jvp as rule_jvp, Primals};
 use super::vjp::vjp_op;
 use super::{Forward, Lin};
-use crate::error::{Error, Origin, Result};
+use crate::error::{Error, Result};
 use crate::face::{Applied, Face};
 use crate::ir::{passes, Builder, Program, ValueId, MAX_PARAMS};
 use crate::op::{MAX_INPUTS, MAX_OUTPUTS};
@@ -165,7 +165,7 @@ impl<const I: usize, const V: usize> Replay<I, V> {
             let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
             let wanted: heapless::Vec<bool, MAX_INPUTS> =
                 instr.inputs.iter().map(|v| self.depends[v.index()]).collect();
-            self.builder.set_origin(Some(instr.origin.unwrap_or(Origin::of(&instr.op))));
+            self.builder.set_origin(Some(instr.origin.unwrap_or_else(|| instr.op.origin())));
             let cts = match self.wide[k].take() {
                 // The values' cotangent at its place among the wider op's outputs.
                 Some(Wide { op, outputs, values }) => {
@@ -361,7 +361,7 @@ pub fn jvp<const I: usize, const V: usize>(program: &Program<I, V>, wrt: &[usize
         }
         let refs: heapless::Vec<&ValueId, MAX_INPUTS> = inputs.iter().collect();
         let primals = Primals::new(&refs, outputs);
-        replay.builder.set_origin(Some(instr.origin.unwrap_or(Origin::of(&instr.op))));
+        replay.builder.set_origin(Some(instr.origin.unwrap_or_else(|| instr.op.origin())));
         let dy = rule_jvp(&mut Forward::new(&mut replay.builder), &instr.op, &primals, &dx)?;
         for (slot, t) in instr.outputs.iter().zip(dy) {
             if let Some(v) = slot {

@@ -41,7 +41,7 @@ pub enum Diagonal {
 /// assert!((x[1] - 1e17).abs() <= 1e17 * f64::EPSILON);
 /// let ratio = upper.pivot_check(PivotCheck::Ratio);
 /// assert_eq!(la.triangular_solve(&a, &b, ratio).unwrap_err().kind(), "Singular");
-/// // A graded diagonal passes: each pivot is the largest in its row and column.
+/// // A graded diagonal passes: nothing above either pivot in its column.
 /// let d = la.tensor_row_major(2, 2, &[1.0, 0.0, 0.0, 1e-17])?;
 /// assert!(la.triangular_solve(&d, &b, ratio).is_ok());
 /// # Ok::<(), Error>(())

@@ -15,7 +15,8 @@
 //!   log([[X, E], [0, X]]) = [[log X, L(X, E)], [0, log X]], with E scaled by
 //!   a power of two to X's size (L is linear in E).
 //!
-//! A matrix far from 1 in size (largest entry beyond 2^±(emax/2 − 8)) is
+//! A matrix far from 1 in size (largest entry outside the safe range for
+//! sums of squares, `super::scaling::Range::Squares`) is
 //! evaluated scaled by an even power of two (exactly, but for entries
 //! below 2^−emax of the largest, which underflow): √A = 2^s·√(A·4^−s),
 //! log A = log(A·4^−s) + 2s·ln 2·I, L_√(A, E) = 2^−s·L_√(A·4^−s, E),
@@ -38,7 +39,7 @@
 use super::gauss_legendre::{NODES, WEIGHTS};
 use super::output_range::{RESULT, UNBOUNDED};
 use super::pool::Pool;
-use super::scaling::{exponent, max_abs_mat, scale_mat};
+use super::scaling::{exponent, max_abs_mat, scale_mat, Range, Scaling};
 use super::schur::{schur, schur_scratch};
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
@@ -268,20 +269,15 @@ fn out_of_range(why: &'static str) -> impl Fn(Failure) -> Failure {
     }
 }
 
-/// s with A·4^−s of largest entry in [1, 4) when `x_max` lies beyond
-/// 2^±(emax/2 − 8) (the Schur form's sums of squares of such entries leave
-/// the range), else 0: sqrt and log are evaluated on A·4^−s, exactly
-/// scaled.
+/// s with A·4^−s of largest entry in [1, 4) when `x_max` lies outside the
+/// safe range for sums of squares (`Range::Squares`: the Schur form's
+/// would leave the dtype's range), else 0: sqrt and log are evaluated on
+/// A·4^−s, exactly scaled.
 fn range_shift<R: RealScalar>(x_max: R) -> i32 {
-    if x_max == R::zero() {
-        return 0;
-    }
-    let limit = exponent(R::MAX) / 2 - 8;
-    let e = exponent(x_max);
-    if e.abs() <= limit {
+    if Scaling::of_max(x_max, Range::Squares).is_none() {
         0
     } else {
-        e.div_euclid(2)
+        exponent(x_max).div_euclid(2)
     }
 }
 

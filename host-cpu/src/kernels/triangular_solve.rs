@@ -40,6 +40,9 @@ use faer::{Conj, Par};
 use lindiff_core::op::{
     Diagonal, MatOp, PivotCheck, Side, Triangle, TriangularSolve, TriangularSolveOptions,
 };
+use lindiff_core::{RealScalar, Scalar};
+
+type Re<T> = <T as Scalar>::Real;
 
 /// Whether the left-solve matrix `M` is `a` transposed, and whether it is
 /// conjugated, for the given side and op.
@@ -145,24 +148,27 @@ pub fn triangle_scaling<T: Field>(
 /// its transpose agree.
 fn pivot_ratio_test<T: Field>(a: faer::MatRef<'_, T>, triangle: Triangle) -> Result<(), Failure> {
     let n = a.nrows();
-    let mut worst: Option<<T as lindiff_core::Scalar>::Real> = None;
+    // Each ratio is at most 1 (the pivot is among the entries compared).
+    let mut worst = Re::<T>::one();
     for j in 0..n {
         let pivot = abs_max(a[(j, j)]);
-        if pivot == lindiff_core::Scalar::zero() {
+        if pivot == Re::<T>::zero() {
             return Err(Failure::Singular("a"));
         }
-        let beside = |k: usize| match triangle {
+        // The pivot's column of an upper triangle, its row of a lower one,
+        // down to the pivot (finite: the caller scanned the triangle).
+        let column = (0..=j).map(|k| match triangle {
             Triangle::Upper => a[(k, j)],
             Triangle::Lower => a[(j, k)],
-        };
-        let largest = (0..j).map(|k| abs_max(beside(k))).fold(pivot, |m, x| if x > m { x } else { m });
-        let ratio = pivot / largest;
-        worst = Some(worst.map_or(ratio, |w| if ratio < w { ratio } else { w }));
-    }
-    match worst {
-        Some(ratio) if ratio < threshold(n) => {
-            Err(Failure::NearlySingular { arg: "a", rcond: lindiff_core::RealScalar::to_f64(ratio) })
+        });
+        let ratio = pivot / max_abs(column).unwrap_or(pivot);
+        if ratio < worst {
+            worst = ratio;
         }
-        _ => Ok(()),
+    }
+    if worst < threshold::<Re<T>>(n) {
+        Err(Failure::NearlySingular { arg: "a", rcond: worst.to_f64() })
+    } else {
+        Ok(())
     }
 }

@@ -11,7 +11,7 @@
 //!   A (one more factorization), by triangular solves. slogdet is not
 //!   differentiable at a singular A (logabsdet = −∞, gradient A⁻ᴴ
 //!   unbounded): there U has an exactly zero pivot, and the solve with U
-//!   fails with `Singular` (naming `triangular_solve`, argument `a`); a
+//!   fails with `Singular` (reported as slogdet's, argument `a`); a
 //!   numerically singular A gives the large gradient it has, or
 //!   `OutOfRange` where that overflows.
 //! * `adjugate`: d adj(A) through an SVD of A, exact at every A (a singular A

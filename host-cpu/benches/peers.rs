@@ -161,7 +161,11 @@ fn cases() -> Vec<Case> {
     for n in [128, 256, 512] {
         out.push(square("svd loss value+grad", "svd_loss", n, matrix(n, n, 7), 1e-8));
     }
+    for n in [128, 256, 512] {
+        out.push(square("eigh (values + vectors)", "eigh", n, symmetric(n), 1e-10));
+    }
     out.push(square("eigh loss value+grad", "eigh_loss", 256, symmetric(256), 1e-8));
+    out.push(square("eigh by phase", "eigh_phases", 256, symmetric(256), 1e-10));
     out.push(Case {
         name: "svd loss (Σ s) HVP, jvp(grad)".into(),
         kind: "svd_hvp",
@@ -281,6 +285,12 @@ fn lindiff_call(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
             let check = la.svd(&t).unwrap().s.to_vec::<f64>().unwrap();
             (Box::new(move || drop(black_box(la.svd(&t).unwrap()))), check)
         }
+        "eigh" => {
+            let mut la = Direct::new(Cpu::new());
+            let t = la.tensor(&case.dims, &case.data).unwrap();
+            let check = la.eigh(&t).unwrap().w.to_vec::<f64>().unwrap();
+            (Box::new(move || drop(black_box(la.eigh(&t).unwrap()))), check)
+        }
         "svd_loss" => {
             let mut la = Direct::new(Cpu::new());
             let t = la.tensor(&case.dims, &case.data).unwrap();
@@ -345,6 +355,118 @@ fn lindiff_call(case: &Case) -> (Box<dyn FnMut()>, Vec<f64>) {
         }
         other => panic!("unknown case kind {other}"),
     }
+}
+
+/// faer's symmetric eigendecomposition (lindiff-cpu's `eigh` kernel) step
+/// by step against LAPACK's dsyevd step by step, from scipy's OpenBLAS (the
+/// LAPACK JAX calls): whole (`self_adjoint_evd` / dsyevd), the reduction to
+/// tridiagonal form (`tridiag_in_place` on a copy of the lower triangle /
+/// dsytrd), the tridiagonal eigensolver with vectors (dstevd; faer does not
+/// export its own, so its figure is the whole minus the other two steps)
+/// and the back-transformation of the eigenvectors (faer's block
+/// Householder sequence / dormqr, which is dormtr for a lower dsytrd). Each
+/// round takes the fastest of three calls of every step on both sides, one
+/// after the other, so load hits them alike; each figure is the median over
+/// rounds. Returns the table's lines and the checks (the eigenvalues each
+/// LAPACK step leads to, against faer's).
+fn eigh_phases(
+    peer: &mut Peer,
+    case: &Case,
+    id: &str,
+    dir: &std::path::Path,
+    (rounds, row_time): (usize, Duration),
+) -> (Vec<String>, Vec<String>) {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::{evd, householder, qr};
+    use faer::{Col, Conj, Par};
+    let n = case.n;
+    let a = Mat::from_fn(n, n, |i, j| case.data[i + j * n]);
+    let yes = evd::ComputeEigenvectors::Yes;
+    let mut evd_mem =
+        MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(n, yes, Par::Seq, Default::default()));
+    let mut v = Mat::<f64>::zeros(n, n);
+    let mut whole = |a: &Mat<f64>, w: &mut Col<f64>| {
+        let (d, stack) = (w.as_mut().as_diagonal_mut(), MemStack::new(&mut evd_mem));
+        evd::self_adjoint_evd(a.as_ref(), d, Some(v.as_mut()), Par::Seq, stack, Default::default()).unwrap();
+        black_box(&v);
+    };
+    let mut w = Col::<f64>::zeros(n);
+    whole(&a, &mut w);
+    let ours: Vec<f64> = w.iter().copied().collect();
+    let bs = qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
+    let mut tri_mem =
+        MemBuffer::new(evd::tridiag::tridiag_in_place_scratch::<f64>(n, Par::Seq, Default::default()));
+    let mut tridiagonalize = |t: &mut Mat<f64>, h: &mut Mat<f64>| {
+        t.copy_from_triangular_lower(a.as_ref());
+        let stack = MemStack::new(&mut tri_mem);
+        evd::tridiag::tridiag_in_place(t.as_mut(), h.as_mut(), Par::Seq, stack, Default::default());
+        black_box((&*t, &*h));
+    };
+    // The reflectors the back-transformation applies (to any n×n matrix:
+    // its cost does not depend on the entries).
+    let (mut t, mut h) = (Mat::<f64>::zeros(n, n), Mat::<f64>::zeros(bs, n - 1));
+    tridiagonalize(&mut t, &mut h);
+    let (mut t_timed, mut h_timed) = (t.clone(), h.clone());
+    let mut back_mem = MemBuffer::new(
+        householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(n - 1, bs, n),
+    );
+    let mut z = Mat::<f64>::identity(n, n);
+    let mut back_transform = || {
+        householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            t.as_ref().submatrix(1, 0, n - 1, n - 1),
+            h.as_ref(),
+            Conj::No,
+            z.as_mut().subrows_mut(1, n - 1),
+            Par::Seq,
+            MemStack::new(&mut back_mem),
+        );
+        black_box(&z);
+    };
+    let lapack = ["dsyevd", "dsytrd", "dstevd", "dormtr"];
+    let mut checks = Vec::new();
+    for lib in lapack {
+        let path = dir.join(format!("check-phases-{lib}.f64"));
+        peer.ask(&format!(
+            r#"{{"cmd": "check", "case": "{id}", "lib": "{lib}", "path": "{}"}}"#,
+            path.display()
+        ));
+        let diff = difference(case, &ours, &read_f64(&path));
+        let verdict = if diff <= case.tol { "agree" } else { "DISAGREE" };
+        checks.push(format!(
+            "check: {id}, {lib}: max |faer − {lib}| / max |faer| (eigenvalues) = {diff:.1e} (tolerance {:.0e}): {verdict}",
+            case.tol
+        ));
+    }
+    // faer's whole, tridiagonalization and back-transformation, then
+    // LAPACK's steps in the order of `lapack`.
+    let mut samples: [Vec<f64>; 7] = Default::default();
+    let start = Instant::now();
+    while samples[0].len() < rounds || start.elapsed() < row_time * 4 {
+        samples[0].push(min_time(3, || whole(&a, &mut w)));
+        samples[1].push(min_time(3, || tridiagonalize(&mut t_timed, &mut h_timed)));
+        samples[2].push(min_time(3, &mut back_transform));
+        for (k, lib) in lapack.iter().enumerate() {
+            let reply = peer.ask(&format!(r#"{{"cmd": "time", "case": "{id}", "lib": "{lib}", "reps": 3}}"#));
+            samples[3 + k].push(number(&reply, "seconds"));
+        }
+    }
+    let [fw, ft, fb, lw, lt, ls, lb] = samples.map(|mut s| median(&mut s) * 1e6);
+    let rows = [
+        ("eigh, values + vectors (dsyevd)", fw, lw),
+        ("tridiagonalization (dsytrd)", ft, lt),
+        ("tridiagonal eigensolver (dstevd; faer's = whole − the other two)", fw - ft - fb, ls),
+        ("back-transformation (dormtr)", fb, lb),
+    ];
+    let mut lines = vec![
+        "\n## faer's eigh step by step vs LAPACK's dsyevd step by step, from scipy's OpenBLAS as JAX calls it \
+         (f64, one thread, µs; ratio = faer / LAPACK)"
+            .to_string(),
+        format!("{:<16} {:>6} {:>12} {:>12} {:>8}", "op", "n", "faer", "LAPACK", "ratio"),
+    ];
+    for (step, ours, theirs) in rows {
+        lines.push(format!("{step:<36} {n:>6} {ours:>12.3} {theirs:>12.3} {:>8.3}", ours / theirs));
+    }
+    (lines, checks)
 }
 
 /// Whether lindiff's op reads the lower triangle of A (eigh and the
@@ -530,6 +652,7 @@ fn main() {
         if quick() { (5, Duration::from_millis(1500)) } else { (9, Duration::from_secs(6)) };
     let mut tables: Vec<(String, Vec<Row>)> = Vec::new();
     let mut checks = Vec::new();
+    let mut phases = Vec::new();
     for (k, case) in cases().into_iter().enumerate() {
         let id = format!("{} {}", case.name, case.n);
         if only.as_deref().is_some_and(|o| !case.kind.starts_with(o)) {
@@ -545,6 +668,12 @@ fn main() {
             input.display(),
             dims.join(", ")
         ));
+        if case.kind == "eigh_phases" {
+            let (lines, phase_checks) = eigh_phases(&mut peer, &case, &id, &dir, (rounds, row_time));
+            phases.extend(lines);
+            checks.extend(phase_checks);
+            continue;
+        }
         let (mut ours, check) = lindiff_call(&case);
         // Calls per round: a round's calls last ~2 ms or more.
         let one = min_time(3, &mut ours);
@@ -622,7 +751,7 @@ fn main() {
             );
         }
     }
-    for line in accuracy {
+    for line in phases.into_iter().chain(accuracy) {
         println!("{line}");
     }
     println!("\n## cross-checks (lindiff-cpu vs each peer, same inputs)");

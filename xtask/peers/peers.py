@@ -6,8 +6,10 @@ sample by sample:
 
   {"cmd": "load", "kind": k, "case": c, "path": p, "dims": [...]} -> {"libs": [...]}
       reads case c (of kind k: svd_batch, cholesky, svd, svd_loss,
-      eigh_loss, svd_hvp (A and the direction as a batch of two), expm,
-      expm_loss, expm_general, expm_general_loss, logm, sqrtm) from p, raw little-endian f64 written by the bench
+      eigh, eigh_loss, svd_hvp (A and the direction as a batch of two), expm,
+      expm_loss, expm_general, expm_general_loss, logm, sqrtm, and
+      eigh_phases: LAPACK's steps of a symmetric eigendecomposition,
+      offered as the "libs" dsyevd, dsytrd, dstevd and dormtr) from p, raw little-endian f64 written by the bench
       (column-major matrices, batch last, as lindiff lays them out), builds
       each library's function and runs it once (JAX: compiles it);
   {"cmd": "check", "case": c, "lib": l, "path": p} -> {"len": k}
@@ -98,6 +100,53 @@ def functions(case, a):
             f = jax.jit(lambda m: jnp.linalg.svd(m, full_matrices=False))
             x = jnp.asarray(a)
             out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.asarray(r[1]))
+    elif case == "eigh":
+        out["numpy"] = (lambda: np.linalg.eigh(a), lambda r: r[0])
+        if sla is not None:
+            out["scipy"] = (lambda: sla.eigh(a), lambda r: r[0])
+        if jax is not None:
+            f = jax.jit(jnp.linalg.eigh)
+            x = jnp.asarray(a)
+            out["jax"] = (lambda: jax.block_until_ready(f(x)), lambda r: np.asarray(r[0]))
+    elif case == "eigh_phases":
+        # The steps of LAPACK's dsyevd (the routine JAX's eigh calls), each
+        # timed alone from scipy's OpenBLAS: the reduction to tridiagonal
+        # form (blocked: the workspace dsyevd would give it), the
+        # tridiagonal divide and conquer with vectors on that tridiagonal
+        # matrix, and the back-transformation of its eigenvectors (dormtr
+        # for a lower dsytrd is dormqr on the reflectors below the
+        # subdiagonal, applied to rows 1.. of Z; timed in place on a work
+        # copy, as dsyevd applies it). Each check vector is the eigenvalues
+        # the step leads to.
+        import scipy.linalg.lapack as lapack
+
+        n = a.shape[0]
+        f = np.asfortranarray(a)
+        tri_lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])
+        c, d, e, tau, info = lapack.dsytrd(f, lower=1, lwork=tri_lwork)
+        assert info == 0, f"dsytrd info {info}"
+        _, z, info = lapack.dstevd(d, e, compute_v=1)
+        assert info == 0, f"dstevd info {info}"
+        reflectors = np.asfortranarray(c[1:, : n - 1])
+        rows = np.asfortranarray(z[1:, :])
+        back_lwork = int(lapack.dormqr(b"L", b"N", reflectors, tau, rows, -1)[1][0])
+        work = rows.copy(order="F")
+
+        def back(c_rows, overwrite):
+            return lapack.dormqr(b"L", b"N", reflectors, tau, c_rows, back_lwork, overwrite_c=overwrite)
+
+        def rayleigh(_):
+            # The eigenvalues as Rayleigh quotients of Q Z (Q applied once).
+            q_z = np.vstack([z[:1, :], back(rows, 0)[0]])
+            return np.einsum("ij,ij->j", q_z, a @ q_z)
+
+        out["dsyevd"] = (lambda: lapack.dsyevd(f, compute_v=1, lower=1), lambda r: r[0])
+        out["dsytrd"] = (
+            lambda: lapack.dsytrd(f, lower=1, lwork=tri_lwork),
+            lambda r: lapack.dstevd(r[1], r[2], compute_v=0)[0],
+        )
+        out["dstevd"] = (lambda: lapack.dstevd(d, e, compute_v=1), lambda r: r[0])
+        out["dormtr"] = (lambda: back(work, 1), rayleigh)
     elif case == "svd_loss":
         if jax is not None:
             f = jax.jit(jax.value_and_grad(lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False))))

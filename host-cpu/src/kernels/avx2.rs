@@ -22,14 +22,14 @@ macro_rules! with_avx2 {
                 /// The CPU must have AVX2.
                 #[target_feature(enable = "avx2")]
                 unsafe fn avx2<T: Field>($($arg: $ty),*) -> $ret {
-                    $body($($arg),*)
+                    $body::<T>($($arg),*)
                 }
                 if std::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU has AVX2 (checked just above).
-                    return unsafe { avx2($($arg),*) };
+                    return unsafe { avx2::<T>($($arg),*) };
                 }
             }
-            $body($($arg),*)
+            $body::<T>($($arg),*)
         }
     };
 }

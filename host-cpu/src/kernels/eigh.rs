@@ -1,5 +1,8 @@
 //! Hermitian eigendecomposition kernels: `Eigh` (values and vectors) and
-//! `EighVals` (values only), over faer's `self_adjoint_evd`.
+//! `EighVals` (values only), over faer's `self_adjoint_evd`, or for real
+//! matrices with vectors from n = 128 (`std` builds) over faer's reduction
+//! to tridiagonal form, lindiff's own tridiagonal divide and conquer
+//! (`super::tridiagonal_dc`) and faer's back-transformation.
 //!
 //! * Only the lower triangle of `a` is read, and the imaginary part of its
 //!   diagonal is ignored. faer reads the lower triangle only, but it does
@@ -16,7 +19,8 @@
 //!   real type of the input. Eigenvectors have the canonical phase: the
 //!   largest-magnitude entry of each column is real and positive.
 //! * Algorithms: values only always use the tridiagonal QR algorithm; with
-//!   vectors, faer uses QR below n = 128 and divide and conquer from there on.
+//!   vectors, faer's QR below n = 128 and divide and conquer from there on
+//!   (lindiff's for real matrices in `std` builds, faer's otherwise).
 //!   `EighVals` may therefore differ from `Eigh`'s `w` in the last bits.
 //! * Scale-robust (`super::scaling`): when the lower triangle's largest
 //!   entry lies outside the safe range, faer runs on a copy of it scaled by
@@ -25,12 +29,13 @@
 //!   non-finite check's (`super::range::lower_range`).
 //!
 //! Scratch: the eigenvalues as `T` (n×1), an n×n copy of the lower triangle
-//! (for a complex diagonal or a scaled matrix), and faer's own scratch.
+//! (for a complex diagonal or a scaled matrix), and the eigensolver's own.
 
 use super::columns::copy_col;
 use super::finite::lower_finite;
 use super::range::lower_range;
 use super::scaling::Scaling;
+use super::tridiagonal_dc;
 use crate::batch::{Failure, Item, Kernel, Shapes};
 use crate::field::Field;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -106,7 +111,11 @@ fn scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
 pub(super) fn decompose_scratch<T: Field>(n: usize, vectors: bool, par: Par) -> StackReq {
     StackReq::all_of(&[
         temp_mat_scratch::<T>(n, n), // lower triangle with a real diagonal, scaled
-        self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default()),
+        if vectors && tridiagonal_dc::serves::<T>(n) {
+            tridiagonal_dc::evd_scratch::<T>(n, par)
+        } else {
+            self_adjoint_evd_scratch::<T>(n, compute_flag(vectors), par, Default::default())
+        },
     ])
 }
 
@@ -136,15 +145,21 @@ pub(super) fn decompose<T: Field>(
     } else {
         a
     };
-    let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
     match v {
+        Some(mut v) if tridiagonal_dc::serves::<T>(n) => {
+            // The eigensolver writes every element of `s` and `v`.
+            tridiagonal_dc::self_adjoint_evd(src, s.rb_mut(), v.rb_mut(), par, stack)
+                .map_err(|()| Failure::NonConvergence)?;
+            super::gauge::canonicalize_columns(v);
+        }
         Some(mut v) => {
             // faer writes every element of `v` without reading it.
+            let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
             self_adjoint_evd(src, diag, Some(v.rb_mut()), par, stack, Default::default())
                 .map_err(|_| Failure::NonConvergence)?;
             super::gauge::canonicalize_columns(v);
         }
-        None => self_adjoint_evd(src, diag, None, par, stack, Default::default())
+        None => self_adjoint_evd(src, s.col_mut(0).as_diagonal_mut(), None, par, stack, Default::default())
             .map_err(|_| Failure::NonConvergence)?,
     }
     Ok(scaling)
@@ -163,7 +178,8 @@ fn compute<T: Field>(
     if n == 0 {
         return Ok(()); // both outputs are empty
     }
-    // SAFETY: `s` is written by faer (without being read) before we read it.
+    // SAFETY: `s` is written by the eigensolver (without being read) before
+    // we read it.
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(n, 1, stack) };
     let mut s = s.as_mat_mut();
     let scaling = if vectors && item.has_output(1) {

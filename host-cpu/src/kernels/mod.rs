@@ -84,6 +84,7 @@ mod svd;
 pub mod svd_guard;
 mod svd_jacobi;
 pub(crate) mod triangular_solve;
+mod tridiagonal_dc;
 
 use crate::batch::Kernel;
 use crate::batch_run::{run_kernel, workspace_kernel};

@@ -66,6 +66,8 @@ mod det;
 mod direct_plans;
 #[path = "../eig.rs"]
 mod eig;
+#[path = "../eigh_large.rs"]
+mod eigh_large;
 #[path = "../face_methods.rs"]
 mod face_methods;
 #[path = "../fusion.rs"]

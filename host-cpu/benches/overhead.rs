@@ -15,8 +15,9 @@
 //! and, in the rows marked "(plan)", through a call planned once
 //! (`call::prepare` + `call::run_prepared` over caller buffers: the same
 //! checks, conventions and guard, without the pool and the per-call plan).
-//! Where lindiff-cpu runs its own kernel (real Cholesky up to n = 132, the
-//! SVD up to 8×8 with the default driver) a row compares two kernels; the
+//! Where lindiff-cpu runs its own kernel (real Cholesky up to n = 132, LU
+//! up to 48, QR up to 96, the SVD up to 8×8 with the default driver, the
+//! tridiagonal step of eigh from n = 128) a row compares two kernels; the
 //! batch's "(QR)" row asks lindiff for `SvdDriver::QrIteration`, i.e.
 //! faer's own 8×8 algorithm, so it measures lindiff's overhead on faer.
 

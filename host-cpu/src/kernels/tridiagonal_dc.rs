@@ -162,8 +162,8 @@ pub(super) fn self_adjoint_evd<T: Field>(
 /// The eigendecomposition of the symmetric tridiagonal matrix with diagonal
 /// `d` (n) and off-diagonal `e` (n − 1): on return `d` holds the eigenvalues
 /// ascending and `q` (n×n, real `T`) the eigenvectors, column by column.
-/// `e` is overwritten. `Err(())` when a leaf's QR algorithm does not
-/// converge.
+/// `e` is overwritten. `Err(())` when a leaf's QR algorithm or a root of
+/// a secular equation does not converge.
 pub(super) fn eigh_tridiagonal<T: Field>(
     d: &mut [Re<T>],
     e: &mut [Re<T>],

@@ -1,8 +1,8 @@
 //! lindiff's own divide-and-conquer eigensolver for a real symmetric
 //! tridiagonal matrix, with eigenvectors (Cuppen's method in the form of
 //! LAPACK's `?stedc`), for [`super::eigh`] from n = [`DC_FROM`] in `std`
-//! builds: faer 0.24's tridiagonal divide and conquer takes about twice
-//! LAPACK's time at n = 256 (`cargo xtask bench --peers`, the table of
+//! builds: faer 0.24's tridiagonal divide and conquer takes 1.8–1.9× LAPACK's
+//! time at n = 256 (`cargo xtask bench --peers`, the table of
 //! faer's eigh step by step), while its reduction to tridiagonal form and
 //! its back-transformation are as fast as LAPACK's; eigh keeps those two.
 //!
@@ -10,7 +10,7 @@
 //! with β = e[m−1], T = diag(T₁, T₂) + |β| w wᵀ, where T₁ and T₂ are T's
 //! leading and trailing blocks with |β| taken from d[m−1] and d[m], and
 //! w = e_{m−1} + sign(β)·e_m. The halves are solved recursively (faer's
-//! dense QR algorithm below [`LEAF`]), T₁ = Q₁D₁Q₁ᵀ, T₂ = Q₂D₂Q₂ᵀ, so
+//! tridiagonal QR algorithm from [`LEAF`] rows down), T₁ = Q₁D₁Q₁ᵀ, T₂ = Q₂D₂Q₂ᵀ, so
 //! T = Q (D + ρ z zᵀ) Qᵀ with Q = diag(Q₁, Q₂), z = Qᵀw/√2 (‖z‖ = 1) and
 //! ρ = 2|β|. Then, as LAPACK's `?laed2`/`?laed3`/`?laed4`:
 //!
@@ -28,9 +28,9 @@
 //! * Gu and Eisenstat's ẑ: the z for which the computed roots are exact,
 //!   ẑ_l² = −∏ᵢ(d_l − λᵢ)/(ρ∏_{j≠l}(d_l − d_j)), makes the eigenvectors
 //!   vᵢ = (D − λᵢ)⁻¹ẑ numerically orthogonal even where roots cluster;
-//! * the eigenvectors of T's block: Q's non-deflated columns times V (one
-//!   matrix product), the deflated columns as they are, all sorted by
-//!   eigenvalue.
+//! * the eigenvectors of T's block: Q's non-deflated columns times V (two
+//!   products that skip diag(Q₁, Q₂)'s zero blocks), the deflated columns
+//!   as they are, all sorted by eigenvalue.
 //!
 //! The result is backward stable like LAPACK's: T = Z Λ Zᵀ + E with
 //! ‖E‖ = O(n ε ‖T‖) and ‖ZᵀZ − I‖ = O(n ε).
@@ -59,7 +59,7 @@ type Re<T> = <T as Scalar>::Real;
 /// faer runs its QR algorithm, which is faster than either at those sizes).
 pub(super) const DC_FROM: usize = 128;
 
-/// Largest block solved directly (faer's dense QR algorithm on the block).
+/// Largest block solved directly (faer's tridiagonal QR algorithm).
 const LEAF: usize = 16;
 
 /// Workspace of [`eigh_tridiagonal`] for order n: a leaf's solve or the

@@ -146,17 +146,17 @@ pub(super) fn decompose<T: Field>(
         a
     };
     match v {
-        Some(mut v) if tridiagonal_dc::serves::<T>(n) => {
-            // The eigensolver writes every element of `s` and `v`.
-            tridiagonal_dc::self_adjoint_evd(src, s.rb_mut(), v.rb_mut(), par, stack)
-                .map_err(|()| Failure::NonConvergence)?;
-            super::gauge::canonicalize_columns(v);
-        }
         Some(mut v) => {
-            // faer writes every element of `v` without reading it.
-            let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
-            self_adjoint_evd(src, diag, Some(v.rb_mut()), par, stack, Default::default())
-                .map_err(|_| Failure::NonConvergence)?;
+            // Either eigensolver writes every element of `s` and `v` without
+            // reading it.
+            if tridiagonal_dc::serves::<T>(n) {
+                tridiagonal_dc::self_adjoint_evd(src, s.rb_mut(), v.rb_mut(), par, stack)
+                    .map_err(|()| Failure::NonConvergence)?;
+            } else {
+                let diag = s.rb_mut().col_mut(0).as_diagonal_mut();
+                self_adjoint_evd(src, diag, Some(v.rb_mut()), par, stack, Default::default())
+                    .map_err(|_| Failure::NonConvergence)?;
+            }
             super::gauge::canonicalize_columns(v);
         }
         None => self_adjoint_evd(src, s.col_mut(0).as_diagonal_mut(), None, par, stack, Default::default())

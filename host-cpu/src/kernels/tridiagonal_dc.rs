@@ -35,6 +35,7 @@
 //! The result is backward stable like LAPACK's: T = Z Λ Zᵀ + E with
 //! ‖E‖ = O(n ε ‖T‖) and ‖ZᵀZ − I‖ = O(n ε).
 
+use super::scaling::max_abs;
 use crate::field::Field;
 use crate::gemm::matmul;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -181,7 +182,9 @@ pub(super) fn eigh_tridiagonal<T: Field>(
     // Scale to max-norm 1: deflation compares the poles with z's unit-norm
     // entries.
     let zero = Re::<T>::zero();
-    let norm = d.iter().chain(e.iter()).fold(zero, |m, &x| m.max_real(x.abs()));
+    let Some(norm) = max_abs(d.iter().chain(e.iter()).copied()) else {
+        return Err(());
+    };
     if norm == zero {
         q.diagonal_mut().fill(T::one());
         return Ok(());
@@ -296,8 +299,8 @@ fn merge<T: Field>(
             b += 1;
         }
     }
-    let dmax = d.iter().fold(zero, |x, &y| x.max_real(y.abs()));
-    let zmax = z.iter().fold(zero, |x, &y| x.max_real(y.abs()));
+    let dmax = max_abs(d.iter().copied()).unwrap_or(zero);
+    let zmax = max_abs(z.iter().copied()).unwrap_or(zero);
     let tol = Re::<T>::from_f64(8.0) * Re::<T>::EPSILON * dmax.max_real(zmax);
 
     // Deflation, in pole order: `kept` collects the non-deflated poles'

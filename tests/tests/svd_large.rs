@@ -1,7 +1,8 @@
-//! The SVD at sizes where faer's default is divide and conquer (min(m, n) ≥
-//! 128), with the default driver, `SvdDriver::QrIteration` and
-//! `SvdDriver::Jacobi`: known
-//! spectrum, reconstruction, orthonormality, canonical phases. Run also with lindiff-cpu's
+//! The SVD at sizes where divide and conquer is the default (min(m, n) ≥
+//! 128: host-cpu's own for real input, faer's for complex), with the
+//! default driver, `SvdDriver::QrIteration` and `SvdDriver::Jacobi`: known
+//! spectra (also ones that stress deflation), reconstruction,
+//! orthonormality, canonical phases. Run also with lindiff-cpu's
 //! `svd-jacobi` feature (`cargo test -p lindiff-tests --features
 //! lindiff-cpu/svd-jacobi --test svd --test svd_large`, part of `cargo
 //! xtask embedded`), where every driver is the one-sided Jacobi SVD.
@@ -42,7 +43,31 @@ fn same_bits<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, s
     assert_eq!(bits(&both), bits(&truncated), "{m}×{n}: svd Vᴴ vs svd_truncated");
 }
 
+/// Spectra that stress the divide and conquer's deflation and secular
+/// equation (host-cpu's own from min(m, n) = 128 for real input): half the
+/// values zero, clusters of eight 1e−10 apart, repeated values, values
+/// graded over 15 decades, one value of 1e−300 among O(1) ones.
+fn hard_spectra<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize, seed: u64) {
+    let k = m.min(n);
+    let spectra: [(&str, Vec<f64>); 5] = [
+        ("half zero", (0..k).map(|i| if i < k / 2 { (k / 2 - i) as f64 } else { 0.0 }).collect()),
+        ("clusters", (0..k).map(|i| (k / 8 - i / 8) as f64 + 1e-10 * (7 - i % 8) as f64).collect()),
+        ("repeated", (0..k).map(|i| [3.0, 1.0, 0.5][3 * i / k]).collect()),
+        ("graded", (0..k).map(|i| 10f64.powf(-15.0 * i as f64 / k as f64)).collect()),
+        ("one tiny", (0..k).map(|i| if i + 1 == k { 1e-300 } else { 2.0 - i as f64 / k as f64 }).collect()),
+    ];
+    for (i, (name, s_true)) in spectra.iter().enumerate() {
+        eprintln!("svd_large: {name}, {m}×{n}");
+        let op = LinalgOp::Svd(Svd(SvdOptions::default()));
+        svd_check::check_spectrum::<T, P>(p, op, m, n, seed + i as u64, s_true);
+    }
+}
+
 fn svd_large<P: TestProvider>(provider: &P) {
+    hard_spectra::<f64, P>(provider, 128, 128, 21);
+    hard_spectra::<f64, P>(provider, 200, 130, 22);
+    hard_spectra::<f64, P>(provider, 130, 200, 23);
+    hard_spectra::<f32, P>(provider, 160, 160, 24);
     // `Jacobi`: host-cpu's one-sided Jacobi SVD at a size where `Auto` is
     // faer's divide and conquer (providers without one run `Auto`).
     for driver in [SvdDriver::Auto, SvdDriver::QrIteration, SvdDriver::Jacobi] {

@@ -49,6 +49,7 @@ const SMALL_KERNELS: bool = cfg!(feature = "std");
 #[macro_use]
 mod avx2;
 mod adjugate;
+mod bidiagonal_dc;
 mod cholesky;
 mod cholesky_small;
 pub(crate) mod columns;
@@ -79,6 +80,7 @@ mod recombine;
 pub(crate) mod scaling;
 mod schur;
 mod schur_funm;
+mod secular;
 pub(crate) mod singular;
 mod svd;
 pub mod svd_guard;

@@ -1,9 +1,12 @@
 //! SVD kernels (`svd`, `svd_vals`, `svd_full`, `svd_truncated`) over faer,
 //! with the output conventions (Vᴴ, real descending values, canonical
-//! phases) and the divide-and-conquer accuracy guard; over the one-sided
-//! Jacobi SVD of [`super::svd_jacobi`] instead for small matrices (up to
-//! 8×8 with `SvdDriver::Auto`, in `std` builds), when `SvdDriver::Jacobi`
-//! asks for it, and always with the `svd-jacobi` feature.
+//! phases) and the divide-and-conquer accuracy guard; over lindiff's own
+//! bidiagonal divide and conquer ([`super::bidiagonal_dc`], between faer's
+//! reduction and back-transformation) for real input with both factors from
+//! min(m, n) = 128 in `std` builds; over the one-sided Jacobi SVD of
+//! [`super::svd_jacobi`] instead for small matrices (up to 8×8 with
+//! `SvdDriver::Auto`, in `std` builds), when `SvdDriver::Jacobi` asks for
+//! it, and always with the `svd-jacobi` feature.
 //!
 //! Scale-robust (`super::scaling`): a matrix whose largest entry lies
 //! outside the safe range is factored as `a · 2^e` (faer's SVD on a scaled
@@ -13,6 +16,7 @@
 //! family, the adjugate) get the scaled values and the [`Scaling`], and
 //! scale their own results.
 
+use super::bidiagonal_dc;
 use super::columns::copy_mat;
 use super::finite::all_finite;
 use super::gauge::{canonicalize_pairs, canonicalize_pairs_adjoint, canonicalize_pairs_into_adjoint};
@@ -88,6 +92,19 @@ pub(crate) fn uses_divide_and_conquer(m: usize, n: usize) -> bool {
     !JACOBI && m.min(n) >= p.recursion_threshold
 }
 
+/// `true` when an m×n SVD with these options and factors runs lindiff's own
+/// bidiagonal divide and conquer ([`bidiagonal_dc`]) instead of faer's:
+/// real `T`, U and V both computed, min(m, n) ≥ [`bidiagonal_dc::DC_FROM`]
+/// and an aspect ratio up to faer's (beyond it faer factors a QR first),
+/// unless QR iteration is asked for.
+fn own_dc<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
+    matches!(shape, Shape::Thin | Shape::Full)
+        && opts.driver != SvdDriver::QrIteration
+        && !jacobi(opts, m, n)
+        && bidiagonal_dc::serves::<T>(m, n)
+        && 6 * m.max(n) <= 11 * m.min(n)
+}
+
 /// Which factors an SVD computes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Shape {
@@ -153,6 +170,8 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     let (fu, fv) = shape.faer();
     let main = if jacobi(opts, m, n) {
         svd_jacobi::scratch::<T>(m, n, ucols, vcols)
+    } else if own_dc::<T>(opts, shape, m, n) {
+        bidiagonal_dc::svd_scratch::<T>(m, n, shape == Shape::Full, par)
     } else {
         // Values only: faer always uses the QR algorithm there.
         svd_scratch::<T>(m, n, fu, fv, par, params_for::<T>(opts, shape != Shape::Values))
@@ -193,7 +212,7 @@ pub(super) fn compute<T: Field>(
     // SAFETY (all three temporaries): faer writes `s` and thin U/V without
     // reading them, and full U/V are zero-filled before faer reads them; the
     // Jacobi SVD writes every entry of all three before reading it.
-    let row_major = v_row_major(opts, shape, m, n);
+    let row_major = v_row_major::<T>(opts, shape, m, n);
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
     let (mut u, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, ucols, stack) };
     let (vr, vc) = if row_major { (vcols, n) } else { (n, vcols) };
@@ -213,16 +232,18 @@ pub(super) fn compute<T: Field>(
 }
 
 /// `true` when faer writes V row-major (into the transpose of Vᴴ-shaped
-/// memory): exactly when the guarded divide and conquer runs, whose V comes
-/// out of GEMMs that do not mind the layout, and on every path that
+/// memory): exactly when faer's guarded divide and conquer runs, whose V
+/// comes out of GEMMs that do not mind the layout, and on every path that
 /// computes such an SVD ([`compute`] and [`compute_into`]), because faer
 /// rounds differently on the two layouts and every SVD op must give the
 /// same bits for the same input (the truncated SVD's and `svd`'s derivative
 /// rules recompute the factors). faer's QR iteration (below the divide-and-
 /// conquer size, or `SvdDriver::QrIteration`) rotates V's columns, up to
-/// 35 % slower on a row-major V, so it keeps the column-major one.
-fn v_row_major(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
-    guarded(opts, shape, m, n)
+/// 35 % slower on a row-major V, so it keeps the column-major one, and so
+/// does lindiff's own divide and conquer ([`own_dc`]), which copies,
+/// rotates and permutes V's columns.
+fn v_row_major<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
+    guarded(opts, shape, m, n) && !own_dc::<T>(opts, shape, m, n)
 }
 
 /// [`compute`] straight into the item's outputs U (`ui`), s (`si`) and Vᴴ
@@ -245,10 +266,10 @@ fn compute_into<T: Field>(
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
     let (_, vcols) = shape.cols(m, n);
-    let v_in_place = v_row_major(opts, shape, m, n);
+    let v_in_place = v_row_major::<T>(opts, shape, m, n);
     // SAFETY: faer (or the Jacobi SVD) writes every value of `s` and every
     // entry of a thin `v` before it is read, and a full `v` is zero-filled
-    // first (`faer_svd`); the canonicalization writes `phases` before it
+    // first (`guarded_svd`); the canonicalization writes `phases` before it
     // reads them (its real packed path does not use them at all). `s`,
     // `v` and `phases` are counted in `scratch` (the U temporary is unused).
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
@@ -275,7 +296,8 @@ fn compute_into<T: Field>(
 /// The SVD of `a · 2^e` into `s`, `u`, `v` (shaped for `shape`; any strides
 /// for faer, column-major columns for Jacobi), with the [`Scaling`] (e) that
 /// brings `a` into the safe range: lindiff's Jacobi SVD where [`jacobi`]
-/// says so, faer's guarded SVD (on a scaled copy when e ≠ 0) otherwise.
+/// says so, the guarded SVD of [`guarded_svd`] (on a scaled copy when
+/// e ≠ 0) otherwise.
 /// Phases are not yet canonical. NaN/∞ in `a` is `NonFinite("a")`, found by
 /// the scan that measures `a`.
 fn factor<T: Field>(
@@ -296,12 +318,12 @@ fn factor<T: Field>(
     if jacobi {
         svd_jacobi::svd(a, scaling, s.col_mut(0), u, v, stack)?;
     } else if scaling.is_none() {
-        faer_svd(a, opts, shape, par, stack, (s, u, v))?;
+        guarded_svd(a, opts, shape, par, stack, (s, u, v))?;
     } else {
         let mut copy = copy.as_mat_mut();
         copy_mat(a, copy.rb_mut());
         scaling.apply_mat(copy.rb_mut());
-        faer_svd(copy.rb(), opts, shape, par, stack, (s, u, v))?;
+        guarded_svd(copy.rb(), opts, shape, par, stack, (s, u, v))?;
     }
     Ok(scaling)
 }
@@ -314,9 +336,11 @@ fn into_outputs(item: &Item<'_>) -> bool {
     !JACOBI && (0..3).all(|i| item.has_output(i))
 }
 
-/// faer's SVD of `a` into `s`, `u`, `v` (shaped for `shape`), with the
-/// divide-and-conquer guard and its QR fallback where they apply.
-fn faer_svd<T: Field>(
+/// The SVD of `a` into `s`, `u`, `v` (shaped for `shape`) by lindiff's own
+/// bidiagonal divide and conquer where [`own_dc`] says so, by faer's SVD
+/// otherwise, with the divide-and-conquer guard and its QR fallback (faer's)
+/// where they apply.
+fn guarded_svd<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
     shape: Shape,
@@ -346,7 +370,17 @@ fn faer_svd<T: Field>(
             }
         })
     };
-    run(params, s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
+    if own_dc::<T>(opts, shape, m, n) {
+        bidiagonal_dc::svd(a, s.rb_mut(), u.rb_mut(), v.rb_mut(), par, stack).map_err(|()| {
+            if all_finite(a) {
+                Failure::NonConvergence
+            } else {
+                Failure::NonFinite("a")
+            }
+        })?;
+    } else {
+        run(params, s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
+    }
     if guarded(opts, shape, m, n)
         && (svd_guard::forced_rejection() || !svd_guard::accepts(a, s.rb().col(0), u.rb(), v.rb(), stack))
     {

@@ -36,6 +36,7 @@
 //! ‖E‖ = O(n ε ‖T‖) and ‖ZᵀZ − I‖ = O(n ε).
 
 use super::scaling::max_abs;
+use super::secular::{eigenvector, secular_root, weights_for_roots, Poles};
 use crate::field::Field;
 use crate::gemm::matmul;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -374,7 +375,7 @@ fn merge<T: Field>(
         let (w2, stack) = stack.make_with(k, |j| rho * weights[j] * weights[j]);
         let (mut delta, stack) = stack.make_with(k * k, |_| zero);
         for (i, col) in delta.chunks_exact_mut(k).enumerate() {
-            let (root, converged) = secular_root::<T>(i, &poles, &w2, col);
+            let (root, converged) = secular_root::<T>(Poles::Plain, i, &poles, &w2, col);
             if !converged {
                 return Err(());
             }
@@ -383,12 +384,8 @@ fn merge<T: Field>(
         // Gu–Eisenstat: the ẑ for which these roots are exact (up to the
         // common factor √ρ, which the normalisation below removes):
         // ρẑ_l² = −(d_l − λ_l)·∏_{j≠l} (d_l − λⱼ)/(d_l − dⱼ).
-        let (mut zhat, stack) = stack.make_with(k, |_| one);
-        gu_eisenstat::<T>(&poles, &delta, &mut zhat);
-        for (l, z) in zhat.iter_mut().enumerate() {
-            let mag = (-*z).max_real(zero).sqrt();
-            *z = if weights[l] < zero { -mag } else { mag };
-        }
+        let (mut zhat, stack) = stack.make_with(k, |_| zero);
+        weights_for_roots::<T>(Poles::Plain, &poles, &delta, &weights, &mut zhat);
         // The kept columns of Q grouped by their non-zero rows: Q₁'s, the
         // mixed, then Q₂'s (`slot[l]`: where kept column l goes).
         let (mut slot, stack) = stack.make_with(k, |_| 0usize);
@@ -455,217 +452,6 @@ fn merge<T: Field>(
         q.rb_mut().col_mut(pos).copy_from(out.rb().col(src));
     }
     Ok(())
-}
-
-with_avx2! {
-    /// Root `i` (0-based) of f(λ) = 1 + Σⱼ w2ⱼ/(dⱼ − λ) for poles `d`
-    /// strictly ascending and every w2ⱼ = ρwⱼ² > 0: in (dᵢ, dᵢ₊₁), or in
-    /// (d_{k−1}, d_{k−1} + Σ w2) for the last. Writes dⱼ − λ into `delta`
-    /// (accurately: λ is held as an offset from its nearer pole) and
-    /// returns λ, and whether it converged (within 100 steps).
-    fn secular_root<T: Field>(i: usize, d: &[Re<T>], w2: &[Re<T>], delta: &mut [Re<T>]) -> (Re<T>, bool) => secular_root_body
-}
-
-with_avx2! {
-    /// Multiplies `prod[l]` by (d_l − λ_l)·∏_{j≠l} (d_l − λⱼ)/(d_l − dⱼ),
-    /// with `delta` as [`secular_root`] left it (column j: d − λⱼ), one
-    /// contiguous column at a time.
-    fn gu_eisenstat<T: Field>(d: &[Re<T>], delta: &[Re<T>], prod: &mut [Re<T>]) => gu_eisenstat_body
-}
-
-with_avx2! {
-    /// Overwrites `col` (the differences d − λᵢ) with ẑ/(d − λᵢ) and returns
-    /// its Euclidean norm.
-    fn eigenvector<T: Field>(zhat: &[Re<T>], col: &mut [Re<T>]) -> Re<T> => eigenvector_body
-}
-
-#[inline(always)]
-fn gu_eisenstat_body<T: Field>(d: &[Re<T>], delta: &[Re<T>], prod: &mut [Re<T>]) {
-    let k = d.len();
-    for (j, col) in delta.chunks_exact(k).enumerate() {
-        let dj = d[j];
-        for ((p, &x), &dl) in prod[..j].iter_mut().zip(&col[..j]).zip(&d[..j]) {
-            *p *= x / (dl - dj);
-        }
-        for ((p, &x), &dl) in prod[j + 1..].iter_mut().zip(&col[j + 1..]).zip(&d[j + 1..]) {
-            *p *= x / (dl - dj);
-        }
-        prod[j] *= col[j];
-    }
-}
-
-#[inline(always)]
-fn eigenvector_body<T: Field>(zhat: &[Re<T>], col: &mut [Re<T>]) -> Re<T> {
-    let mut lanes = [Re::<T>::zero(); LANES];
-    let (blocks, tail) = col.as_chunks_mut::<LANES>();
-    let (zblocks, ztail) = zhat.as_chunks::<LANES>();
-    for (b, zb) in blocks.iter_mut().zip(zblocks) {
-        for ((x, &z), acc) in b.iter_mut().zip(zb).zip(lanes.iter_mut()) {
-            *x = z / *x;
-            *acc += *x * *x;
-        }
-    }
-    let mut sum = lanes.iter().fold(Re::<T>::zero(), |s, &x| s + x);
-    for (x, &z) in tail.iter_mut().zip(ztail) {
-        *x = z / *x;
-        sum += *x * *x;
-    }
-    sum.sqrt()
-}
-
-/// The root of a x² + b x + c = 0 inside (lo, hi], both computed without
-/// cancellation; `None` where neither is (the caller then starts mid-bracket).
-#[inline(always)]
-fn root_in<T: Field>(a: Re<T>, b: Re<T>, c: Re<T>, (lo, hi): (Re<T>, Re<T>)) -> Option<Re<T>> {
-    let zero = Re::<T>::zero();
-    let two = Re::<T>::one() + Re::<T>::one();
-    let disc = (b * b - two * two * a * c).max_real(zero).sqrt();
-    // q = −(b + sign(b)·√disc)/2; the roots are q/a and c/q.
-    let q = if b >= zero { -(b + disc) / two } else { (disc - b) / two };
-    let inside = |x: Re<T>| x > lo && x <= hi;
-    [q / a, c / q].into_iter().find(|&x| inside(x))
-}
-
-/// Accumulator lanes of the packed sums (two AVX2 registers of f64).
-const LANES: usize = 8;
-
-/// Σ w2ⱼ/δⱼ and Σ w2ⱼ/δⱼ² over δⱼ = `base`ⱼ − τ, in [`LANES`] independent
-/// lanes so that the loop runs packed.
-#[inline(always)]
-fn sums<T: Field>(base: &[Re<T>], w2: &[Re<T>], tau: Re<T>) -> (Re<T>, Re<T>) {
-    let zero = Re::<T>::zero();
-    let (mut s, mut ds) = ([zero; LANES], [zero; LANES]);
-    let (blocks, tail) = base.as_chunks::<LANES>();
-    let (wblocks, wtail) = w2.as_chunks::<LANES>();
-    for (b, wb) in blocks.iter().zip(wblocks) {
-        for l in 0..LANES {
-            let inv = Re::<T>::one() / (b[l] - tau);
-            let t = wb[l] * inv;
-            s[l] += t;
-            ds[l] += t * inv;
-        }
-    }
-    let (mut sum, mut dsum) = (s.iter().fold(zero, |a, &x| a + x), ds.iter().fold(zero, |a, &x| a + x));
-    for (&b, &w) in tail.iter().zip(wtail) {
-        let inv = Re::<T>::one() / (b - tau);
-        let t = w * inv;
-        sum += t;
-        dsum += t * inv;
-    }
-    (sum, dsum)
-}
-
-#[inline(always)]
-fn secular_root_body<T: Field>(i: usize, d: &[Re<T>], w2: &[Re<T>], delta: &mut [Re<T>]) -> (Re<T>, bool) {
-    let k = d.len();
-    if k == 1 {
-        // f(λ) = 1 + w2/(d − λ): λ = d + w2 exactly.
-        delta[0] = -w2[0];
-        return (d[0] + w2[0], true);
-    }
-    let (zero, one) = (Re::<T>::zero(), Re::<T>::one());
-    let two = one + one;
-    let last = i + 1 == k;
-    // The origin (the nearer pole), the bracket of τ = λ − d[origin], and a
-    // first τ: the root of the model that keeps the one or two poles next
-    // to the root exact and freezes the other terms at the bracket's middle
-    // (as LAPACK's ?laed4 starts).
-    let (origin, lo, hi, start) = if last {
-        let hi = w2.iter().fold(zero, |s, &x| s + x);
-        let mid = d[i] + hi / two;
-        let (rest, _) = sums::<T>(&d[..i], &w2[..i], mid);
-        let g = one + rest;
-        // g − w2ᵢ/τ = 0.
-        (i, zero, hi, (g > zero).then(|| w2[i] / g))
-    } else {
-        let gap = d[i + 1] - d[i];
-        let half = gap / two;
-        let mid = d[i] + half;
-        let (left, _) = sums::<T>(&d[..i], &w2[..i], mid);
-        let (right, _) = sums::<T>(&d[i + 2..], &w2[i + 2..], mid);
-        let g = one + left + right;
-        let (wl, wr) = (w2[i], w2[i + 1]);
-        if g - wl / half + wr / half >= zero {
-            // Origin dᵢ, τ ∈ (0, gap/2]: g τ² − (g·gap + wl + wr) τ + wl·gap = 0.
-            (i, zero, half, root_in::<T>(g, -(g * gap + wl + wr), wl * gap, (zero, half)))
-        } else {
-            // Origin dᵢ₊₁, τ ∈ [−gap/2, 0): g τ² + (g·gap − wl − wr) τ − wr·gap = 0.
-            (
-                i + 1,
-                -(gap - half),
-                zero,
-                root_in::<T>(g, g * gap - wl - wr, -(wr * gap), (-(gap - half), zero)),
-            )
-        }
-    };
-    let (mut lo, mut hi) = (lo, hi);
-    let base = d[origin];
-    for (x, &dj) in delta.iter_mut().zip(d) {
-        *x = dj - base;
-    }
-    let mut tau = start.filter(|&t| t.is_finite_real() && t > lo && t <= hi).unwrap_or((lo + hi) / two);
-    let eps = Re::<T>::EPSILON;
-    let mut converged = false;
-    for _ in 0..100 {
-        // ψ, ψ′ over the poles 0..=i (all terms ≤ 0) and φ, φ′ over the
-        // rest (all ≥ 0), at τ.
-        let (psi, dpsi) = sums::<T>(&delta[..=i], &w2[..=i], tau);
-        let (phi, dphi) = sums::<T>(&delta[i + 1..], &w2[i + 1..], tau);
-        let f = one + psi + phi;
-        // Rounding in f: each term's, and τ's own through f′.
-        let err = Re::<T>::from_f64(8.0) * (one + phi - psi) + tau.abs() * (dpsi + dphi);
-        if f.abs() <= eps * err {
-            converged = true;
-            break;
-        }
-        if f > zero {
-            hi = tau;
-        } else {
-            lo = tau;
-        }
-        if hi - lo <= two * eps * lo.abs().max_real(hi.abs()) {
-            converged = true;
-            break;
-        }
-        // The rational model's step η (in λ), from the poles next to the root.
-        let dl = delta[i] - tau;
-        let step = if last {
-            // f ≈ c + s/(δ_l − η), with f and f′ matched.
-            let s = dpsi * dl * dl;
-            let c = f - dl * dpsi;
-            if c > zero {
-                dl + s / c
-            } else {
-                Re::<T>::MAX
-            }
-        } else {
-            let dr = delta[i + 1] - tau;
-            // f ≈ c + s_l/(δ_l − η) + s_r/(δ_r − η), with f and f′ matched
-            // and the derivative split as ψ′ : φ′ (LAPACK's ?laed4).
-            let (sl, sr) = (dpsi * dl * dl, dphi * dr * dr);
-            let c = f - dl * dpsi - dr * dphi;
-            let a = c * (dl + dr) + sl + sr;
-            let b = c * dl * dr + sl * dr + sr * dl;
-            let disc = (a * a - Re::<T>::from_f64(4.0) * b * c).max_real(zero).sqrt();
-            if c == zero {
-                b / a
-            } else if a <= zero {
-                (a - disc) / (two * c)
-            } else {
-                two * b / (a + disc)
-            }
-        };
-        // A step away from the root (f·η ≥ 0) is replaced by Newton's.
-        let step = if f * step >= zero { -f / (dpsi + dphi) } else { step };
-        let next = tau + step;
-        // The last root's bracket end d + Σw2 can be the root itself.
-        let inside = next > lo && (next < hi || (last && next <= hi));
-        tau = if step.is_finite_real() && inside { next } else { (lo + hi) / two };
-    }
-    for x in delta.iter_mut() {
-        *x -= tau;
-    }
-    (base + tau, converged)
 }
 
 #[cfg(test)]

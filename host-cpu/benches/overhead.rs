@@ -17,7 +17,8 @@
 //! checks, conventions and guard, without the pool and the per-call plan).
 //! Where lindiff-cpu runs its own kernel (real Cholesky up to n = 132, LU
 //! up to 48, QR up to 96, the SVD up to 8×8 with the default driver, the
-//! tridiagonal step of eigh from n = 128) a row compares two kernels; the
+//! tridiagonal step of eigh and the bidiagonal step of the SVD from
+//! n = 128) a row compares two kernels; the
 //! batch's "(QR)" row asks lindiff for `SvdDriver::QrIteration`, i.e.
 //! faer's own 8×8 algorithm, so it measures lindiff's overhead on faer.
 

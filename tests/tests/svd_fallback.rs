@@ -1,7 +1,9 @@
 //! The SVD guard's fallback: with the guard forced to reject (test hook), every
-//! guarded SVD is recomputed with the QR algorithm — thin, full and tall
-//! (faer's QR-first path) shapes, f32 and c64 — and the results are accurate
-//! and allocation-free. One test in its own binary: the hook is global.
+//! guarded SVD is recomputed — by faer's QR algorithm after faer's divide and
+//! conquer (complex input, and faer's QR-first path for tall shapes), by the
+//! one-sided Jacobi SVD after lindiff-cpu's own (real input) — thin, full and
+//! tall shapes, f32 and c64, and the results are accurate and allocation-free.
+//! One test in its own binary: the hook is global.
 
 use lindiff_core::face::direct::Direct;
 use lindiff_core::{Ops, Scalar};

@@ -9,11 +9,13 @@
 
 use lindiff_core::op::{Svd, SvdDriver, SvdOptions, SvdTruncated, SvdVectors, Truncation};
 use lindiff_core::{Host, LinalgOp, Provider, RealScalar, Scalar};
+use lindiff_cpu::svd_guard;
 use lindiff_tests::dense::Rng;
 use lindiff_tests::host::{run, HostTensor};
 use lindiff_tests::svd_check;
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
+use std::sync::atomic::Ordering;
 
 /// The thin SVD's conventions ([`svd_check::check_thin`]) with `driver`.
 fn check<T: Scalar, P: Provider<Memory = Host>>(p: &P, driver: SvdDriver, m: usize, n: usize, seed: u64) {
@@ -61,6 +63,9 @@ fn hard_spectra<T: Scalar, P: Provider<Memory = Host>>(p: &P, m: usize, n: usize
         let op = LinalgOp::Svd(Svd(SvdOptions::default()));
         svd_check::check_spectrum::<T, P>(p, op, m, n, seed + i as u64, s_true);
     }
+    // The guard accepted every factorization (no test here forces a
+    // rejection): the checks above are the solver's, not the fallback's.
+    assert_eq!(svd_guard::FALLBACKS.load(Ordering::Relaxed), 0, "the SVD guard's fallback ran");
 }
 
 fn svd_large<P: TestProvider>(provider: &P) {
@@ -75,6 +80,7 @@ fn svd_large<P: TestProvider>(provider: &P) {
         check::<Complex<f64>, P>(provider, driver, 130, 135, 12);
     }
     same_bits::<f64, P>(provider, 140, 130, 13);
+    same_bits::<f64, P>(provider, 130, 140, 17);
     same_bits::<Complex<f64>, P>(provider, 130, 140, 14);
     // And where host-cpu's `Auto` runs its Jacobi SVD (up to 8×8).
     same_bits::<f64, P>(provider, 8, 6, 15);

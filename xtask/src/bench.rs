@@ -355,8 +355,9 @@ fn render(
          rounds and its ratio the median of the rounds' ratios; below 1 lindiff is faster. For n ≤ 32 the \
          column Δ is (ratio − 1) × the other side's time, in ns: per call, what lindiff adds (checks, \
          conventions, dispatch) where both sides run the same kernel. Where lindiff runs its own kernel \
-         (lindiff-cpu's real Cholesky up to n = 132, LU up to 48, QR up to 96, its 8×8 SVD, and the \
-         tridiagonal step of real eigh from n = 128) or the other side is another library, Δ compares \
+         (lindiff-cpu's real Cholesky up to n = 132, LU up to 48, QR up to 96, its 8×8 SVD, the \
+         tridiagonal step of real eigh from n = 128 and the bidiagonal step of the real SVD from \
+         min(m, n) = 128) or the other side is another library, Δ compares \
          two implementations and can be negative. Rows marked (plan) call lindiff through a call \
          planned once over caller buffers instead of the direct face. Absolute times depend on the machine \
          and its load; read the ratios.\n\n",

@@ -24,8 +24,8 @@
 //! roots σ of 1 + Σⱼ zⱼ²/(dⱼ² − σ²) ([`super::secular`], poles dⱼ²), its
 //! right singular vectors yᵢ ∝ (D² − σᵢ²)⁻¹ẑ and its left ones
 //! xᵢ ∝ (−1, d₁y₁, d₂y₂, …), with Gu and Eisenstat's ẑ. Before that, as
-//! LAPACK's `?lasd2`, with tol = 8ε·max(|α|, |β|, max D) on B scaled to
-//! max-norm 1:
+//! LAPACK's `?lasd2`, with tol = 8ε on the merge's block scaled to max-norm
+//! 1 (by max(|α|, |β|, max D), as `?lasd1` scales it):
 //!
 //! * a pole whose |zⱼ| ≤ tol is a singular triplet as it stands, and of two
 //!   poles closer than tol one is, after the rotation of both vector pairs
@@ -42,7 +42,7 @@
 //! stable like LAPACK's: B = U Σ Vᵀ + E with ‖E‖ = O(n ε ‖B‖) and U, V
 //! orthogonal to O(n ε).
 
-use super::scaling::max_abs;
+use super::scaling::{max_abs, Scaling};
 use super::secular::{eigenvector, secular_root, weights_for_roots, Poles};
 use crate::field::Field;
 use crate::gemm::matmul;
@@ -79,12 +79,11 @@ pub(super) fn serves<T: Field>(m: usize, n: usize) -> bool {
 }
 
 /// Workspace of [`svd`] for an m×n matrix, with full U and V (`full`) or
-/// thin ones.
+/// thin ones (besides the caller's working matrix).
 pub(super) fn svd_scratch<T: Field>(m: usize, n: usize, full: bool, par: Par) -> StackReq {
     let (m, n) = (m.max(n), m.min(n));
     let bs = recommended_block_size::<T>(m, n);
     StackReq::all_of(&[
-        temp_mat_scratch::<T>(m, n),                    // the bidiagonal form
         temp_mat_scratch::<T>(bs, n),                   // left Householder factors
         temp_mat_scratch::<T>(bs, n.saturating_sub(1)), // right Householder factors
         StackReq::any_of(&[
@@ -100,51 +99,53 @@ pub(super) fn svd_scratch<T: Field>(m: usize, n: usize, full: bool, par: Par) ->
     ])
 }
 
-/// The SVD A = U Σ Vᵀ of the real `a` (any shape):
+/// The SVD A = U Σ Vᵀ of the real `a · 2^e` (any shape; e of `scaling`):
 /// singular values descending into `s` (min(m, n)×1), U into `u` (m×k, or
 /// m×m) and V into `v` (n×k, or n×n), k = min(m, n); full when `u` and
-/// `v` are square. Phases are not canonical. `Err(())` when a leaf's QR
-/// algorithm or a secular root does not converge, or a result is not finite.
+/// `v` are square. `work` (max(m, n)×min(m, n)) holds A or Aᵀ scaled and
+/// reduced to bidiagonal form: its contents are unspecified on return.
+/// Phases are not canonical. `Err(())` when a leaf's QR algorithm or a
+/// secular root does not converge, or a result is not finite.
 pub(super) fn svd<T: Field>(
     a: MatRef<'_, T>,
-    s: MatMut<'_, T>,
-    u: MatMut<'_, T>,
-    v: MatMut<'_, T>,
+    scaling: Scaling,
+    work: MatMut<'_, T>,
+    (s, u, v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
     par: Par,
     stack: &mut MemStack,
 ) -> Result<(), ()> {
     if a.nrows() < a.ncols() {
         // Aᵀ = V Σ Uᵀ.
-        tall(a.transpose(), s, v, u, par, stack)
+        tall(a.transpose(), scaling, work, (s, v, u), par, stack)
     } else {
-        tall(a, s, u, v, par, stack)
+        tall(a, scaling, work, (s, u, v), par, stack)
     }
 }
 
 /// [`svd`] for m ≥ n.
 fn tall<T: Field>(
     a: MatRef<'_, T>,
-    mut s: MatMut<'_, T>,
-    mut u: MatMut<'_, T>,
-    mut v: MatMut<'_, T>,
+    scaling: Scaling,
+    mut bid: MatMut<'_, T>,
+    (mut s, mut u, mut v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
     par: Par,
     stack: &mut MemStack,
 ) -> Result<(), ()> {
     let (m, n) = (a.nrows(), a.ncols());
     let bs = recommended_block_size::<T>(m, n);
-    // SAFETY: `bid` is written in full here before it is read; the
-    // Householder factors are written by faer's reduction before the
-    // back-transformations read them.
-    let (mut bid, stack) = unsafe { temp_mat_uninit::<T, _, _>(m, n, stack) };
-    let mut bid = bid.as_mat_mut();
     bid.copy_from(a);
-    // SAFETY: as for `bid`.
+    scaling.apply_mat(bid.rb_mut());
+    // SAFETY: the Householder factors are written by faer's reduction
+    // before the back-transformations read them.
     let (mut left, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, n, stack) };
-    // SAFETY: as for `bid`.
+    // SAFETY: as for `left`.
     let (mut right, stack) = unsafe { temp_mat_uninit::<T, _, _>(bs, n.saturating_sub(1), stack) };
     let (mut left, mut right) = (left.as_mat_mut(), right.as_mat_mut());
     bidiag_in_place(bid.rb_mut(), left.rb_mut(), right.rb_mut(), par, stack, Default::default());
-    u.fill(T::zero());
+    // U_B's block is written by the solver; the rest of U is [0; 0 I].
+    let ucols = u.ncols();
+    u.rb_mut().subrows_mut(n, m - n).fill(T::zero());
+    u.rb_mut().submatrix_mut(0, n, n, ucols - n).fill(T::zero());
     {
         let (mut d, stack) = stack.make_with(n, |i| Scalar::re(bid[(i, i)]));
         let (mut e, stack) = stack.make_with(n.saturating_sub(1), |i| Scalar::re(bid[(i, i + 1)]));
@@ -164,7 +165,6 @@ fn tall<T: Field>(
         }
     }
     // U = Q_L · [U_B 0; 0 I] (the identity only for a full U).
-    let ucols = u.ncols();
     u.rb_mut().submatrix_mut(n, n, m - n, ucols - n).diagonal_mut().fill(T::one());
     apply_block_householder_sequence_on_the_left_in_place_with_conj(
         bid.rb(),
@@ -261,8 +261,7 @@ pub(super) fn bidiagonal_svd<T: Field>(
         v.diagonal_mut().fill(T::one());
         return Ok(());
     }
-    let inv = Re::<T>::one() / norm;
-    d.iter_mut().chain(e.iter_mut()).for_each(|x| *x *= inv);
+    d.iter_mut().chain(e.iter_mut()).for_each(|x| *x = *x / norm);
     solve(d, e, u.rb_mut(), v.rb_mut(), par, stack)?;
     descending(d, u, v, stack);
     d.iter_mut().for_each(|x| *x *= norm);
@@ -383,12 +382,26 @@ fn merge<T: Field>(
     let (zero, one) = (Re::<T>::zero(), Re::<T>::one());
     let two = one + one;
     let re = |x: T| Scalar::re(x);
+    // The block scaled to max-norm 1 (as LAPACK's ?lasd1): the secular
+    // equation squares the poles and weights, which must neither underflow
+    // nor lose their gaps in a block far smaller than the whole matrix.
+    let Some(scale) = max_abs(d.iter().copied().chain([alpha, beta])) else {
+        return Err(());
+    };
+    if scale == zero {
+        // A zero block: every pair as it stands, with value 0 (U's column k
+        // is ê_k, V's column k V₁'s null vector).
+        d[k] = zero;
+        return Ok(());
+    }
+    d.iter_mut().for_each(|x| *x = *x / scale);
+    let (alpha, beta) = (alpha / scale, beta / scale);
     // The removed row in V's basis: α·(V₁'s last row, row k of v) and
     // β·(V₂'s first row, row k + 1); each is zero in the other's columns.
     let (mut z, stack) = stack.make_with(m, |c| alpha * re(v[(k, c)]) + beta * re(v[(k + 1, c)]));
     let z = &mut *z;
-    let dmax = max_abs(d.iter().copied()).unwrap_or(zero);
-    let tol = Re::<T>::from_f64(8.0) * Re::<T>::EPSILON * dmax.max_real(alpha.abs()).max_real(beta.abs());
+    // ε here is 2⁻⁵² for f64, twice LAPACK's unit roundoff.
+    let tol = Re::<T>::from_f64(8.0) * Re::<T>::EPSILON;
     // The zero pole: V₁'s null column (k), rotated with V₂'s (m − 1) when
     // the block has a column more than rows, so that the row's entry in
     // the other is zero: that one is the block's null vector.
@@ -616,7 +629,9 @@ fn merge<T: Field>(
             w.rb_mut().col_mut(i).iter_mut().for_each(|x| *x *= inv);
         }
     }
-    d.copy_from_slice(values);
+    for (x, &y) in d.iter_mut().zip(values.iter()) {
+        *x = y * scale;
+    }
     Ok(())
 }
 
@@ -671,6 +686,7 @@ fn descending<T: Field>(d: &mut [Re<T>], mut u: MatMut<'_, T>, mut v: MatMut<'_,
 #[cfg(test)]
 mod tests {
     use super::{bidiagonal_svd, scratch, svd, svd_scratch};
+    use crate::kernels::scaling::Scaling;
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::{Mat, Par};
 
@@ -739,6 +755,14 @@ mod tests {
             check_bidiagonal(&g, &noise(4, e_len), "graded");
         }
         check_bidiagonal(&[0.0; 40], &[0.0; 39], "zero");
+        // A half 1e−200 of the other: squared poles and weights of its
+        // merges would underflow without each merge's own scaling.
+        for n in [40, 100] {
+            let mixed: Vec<f64> = (0..n).map(|i| if i < n / 2 { 1.0 } else { 1e-200 }).collect();
+            check_bidiagonal(&mixed, &mixed[1..], "a half 1e−200 of the other");
+            let graded: Vec<f64> = (0..n).map(|i| 10f64.powi(-i * 300 / n)).collect();
+            check_bidiagonal(&graded, &graded[1..], "graded over 300 decades");
+        }
     }
 
     #[test]
@@ -752,7 +776,16 @@ mod tests {
             let (mut s, mut u, mut v) =
                 (Mat::<f64>::zeros(k, 1), Mat::<f64>::zeros(m, uc), Mat::<f64>::zeros(n, vc));
             let mut mem = MemBuffer::new(svd_scratch::<f64>(m, n, full, Par::Seq));
-            svd(a.as_ref(), s.as_mut(), u.as_mut(), v.as_mut(), Par::Seq, MemStack::new(&mut mem)).unwrap();
+            let mut work = Mat::<f64>::zeros(m.max(n), k);
+            svd(
+                a.as_ref(),
+                Scaling::NONE,
+                work.as_mut(),
+                (s.as_mut(), u.as_mut(), v.as_mut()),
+                Par::Seq,
+                MemStack::new(&mut mem),
+            )
+            .unwrap();
             let s: Vec<f64> = (0..k).map(|i| s[(i, 0)]).collect();
             check_factors(&a, &s, &u, &v, 4.0, &format!("{m}×{n}, full = {full}"));
         }

@@ -31,7 +31,7 @@ use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors, SvdParams};
 use faer::linalg::{temp_mat_scratch, temp_mat_uninit};
 use faer::mat::AsMatMut;
-use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::reborrow::{IntoConst, Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par, Spec};
 use lindiff_core::op::{Svd, SvdDriver, SvdFull, SvdOptions, SvdTruncated, SvdVals, SvdVectors};
 use lindiff_core::Scalar;
@@ -140,7 +140,7 @@ impl Shape {
     }
 }
 
-/// Whether the guard (and so the QR fallback) runs for these options. It
+/// Whether the guard (and so the fallback) runs for these options. It
 /// needs both factors, so `ThinLeft` is only chosen where it does not run.
 fn guarded(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
     shape != Shape::Values
@@ -168,28 +168,32 @@ pub(super) fn scratch<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: us
     let k = m.min(n);
     let (ucols, vcols) = shape.cols(m, n);
     let (fu, fv) = shape.faer();
-    let main = if jacobi(opts, m, n) {
+    let (jacobi, own) = (jacobi(opts, m, n), own_dc::<T>(opts, shape, m, n));
+    let main = if jacobi {
         svd_jacobi::scratch::<T>(m, n, ucols, vcols)
-    } else if own_dc::<T>(opts, shape, m, n) {
+    } else if own {
         bidiagonal_dc::svd_scratch::<T>(m, n, shape == Shape::Full, par)
     } else {
         // Values only: faer always uses the QR algorithm there.
         svd_scratch::<T>(m, n, fu, fv, par, params_for::<T>(opts, shape != Shape::Values))
     };
-    let fallback = if guarded(opts, shape, m, n) {
+    let fallback = if own {
+        svd_jacobi::scratch::<T>(m, n, ucols, vcols).or(svd_guard::scratch::<T>(m, n, k))
+    } else if guarded(opts, shape, m, n) {
         svd_scratch::<T>(m, n, fu, fv, par, qr_only_params::<T>()).or(svd_guard::scratch::<T>(m, n, k))
     } else {
         StackReq::EMPTY
     };
     // The copy of `a` scaled into the safe range (faer's SVD reads its
-    // input in place; the Jacobi SVD scales its own working copy).
-    let scaled = if jacobi(opts, m, n) { 0 } else { n };
+    // input in place; the Jacobi SVD scales its own working copy), or the
+    // own divide and conquer's working matrix.
+    let (rows, cols) = copy_shape(jacobi, own, m, n);
     StackReq::all_of(&[
-        temp_mat_scratch::<T>(m, scaled),                                    // a · 2^e
-        temp_mat_scratch::<T>(k, 1),                                         // s, as T
-        temp_mat_scratch::<T>(m, ucols),                                     // U
+        temp_mat_scratch::<T>(rows, cols), // a · 2^e
+        temp_mat_scratch::<T>(k, 1),       // s, as T
+        temp_mat_scratch::<T>(m, ucols),   // U
         temp_mat_scratch::<T>(n, vcols).or(temp_mat_scratch::<T>(vcols, n)), // V, either layout
-        temp_mat_scratch::<T>(if JACOBI { 0 } else { vcols }, 1),            // V's phases (compute_into)
+        temp_mat_scratch::<T>(if JACOBI { 0 } else { vcols }, 1), // V's phases (compute_into)
         main.or(fallback),
     ])
 }
@@ -239,11 +243,14 @@ pub(super) fn compute<T: Field>(
 /// same bits for the same input (the truncated SVD's and `svd`'s derivative
 /// rules recompute the factors). faer's QR iteration (below the divide-and-
 /// conquer size, or `SvdDriver::QrIteration`) rotates V's columns, up to
-/// 35 % slower on a row-major V, so it keeps the column-major one, and so
-/// does lindiff's own divide and conquer ([`own_dc`]), which copies,
-/// rotates and permutes V's columns.
+/// 35 % slower on a row-major V, so it keeps the column-major one.
+/// lindiff's own divide and conquer ([`own_dc`]) writes a thin V row-major
+/// too, which saves the n×k temporary of a column-major V (a few percent
+/// slower: its merges copy and scale V's columns), and a full V
+/// column-major (its Jacobi fallback, [`own_svd`], needs one, and a full V
+/// does not fit the working matrix it borrows for a thin one).
 fn v_row_major<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
-    guarded(opts, shape, m, n) && !own_dc::<T>(opts, shape, m, n)
+    guarded(opts, shape, m, n) && !(shape == Shape::Full && own_dc::<T>(opts, shape, m, n))
 }
 
 /// [`compute`] straight into the item's outputs U (`ui`), s (`si`) and Vᴴ
@@ -267,9 +274,10 @@ fn compute_into<T: Field>(
     let k = m.min(n);
     let (_, vcols) = shape.cols(m, n);
     let v_in_place = v_row_major::<T>(opts, shape, m, n);
-    // SAFETY: faer (or the Jacobi SVD) writes every value of `s` and every
-    // entry of a thin `v` before it is read, and a full `v` is zero-filled
-    // first (`guarded_svd`); the canonicalization writes `phases` before it
+    // SAFETY: faer, lindiff's own divide and conquer or the Jacobi SVD
+    // writes every value of `s` and every entry of a thin `v` before it is
+    // read, and a full `v` is zero-filled first (`faer_svd`) or written in
+    // full (`bidiagonal_dc::svd`); the canonicalization writes `phases` before it
     // reads them (its real packed path does not use them at all). `s`,
     // `v` and `phases` are counted in `scratch` (the U temporary is unused).
     let (mut s, stack) = unsafe { temp_mat_uninit::<T, _, _>(k, 1, stack) };
@@ -296,10 +304,10 @@ fn compute_into<T: Field>(
 /// The SVD of `a · 2^e` into `s`, `u`, `v` (shaped for `shape`; any strides
 /// for faer, column-major columns for Jacobi), with the [`Scaling`] (e) that
 /// brings `a` into the safe range: lindiff's Jacobi SVD where [`jacobi`]
-/// says so, the guarded SVD of [`guarded_svd`] (on a scaled copy when
-/// e ≠ 0) otherwise.
-/// Phases are not yet canonical. NaN/∞ in `a` is `NonFinite("a")`, found by
-/// the scan that measures `a`.
+/// says so, lindiff's own divide and conquer where [`own_dc`] says so
+/// ([`own_svd`]), the guarded SVD of [`guarded_svd`] (on a scaled copy when
+/// e ≠ 0) otherwise. Phases are not yet canonical. NaN/∞ in `a` is
+/// `NonFinite("a")`, found by the scan that measures `a`.
 fn factor<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
@@ -311,21 +319,37 @@ fn factor<T: Field>(
     let (m, n) = (a.nrows(), a.ncols());
     let scaling = check_range(a, "a", Range::Squares)?;
     let jacobi = jacobi(opts, m, n);
+    let own = own_dc::<T>(opts, shape, m, n);
     // SAFETY: the copy is written in full before it is read (and only when
-    // it is used); `scratch` counts it on faer's path.
-    let (mut copy, stack) =
-        unsafe { temp_mat_uninit::<T, _, _>(m, if jacobi || scaling.is_none() { 0 } else { n }, stack) };
+    // it is used); `scratch` counts it (`copy_shape`).
+    let (rows, cols) = copy_shape(jacobi || (scaling.is_none() && !own), own, m, n);
+    let (mut copy, stack) = unsafe { temp_mat_uninit::<T, _, _>(rows, cols, stack) };
+    let mut copy = copy.as_mat_mut();
     if jacobi {
         svd_jacobi::svd(a, scaling, s.col_mut(0), u, v, stack)?;
+    } else if own {
+        own_svd(a, scaling, copy, opts, shape, par, stack, (s, u, v))?;
     } else if scaling.is_none() {
         guarded_svd(a, opts, shape, par, stack, (s, u, v))?;
     } else {
-        let mut copy = copy.as_mat_mut();
         copy_mat(a, copy.rb_mut());
         scaling.apply_mat(copy.rb_mut());
         guarded_svd(copy.rb(), opts, shape, par, stack, (s, u, v))?;
     }
     Ok(scaling)
+}
+
+/// The shape of [`factor`]'s copy of an m×n `a`: none when `unused`; the
+/// tall orientation (A or Aᵀ, which [`own_svd`] reduces in place) for
+/// lindiff's own divide and conquer; m×n (a · 2^e for faer) otherwise.
+fn copy_shape(unused: bool, own: bool, m: usize, n: usize) -> (usize, usize) {
+    if unused {
+        (m, 0)
+    } else if own {
+        (m.max(n), m.min(n))
+    } else {
+        (m, n)
+    }
 }
 
 /// `true` when [`compute_into`] applies: outputs 0, 1 and 2 (U, s, Vᴴ) are
@@ -336,10 +360,9 @@ fn into_outputs(item: &Item<'_>) -> bool {
     !JACOBI && (0..3).all(|i| item.has_output(i))
 }
 
-/// The SVD of `a` into `s`, `u`, `v` (shaped for `shape`) by lindiff's own
-/// bidiagonal divide and conquer where [`own_dc`] says so, by faer's SVD
-/// otherwise, with the divide-and-conquer guard and its QR fallback (faer's)
-/// where they apply.
+/// faer's SVD of `a` into `s`, `u`, `v` (shaped for `shape`) with faer's
+/// parameters for `opts`, then the divide-and-conquer guard and its QR
+/// fallback where they apply.
 fn guarded_svd<T: Field>(
     a: MatRef<'_, T>,
     opts: &SvdOptions,
@@ -348,7 +371,93 @@ fn guarded_svd<T: Field>(
     stack: &mut MemStack,
     (mut s, mut u, mut v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
 ) -> Result<(), Failure> {
+    let params = params_for::<T>(opts, shape != Shape::Values);
+    faer_svd(a, params, shape, par, stack, (s.rb_mut(), u.rb_mut(), v.rb_mut()))?;
+    fallback_if_rejected(a, opts, shape, par, stack, (s, u, v))
+}
+
+/// lindiff's own divide and conquer ([`bidiagonal_dc`]) of `a · 2^e`,
+/// reduced to bidiagonal form in `work` (A's or Aᵀ's tall shape), then the
+/// guard on `a · 2^e` — `a` itself, or the scaled copy rebuilt in `work`.
+/// Where the solver fails (a secular root that does not converge) or the
+/// guard rejects its factors, the one-sided Jacobi SVD recomputes them (U
+/// column-major, as the callers give it; V column-major, or through `work`
+/// where it is row-major): it
+/// needs no workspace beyond the outputs (faer's QR fallback would add
+/// 3·min(m, n)² entries to every call's workspace for a path that does not
+/// run) and is the more accurate of the two, at several times the cost.
+#[expect(clippy::too_many_arguments, reason = "the SVD's inputs, outputs and workspace")]
+fn own_svd<T: Field>(
+    a: MatRef<'_, T>,
+    scaling: Scaling,
+    mut work: MatMut<'_, T>,
+    opts: &SvdOptions,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    (mut s, mut u, mut v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
+) -> Result<(), Failure> {
     let (m, n) = (a.nrows(), a.ncols());
+    debug_assert!(guarded(opts, shape, m, n), "the own solver's sizes are the guard's");
+    let solved =
+        bidiagonal_dc::svd(a, scaling, work.rb_mut(), (s.rb_mut(), u.rb_mut(), v.rb_mut()), par, stack)
+            .is_ok();
+    if solved {
+        let checked = if scaling.is_none() {
+            a
+        } else {
+            let mut w = if m < n { work.rb_mut().transpose_mut() } else { work.rb_mut() };
+            copy_mat(a, w.rb_mut());
+            scaling.apply_mat(w.rb_mut());
+            w.into_const()
+        };
+        if accepted(checked, s.rb(), u.rb(), v.rb(), stack) {
+            return Ok(());
+        }
+    }
+    svd_guard::note_fallback();
+    if v.row_stride() == 1 {
+        return svd_jacobi::svd(a, scaling, s.col_mut(0), u, v, stack);
+    }
+    // A row-major (thin) V: the Jacobi SVD writes V column-major into the
+    // working matrix (max(m, n)×min(m, n), as large as V), then it is copied.
+    let mut tmp = work.submatrix_mut(0, 0, v.nrows(), v.ncols());
+    svd_jacobi::svd(a, scaling, s.col_mut(0), u, tmp.rb_mut(), stack)?;
+    v.copy_from(tmp.rb());
+    Ok(())
+}
+
+/// Whether the guard accepts the SVD `s`, `u`, `v` of `a` (never when the
+/// test hook forces a rejection).
+fn accepted<T: Field>(
+    a: MatRef<'_, T>,
+    s: MatRef<'_, T>,
+    u: MatRef<'_, T>,
+    v: MatRef<'_, T>,
+    stack: &mut MemStack,
+) -> bool {
+    !svd_guard::forced_rejection() && svd_guard::accepts(a, s.col(0), u, v, stack)
+}
+
+/// The failure of an SVD of `a` that did not complete: `NonFinite("a")`
+/// for NaN/∞ in `a`, `NonConvergence` otherwise.
+fn failure<T: Field>(a: MatRef<'_, T>) -> Failure {
+    if all_finite(a) {
+        Failure::NonConvergence
+    } else {
+        Failure::NonFinite("a")
+    }
+}
+
+/// faer's SVD of `a` into `s`, `u`, `v` (shaped for `shape`) with `params`.
+fn faer_svd<T: Field>(
+    a: MatRef<'_, T>,
+    params: Spec<SvdParams, T>,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    (s, mut u, mut v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
+) -> Result<(), Failure> {
     if shape == Shape::Full {
         // faer reads part of a full U (tall) or V (wide) before writing it.
         u.fill(T::zero());
@@ -356,40 +465,27 @@ fn guarded_svd<T: Field>(
     }
     let with_vectors = shape != Shape::Values;
     let with_v = with_vectors && shape != Shape::ThinLeft;
-    let params = params_for::<T>(opts, with_vectors);
-    let run = |params, s: MatMut<'_, T>, u: MatMut<'_, T>, v: MatMut<'_, T>, stack: &mut MemStack| {
-        let u = with_vectors.then_some(u);
-        let v = with_v.then_some(v);
-        // faer rejects non-finite input itself (its bidiagonal check), so no
-        // separate pass over `a` is needed to name the failure.
-        svd(a, s.col_mut(0).as_diagonal_mut(), u, v, par, stack, params).map_err(|_| {
-            if all_finite(a) {
-                Failure::NonConvergence
-            } else {
-                Failure::NonFinite("a")
-            }
-        })
-    };
-    if own_dc::<T>(opts, shape, m, n) {
-        bidiagonal_dc::svd(a, s.rb_mut(), u.rb_mut(), v.rb_mut(), par, stack).map_err(|()| {
-            if all_finite(a) {
-                Failure::NonConvergence
-            } else {
-                Failure::NonFinite("a")
-            }
-        })?;
-    } else {
-        run(params, s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
-    }
-    if guarded(opts, shape, m, n)
-        && (svd_guard::forced_rejection() || !svd_guard::accepts(a, s.rb().col(0), u.rb(), v.rb(), stack))
-    {
+    // faer rejects non-finite input itself (its bidiagonal check), so no
+    // separate pass over `a` is needed to name the failure.
+    let (u, v) = (with_vectors.then_some(u), with_v.then_some(v));
+    svd(a, s.col_mut(0).as_diagonal_mut(), u, v, par, stack, params).map_err(|_| failure(a))
+}
+
+/// The divide-and-conquer guard on the SVD of `a` in `s`, `u`, `v`, where
+/// it applies ([`guarded`]), and faer's QR SVD of `a` in their place when it
+/// rejects them.
+fn fallback_if_rejected<T: Field>(
+    a: MatRef<'_, T>,
+    opts: &SvdOptions,
+    shape: Shape,
+    par: Par,
+    stack: &mut MemStack,
+    (s, u, v): (MatMut<'_, T>, MatMut<'_, T>, MatMut<'_, T>),
+) -> Result<(), Failure> {
+    let (m, n) = (a.nrows(), a.ncols());
+    if guarded(opts, shape, m, n) && !accepted(a, s.rb(), u.rb(), v.rb(), stack) {
         svd_guard::note_fallback();
-        if shape == Shape::Full {
-            u.fill(T::zero());
-            v.fill(T::zero());
-        }
-        run(qr_only_params::<T>(), s.rb_mut(), u.rb_mut(), v.rb_mut(), stack)?;
+        faer_svd(a, qr_only_params::<T>(), shape, par, stack, (s, u, v))?;
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! The SVD accuracy guard. faer's divide-and-conquer bidiagonal SVD (used for
-//! min(m, n) ≥ 128) can return inaccurate factors without an error. Instead of
+//! min(m, n) ≥ 128 where lindiff's own does not serve) can return inaccurate
+//! factors without an error (docs/faer-scratch-apis.md, §5, has a case);
+//! lindiff's own (`super::bidiagonal_dc`) is checked the same way. Instead of
 //! a full residual ‖A − U S Vᴴ‖ (one more O(mn·k) product), the guard checks
 //! with a few fixed pseudo-random probe vectors — O(mn) work:
 //!
@@ -11,7 +13,8 @@
 //! one per orthogonality test), and ‖A‖_F makes the residual bound up to
 //! √rank looser than one in ‖A‖₂. A backward-stable SVD passes (its residual
 //! is O(√n·ε)‖A‖); an error of 1e-8·‖A‖ in any factor fails by orders of
-//! magnitude. A factorization that fails is recomputed with the QR algorithm.
+//! magnitude. A factorization that fails is recomputed: faer's with faer's QR
+//! algorithm, lindiff's own with the one-sided Jacobi SVD (`super::svd`).
 
 use super::frobenius::frobenius_norm as norm;
 use crate::field::Field;
@@ -151,7 +154,7 @@ pub fn accepts<T: Field>(
 #[doc(hidden)]
 pub static FORCE_REJECTION: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
-/// Test hook (feature `test-hooks`): how many times the QR fallback ran.
+/// Test hook (feature `test-hooks`): how many times the fallback ran.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub static FALLBACKS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);

@@ -74,7 +74,8 @@ fn svd_large<P: TestProvider>(provider: &P) {
     hard_spectra::<f64, P>(provider, 130, 200, 23);
     hard_spectra::<f32, P>(provider, 160, 160, 24);
     // `Jacobi`: host-cpu's one-sided Jacobi SVD at a size where `Auto` is
-    // faer's divide and conquer (providers without one run `Auto`).
+    // divide and conquer (host-cpu's own for f64, faer's for c64; providers
+    // without a Jacobi SVD run `Auto`).
     for driver in [SvdDriver::Auto, SvdDriver::QrIteration, SvdDriver::Jacobi] {
         check::<f64, P>(provider, driver, 140, 130, 11);
         check::<Complex<f64>, P>(provider, driver, 130, 135, 12);

@@ -149,7 +149,8 @@ pub fn accepts<T: Field>(
 }
 
 /// Test hook (feature `test-hooks`): while set, the guard rejects every
-/// factorization it checks, so the QR-algorithm fallback runs.
+/// factorization it checks, so the fallback runs (faer's QR algorithm, or the
+/// Jacobi SVD after lindiff's own divide and conquer).
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub static FORCE_REJECTION: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);

@@ -38,7 +38,7 @@ pub fn check_thin<T: Scalar, P: Provider<Memory = Host>>(
 
 /// [`check_thin`] for an m×n input with singular values `s_true`
 /// (descending, min(m, n) of them): the values to within the tolerance
-/// times s_true[0].
+/// times `s_true[0]`.
 pub fn check_spectrum<T: Scalar, P: Provider<Memory = Host>>(
     p: &P,
     op: LinalgOp,

@@ -15,7 +15,7 @@
 //! B = diag(U₁, 1, U₂) · M̃ · diag(V₁, V₂)ᵀ,
 //!
 //! where M̃ is diag(S₁, S₂) with the row k = (α·V₁'s last row, β·V₂'s first
-//! row) inserted (α = d[k], β = e[k]). V₁'s last column (and V₂'s, when
+//! row) inserted (α = `d[k]`, β = `e[k]`). V₁'s last column (and V₂'s, when
 //! sqre = 1) is a null vector; a rotation of the two null columns makes
 //! the row's entry in one of them zero, so that column is B's null vector
 //! and the rest of M̃ is the square broken-arrow matrix
@@ -209,7 +209,7 @@ pub(super) fn scratch<T: Field>(n: usize, par: Par) -> StackReq {
         real,                          // zhat
         index.array(2),                // slot, dest
         real.array(3),                 // nx, ny, column
-        temp_mat_scratch::<T>(m, n),   // gathered
+        StackReq::new::<T>(m * n),     // gathered
     ]);
     let leaf = StackReq::all_of(&[
         temp_mat_scratch::<T>(leaf, leaf + 1),
@@ -367,7 +367,7 @@ fn as_field<T: Field>(x: &[Re<T>]) -> &[T] {
 
 /// Merges the solved halves of a block of n rows and m columns: `d` holds
 /// S₁ (entries 0..k) and S₂ (k+1..n), `u` holds diag(U₁, 1, U₂) and `v`
-/// diag(V₁, V₂); (α, β) = (d[k], e[k]) of the block, the removed row's.
+/// diag(V₁, V₂); (α, β) = (`d[k]`, `e[k]`) of the block, the removed row's.
 /// On return, the pairs of the block as [`solve`] describes them.
 fn merge<T: Field>(
     d: &mut [Re<T>],
@@ -567,12 +567,10 @@ fn merge<T: Field>(
     }
     let y = MatRef::from_column_major_slice(as_field::<T>(&delta), nk, nk);
 
-    // SAFETY: the products read rows of `gathered`'s columns 0..upper
-    // (top) and lower_from..nk (bottom) only where the column's group has
-    // non-zero rows there, and exactly those are copied below for each
-    // side before its products.
-    let (mut gathered, _) = unsafe { temp_mat_uninit::<T, _, _>(m, nk, stack) };
-    let mut gathered = gathered.as_mat_mut();
+    // The gathered columns, laid out as the side's matrix is (V may be
+    // row-major: written into Vᴴ's memory), so both the copies in and the
+    // products' reads run along contiguous memory.
+    let (mut buffer, _) = stack.make_with(m * nk, |_| T::zero());
     // U: rows 0..k and k+1..n; kept column c scaled by its pole (X's rows
     // are Y's scaled by the poles; the zero pole's row of X, −1, is U's
     // row k).
@@ -580,25 +578,38 @@ fn merge<T: Field>(
     for (side, top) in [(0, k), (1, k + 1)] {
         let mut w = if side == 0 { u.rb_mut() } else { v.rb_mut() };
         let (rows, bottom) = (w.nrows(), k + 1);
-        for (l, &c) in kept[..nk].iter().enumerate() {
-            let scale = if side == 0 { T::from_real(poles[l]) } else { T::one() };
-            let g = group(l);
-            let mut dst = gathered.rb_mut().col_mut(slot[l]);
-            if g != 3 {
-                for r in 0..top {
-                    dst[r] = w[(r, c)] * scale;
+        let by_rows = w.row_stride() != 1;
+        let mut gathered = if by_rows {
+            MatMut::from_row_major_slice_mut(&mut buffer[..rows * nk], rows, nk)
+        } else {
+            MatMut::from_column_major_slice_mut(&mut buffer[..rows * nk], rows, nk)
+        };
+        let scale_of = |l: usize| if side == 0 { T::from_real(poles[l]) } else { T::one() };
+        // Row r of kept column l is copied where the products read it.
+        let wanted = |r: usize, l: usize| if r < top { group(l) != 3 } else { r >= bottom && group(l) != 0 };
+        if by_rows {
+            for r in 0..rows {
+                for (l, &c) in kept[..nk].iter().enumerate() {
+                    if wanted(r, l) {
+                        gathered[(r, slot[l])] = w[(r, c)] * scale_of(l);
+                    }
                 }
-            }
-            if g != 0 {
-                for r in bottom..rows {
-                    dst[r] = w[(r, c)] * scale;
-                }
-            }
-        }
-        for (g, &c) in gone[..ng].iter().enumerate() {
-            if dest[g] != c {
-                for r in 0..rows {
+                for (g, &c) in gone[..ng].iter().enumerate() {
                     w[(r, dest[g])] = w[(r, c)];
+                }
+            }
+        } else {
+            for (l, &c) in kept[..nk].iter().enumerate() {
+                let scale = scale_of(l);
+                for r in (0..rows).filter(|&r| wanted(r, l)) {
+                    gathered[(r, slot[l])] = w[(r, c)] * scale;
+                }
+            }
+            for (g, &c) in gone[..ng].iter().enumerate() {
+                if dest[g] != c {
+                    for r in 0..rows {
+                        w[(r, dest[g])] = w[(r, c)];
+                    }
                 }
             }
         }
@@ -620,13 +631,25 @@ fn merge<T: Field>(
             T::one(),
             par,
         );
+        // Normalised: U's row k is −1 (X's zero-pole row) before scaling.
         let norms = if side == 0 { &nx } else { &ny };
-        for (i, &norm) in norms.iter().enumerate() {
-            if side == 0 {
-                w[(k, i)] = -T::one();
+        for (inv, &norm) in column.iter_mut().zip(norms.iter()) {
+            *inv = one / norm;
+        }
+        if side == 0 {
+            w.rb_mut().row_mut(k).subcols_mut(0, nk).fill(-T::one());
+        }
+        if by_rows {
+            for r in 0..rows {
+                for (i, &inv) in column.iter().enumerate() {
+                    w[(r, i)] *= T::from_real(inv);
+                }
             }
-            let inv = T::from_real(one / norm);
-            w.rb_mut().col_mut(i).iter_mut().for_each(|x| *x *= inv);
+        } else {
+            for (i, &inv) in column.iter().enumerate() {
+                let inv = T::from_real(inv);
+                w.rb_mut().col_mut(i).iter_mut().for_each(|x| *x *= inv);
+            }
         }
     }
     for (x, &y) in d.iter_mut().zip(values.iter()) {
@@ -636,7 +659,9 @@ fn merge<T: Field>(
 }
 
 /// Puts the pairs in descending order of `d` (a permutation of the columns
-/// of `u` and `v`, cycle by cycle through one temporary column).
+/// of `u` and `v`: cycle by cycle through one temporary column for a
+/// column-major factor, row by row through a temporary row for a
+/// row-major one).
 fn descending<T: Field>(d: &mut [Re<T>], mut u: MatMut<'_, T>, mut v: MatMut<'_, T>, stack: &mut MemStack) {
     let n = d.len();
     let (mut order, stack) = stack.make_with(n, |c| c);
@@ -653,8 +678,9 @@ fn descending<T: Field>(d: &mut [Re<T>], mut u: MatMut<'_, T>, mut v: MatMut<'_,
             done[start] = true;
             continue;
         }
-        // Position p receives the pair at order[p].
-        for mut w in [u.rb_mut(), v.rb_mut()] {
+        // Position p receives the pair at order[p] (a row-major factor is
+        // permuted row by row below).
+        for mut w in [u.rb_mut(), v.rb_mut()].into_iter().filter(|w| w.row_stride() == 1) {
             tmp.copy_from(w.rb().col(start));
             let mut p = start;
             loop {
@@ -679,6 +705,16 @@ fn descending<T: Field>(d: &mut [Re<T>], mut u: MatMut<'_, T>, mut v: MatMut<'_,
             }
             d[p] = d[src];
             p = src;
+        }
+    }
+    for mut w in [u, v].into_iter().filter(|w| w.row_stride() != 1) {
+        for r in 0..w.nrows() {
+            for (p, &src) in order.iter().enumerate() {
+                tmp[p] = w[(r, src)];
+            }
+            for p in 0..n {
+                w[(r, p)] = tmp[p];
+            }
         }
     }
 }
@@ -786,8 +822,23 @@ mod tests {
                 MemStack::new(&mut mem),
             )
             .unwrap();
-            let s: Vec<f64> = (0..k).map(|i| s[(i, 0)]).collect();
-            check_factors(&a, &s, &u, &v, 4.0, &format!("{m}×{n}, full = {full}"));
+            let sv: Vec<f64> = (0..k).map(|i| s[(i, 0)]).collect();
+            check_factors(&a, &sv, &u, &v, 4.0, &format!("{m}×{n}, full = {full}"));
+            // V row-major (as svd.rs writes a thin V into Vᴴ's memory; the
+            // products round differently on that layout).
+            let mut vt = Mat::<f64>::zeros(vc, n);
+            let mut u2 = Mat::<f64>::zeros(m, uc);
+            svd(
+                a.as_ref(),
+                Scaling::NONE,
+                work.as_mut(),
+                (s.as_mut(), u2.as_mut(), vt.as_mut().transpose_mut()),
+                Par::Seq,
+                MemStack::new(&mut mem),
+            )
+            .unwrap();
+            let sv: Vec<f64> = (0..k).map(|i| s[(i, 0)]).collect();
+            check_factors(&a, &sv, &u2, &vt.transpose().to_owned(), 4.0, &format!("{m}×{n}, V row-major"));
         }
     }
 }

@@ -96,7 +96,7 @@ pub(crate) fn uses_divide_and_conquer(m: usize, n: usize) -> bool {
 /// bidiagonal divide and conquer ([`bidiagonal_dc`]) instead of faer's:
 /// real `T`, U and V both computed, min(m, n) ≥ [`bidiagonal_dc::DC_FROM`]
 /// and an aspect ratio up to faer's (beyond it faer factors a QR first),
-/// unless QR iteration is asked for.
+/// with the default driver (not `QrIteration` or `Jacobi`).
 fn own_dc<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
     matches!(shape, Shape::Thin | Shape::Full)
         && opts.driver != SvdDriver::QrIteration
@@ -245,10 +245,10 @@ pub(super) fn compute<T: Field>(
 /// conquer size, or `SvdDriver::QrIteration`) rotates V's columns, up to
 /// 35 % slower on a row-major V, so it keeps the column-major one.
 /// lindiff's own divide and conquer ([`own_dc`]) writes a thin V row-major
-/// too, which saves the n×k temporary of a column-major V (a few percent
-/// slower: its merges copy and scale V's columns), and a full V
-/// column-major (its Jacobi fallback, [`own_svd`], needs one, and a full V
-/// does not fit the working matrix it borrows for a thin one).
+/// too, which saves the n×k temporary of a column-major V (its merges walk
+/// a row-major V by rows), and a full V column-major (its Jacobi fallback,
+/// [`own_svd`], needs one, and a full V does not fit the working matrix it
+/// borrows for a thin one).
 fn v_row_major<T: Field>(opts: &SvdOptions, shape: Shape, m: usize, n: usize) -> bool {
     guarded(opts, shape, m, n) && !(shape == Shape::Full && own_dc::<T>(opts, shape, m, n))
 }
@@ -382,10 +382,10 @@ fn guarded_svd<T: Field>(
 /// Where the solver fails (a secular root that does not converge) or the
 /// guard rejects its factors, the one-sided Jacobi SVD recomputes them (U
 /// column-major, as the callers give it; V column-major, or through `work`
-/// where it is row-major): it
-/// needs no workspace beyond the outputs (faer's QR fallback would add
-/// 3·min(m, n)² entries to every call's workspace for a path that does not
-/// run) and is the more accurate of the two, at several times the cost.
+/// where it is row-major): it needs no workspace beyond the outputs (faer's
+/// QR fallback would add 3·min(m, n)² entries to every call's workspace for
+/// a path that does not run) and is the more accurate of the two, at
+/// several times the cost.
 #[expect(clippy::too_many_arguments, reason = "the SVD's inputs, outputs and workspace")]
 fn own_svd<T: Field>(
     a: MatRef<'_, T>,

@@ -2,7 +2,8 @@
 //! * eager per-op overhead: a 2×2 eigh recorded on the eager tape vs the
 //!   same call on the direct face vs faer called directly (target ≤ 2 µs
 //!   over the kernel);
-//! * SVD forward + VJP vs forward SVD at n = 128, 256, 512, with the
+//! * SVD forward + VJP vs forward SVD at n = 128, 256, 512 (their ratio,
+//!   grad/forward, the median over rounds that alternate the two), with the
 //!   backward's cost in n³-matmul equivalents (target ≤ 4): compiled
 //!   programs on the interpreter, cotangents for U, s and Vᴴ all nonzero.
 
@@ -21,36 +22,48 @@ use std::hint::black_box;
 #[allow(dead_code)]
 #[path = "harness/mod.rs"]
 mod harness;
-use harness::{matrix, min_time};
+use harness::{matrix, min_time, side_by_side};
 
 fn meta(dims: &[usize]) -> TensorMeta {
     TensorMeta::new(DType::F64, Shape::new(dims).unwrap())
 }
 
-/// Runs a compiled program `reps` times on a reused pool; returns seconds.
-fn time_program(program: &Program, inputs: &[(Vec<usize>, Vec<f64>)], rounds: usize, reps: usize) -> f64 {
-    let cpu = Cpu::new();
-    let descs: Vec<TensorDesc> =
-        inputs.iter().map(|(d, _)| TensorDesc::contiguous(meta(d)).unwrap()).collect();
-    let refs: Vec<&TensorDesc> = descs.iter().collect();
-    let compiled = program.compile(&cpu, &refs).unwrap();
-    let params: Vec<Input<'_, lindiff_core::Host>> = descs
-        .iter()
-        .zip(inputs)
-        .map(|(d, (_, x))| Input { desc: d, data: HostData::from_slice(x) })
-        .collect();
-    let mut pool = Pool::new();
-    let mut best = f64::INFINITY;
-    for _ in 0..rounds {
-        best = best.min(min_time(reps, || {
-            let mut alloc = pool.allocator();
-            let results = compiled.run(&mut alloc, &params).unwrap();
-            for (_, b) in results {
-                lindiff_core::Allocator::<lindiff_core::Host>::release(&mut alloc, b);
-            }
-        }));
+/// A compiled program with its inputs, run on a reused pool.
+struct Runner<'p> {
+    compiled: lindiff_core::ir::Compiled<
+        'p,
+        Cpu,
+        { lindiff_core::ir::DEFAULT_INSTRS },
+        { lindiff_core::ir::DEFAULT_VALUES },
+    >,
+    descs: Vec<TensorDesc>,
+    inputs: &'p [(Vec<usize>, Vec<f64>)],
+    pool: Pool,
+}
+
+impl<'p> Runner<'p> {
+    fn new(cpu: &'p Cpu, program: &'p Program, inputs: &'p [(Vec<usize>, Vec<f64>)]) -> Self {
+        let descs: Vec<TensorDesc> =
+            inputs.iter().map(|(d, _)| TensorDesc::contiguous(meta(d)).unwrap()).collect();
+        let refs: Vec<&TensorDesc> = descs.iter().collect();
+        let compiled = program.compile(cpu, &refs).unwrap();
+        Runner { compiled, descs, inputs, pool: Pool::new() }
     }
-    best
+
+    /// One run of the program; its results go back to the pool.
+    fn run(&mut self) {
+        let params: Vec<Input<'_, lindiff_core::Host>> = self
+            .descs
+            .iter()
+            .zip(self.inputs)
+            .map(|(d, (_, x))| Input { desc: d, data: HostData::from_slice(x) })
+            .collect();
+        let mut alloc = self.pool.allocator();
+        let results = self.compiled.run(&mut alloc, &params).unwrap();
+        for (_, b) in results {
+            lindiff_core::Allocator::<lindiff_core::Host>::release(&mut alloc, b);
+        }
+    }
 }
 
 fn eager_overhead() {
@@ -106,9 +119,14 @@ fn eager_overhead() {
 
 fn svd_backward() {
     println!(
-        "\n## SVD forward+VJP vs forward (f64, serial, ms); backward in n³-matmul equivalents (target ≤ 4)"
+        "\n## SVD forward+VJP vs forward (f64, serial, ms; medians over alternated rounds); \
+         backward in n³-matmul equivalents (target ≤ 4)"
     );
-    println!("{:>6} {:>10} {:>12} {:>10} {:>10}", "n", "forward", "fwd+vjp", "matmul", "bwd/matmul");
+    println!(
+        "{:>6} {:>10} {:>12} {:>10} {:>10} {:>10}",
+        "n", "forward", "fwd+vjp", "ratio", "matmul", "bwd/matmul"
+    );
+    let cpu = Cpu::new();
     for n in [128usize, 256, 512] {
         let a = matrix(n, n, 7);
         let mut b: Builder = Builder::new();
@@ -121,22 +139,31 @@ fn svd_backward() {
         let y = b.param(meta(&[n, n])).unwrap();
         let p = b.matmul(&x, &y).unwrap();
         let matmul = b.finish(&[&p]).unwrap();
-        let (rounds, reps) = if n >= 512 { (2, 2) } else { (3, 3) };
-        let t_fwd = time_program(&forward, &[(vec![n, n], a.clone())], rounds, reps);
-        let cts = vec![
+        let fwd_in = [(vec![n, n], a.clone())];
+        let vjp_in = [
             (vec![n, n], a.clone()),
             (vec![n, n], matrix(n, n, 11)),
             (vec![n], matrix(n, 1, 13)),
             (vec![n, n], matrix(n, n, 17)),
         ];
-        let t_vjp = time_program(&with_vjp, &cts, rounds, reps);
-        let t_mm = time_program(&matmul, &[(vec![n, n], a.clone()), (vec![n, n], a.clone())], rounds, reps);
+        let mm_in = [(vec![n, n], a.clone()), (vec![n, n], a.clone())];
+        let (mut fwd, mut grad, mut mm) = (
+            Runner::new(&cpu, &forward, &fwd_in),
+            Runner::new(&cpu, &with_vjp, &vjp_in),
+            Runner::new(&cpu, &matmul, &mm_in),
+        );
+        let (rounds, reps) = if n >= 512 { (3, 2) } else { (5, 3) };
+        // grad/forward from rounds that alternate the two; the matmul's time
+        // from its own alternation with the forward.
+        let pair = side_by_side(rounds, reps, || grad.run(), || fwd.run());
+        let t_mm = side_by_side(rounds, reps.max(5), || mm.run(), || fwd.run()).ours;
         println!(
-            "{n:>6} {:>10.2} {:>12.2} {:>10.3} {:>10.2}",
-            t_fwd * 1e3,
-            t_vjp * 1e3,
+            "{n:>6} {:>10.2} {:>12.2} {:>10.3} {:>10.3} {:>10.2}",
+            pair.theirs * 1e3,
+            pair.ours * 1e3,
+            pair.ratio,
             t_mm * 1e3,
-            (t_vjp - t_fwd) / t_mm
+            (pair.ratio - 1.0) * pair.theirs / t_mm
         );
     }
 }

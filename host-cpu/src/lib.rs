@@ -32,12 +32,13 @@
 //!   order, until every pair is orthogonal to √m·ε; complex pairs by the
 //!   complex rotation)
 //!   instead of faer's, whatever the `SvdDriver`; same conventions, same
-//!   errors (`NonFinite` naming `a`, `NonConvergence` after 30 sweeps), all
+//!   errors (`NonFinite` naming `a`, `NonConvergence` after 80 sweeps), all
 //!   in the op's workspace. Why: faer 0.24 has no public entry to its
 //!   bidiagonal QR iteration, and its divide and conquer is linked even
 //!   where it never runs; with the bidiagonalisation and Householder code
 //!   they are 46 KiB of the f32 firmware's Cortex-M .text, the Jacobi SVD a
-//!   few KiB. Cost O(m·n²) per sweep with 6–10 sweeps: fine up to a few
+//!   few KiB. Cost O(m·n²) per sweep with 6–12 sweeps (up to 45 for a
+//!   numerically rank-deficient 256×256): fine up to a few
 //!   dozen columns, slow for large matrices (leave it off there). Jacobi
 //!   is accurate: orthogonality and reconstruction to rounding, and high
 //!   relative accuracy of small singular values for column-graded A.

@@ -15,7 +15,8 @@
 //! complex rotation [[c, s·e^{iφ}], [−s·e^{−iφ}, c]] with e^{iφ} the phase of
 //! ⟨w_p, w_q⟩, so the real and complex cases are one code path.
 //!
-//! Cost: O(mm·nn²) per sweep, with about 6–10 sweeps: meant for small
+//! Cost: O(mm·nn²) per sweep, with 6–12 sweeps ([`MAX_SWEEPS`] has the
+//! slow cases): meant for small
 //! matrices (firmware; natively up to 8×8, where it takes 0.55–0.63 of
 //! faer's time), where it is accurate (high relative accuracy) and
 //! its code is a fraction of faer's bidiagonalisation, QR iteration and

@@ -82,7 +82,10 @@ fn svd_large<P: TestProvider>(provider: &P) {
     hard_spectra::<f64, P>(provider, SvdDriver::Auto, 200, 130, 22);
     hard_spectra::<f64, P>(provider, SvdDriver::Auto, 130, 200, 23);
     hard_spectra::<f32, P>(provider, SvdDriver::Auto, 160, 160, 24);
+    // host-cpu's one-sided Jacobi SVD on the same spectra (lindiff-blas,
+    // which has no Jacobi SVD, runs its ?gesdd).
     hard_spectra::<f64, P>(provider, SvdDriver::Jacobi, 128, 128, 25);
+
     // `Jacobi`: host-cpu's one-sided Jacobi SVD at a size where `Auto` is
     // divide and conquer (host-cpu's own for f64, faer's for c64; providers
     // without a Jacobi SVD run `Auto`).

@@ -209,7 +209,9 @@ fn build_and_run(dir: &Path, target_dir: &Path, config: &Config) -> Result<Strin
 /// `Error::Unsupported`, never a zero or a panic. Also the SVD suites with
 /// lindiff-cpu's `svd-jacobi` (the firmware's SVD: the one-sided Jacobi
 /// SVD instead of faer's), including sizes ≥ 128 (140×130 real and
-/// 130×135 complex, about 10 s: Jacobi is meant for small matrices), and
+/// 130×135 complex, and spectra graded over 15 decades at 128×128 to
+/// 200×130, which take 34–37 sweeps: about 45 s unoptimised, as Jacobi is
+/// meant for small matrices), and
 /// the suites that run on its results: the SVD's derivatives, the gauge
 /// checks at ties and zeros, the recombinations and their derivatives.
 fn core_families(root: &Path) -> Step {

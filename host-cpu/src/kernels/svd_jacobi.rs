@@ -16,11 +16,10 @@
 //! ⟨w_p, w_q⟩, so the real and complex cases are one code path.
 //!
 //! Cost: O(mm·nn²) per sweep, with 6–12 sweeps ([`MAX_SWEEPS`] has the
-//! slow cases): meant for small
-//! matrices (firmware; natively up to 8×8, where it takes 0.55–0.63 of
-//! faer's time), where it is accurate (high relative accuracy) and
-//! its code is a fraction of faer's bidiagonalisation, QR iteration and
-//! (always linked) divide and conquer. Everything lives in the caller's
+//! slow cases): meant for small matrices (firmware; natively up to 8×8,
+//! where it takes 0.55–0.63 of faer's time), where it is accurate (high
+//! relative accuracy) and its code is a fraction of faer's
+//! bidiagonalisation, QR iteration and (always linked) divide and conquer. Everything lives in the caller's
 //! workspace ([`scratch`]); nothing allocates.
 
 use super::scaling::Scaling;
@@ -37,13 +36,14 @@ type Re<T> = <T as Scalar>::Real;
 
 /// Sweeps before giving up with `NonConvergence`. Convergence is quadratic
 /// only once the columns are nearly orthogonal; before that it is linear,
-/// and slowest where A's rank is numerically deficient: singular values
-/// graded over 15 decades (those under ε·‖A‖ are rounding noise, whose
-/// columns every rotation with a large one disturbs again) took 20 sweeps
-/// at 32×32, 27 at 64×64, 34 at 128×128, 37 at 200×130 and 45 at 256×256
-/// (f64; LAPACK's `?gesvj` stops at 30, which failed the 128×128 one). A
-/// well-conditioned matrix takes 6–12. A run past this cap has met an
-/// input the iteration cannot settle.
+/// and slowest for singular values spread down to the rounding level
+/// (columns that small are disturbed again by every rotation with a large
+/// one): values graded over 15 decades took 20 sweeps at 32×32, 27 at
+/// 64×64, 34 at 128×128, 37 at 200×130 and 45 at 256×256 (f64), where a
+/// cap of 30 (LAPACK's `?gesvj`'s, this kernel's before) failed from
+/// 128×128 on. A well-conditioned matrix takes 6–12. The count grows with
+/// the size, so a larger matrix of that kind can pass the cap: it is then
+/// `NonConvergence`, never a result.
 const MAX_SWEEPS: usize = 80;
 
 /// The extra workspace of [`svd`] for an m×n `a` whose U has `ucols` and V
@@ -154,8 +154,8 @@ with_avx2! {
 /// pairs touch different columns and their rotations (square roots and
 /// divisions, the latency of a pair) overlap in the CPU instead of waiting
 /// for each other as the cyclic (p, p+1), (p, p+2), … ordering's do. Both
-/// orderings converge (quadratically, each a permutation of the pairs per
-/// sweep).
+/// orderings converge (ultimately quadratically, each a permutation of the
+/// pairs per sweep).
 #[inline(always)]
 fn sweeps_body<T: Field>(mut w: MatMut<'_, T>, mut v: MatMut<'_, T>, with_v: bool) -> bool {
     let nn = w.ncols();

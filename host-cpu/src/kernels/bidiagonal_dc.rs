@@ -251,24 +251,23 @@ pub(super) fn bidiagonal_svd<T: Field>(
     if n == 0 {
         return Ok(());
     }
-    // Scale to max-norm 1: deflation compares z's entries with ε.
-    let zero = Re::<T>::zero();
+    // No scaling here: each merge scales its own block to max-norm 1
+    // (`merge`), and the leaves' dense SVD takes any scale. NaN is
+    // rejected up front; a zero matrix needs no solve.
     let Some(norm) = max_abs(d.iter().chain(e.iter()).copied()) else {
         return Err(());
     };
-    if norm == zero {
+    if norm == Re::<T>::zero() {
         u.diagonal_mut().fill(T::one());
         v.diagonal_mut().fill(T::one());
         return Ok(());
     }
-    d.iter_mut().chain(e.iter_mut()).for_each(|x| *x = *x / norm);
     solve(d, e, u.rb_mut(), v.rb_mut(), par, stack)?;
     descending(d, u, v, stack);
-    d.iter_mut().for_each(|x| *x *= norm);
     Ok(())
 }
 
-/// The recursive solve of the (scaled) block of `d.len()` rows and
+/// The recursive solve of the block of `d.len()` rows and
 /// `v.nrows()` (one more, or as many) columns: `u` and `v` are zero on
 /// entry. On return the pairs (column c of `u`, column c of `v`) with
 /// value `d[c]` are its singular triplets in no particular order; with one

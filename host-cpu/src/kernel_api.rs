@@ -57,9 +57,12 @@ pub use crate::kernels::{
 /// measures a matrix, the power-of-two [`Scaling`] into a safe
 /// [`Range`]) and the solves' singularity test (the pivots, the pivot
 /// ratio and the 1-norm condition estimate of
-/// `lindiff_core::op::SingularCheck`), for providers whose kernels share
-/// host-cpu's conventions.
+/// `lindiff_core::op::SingularCheck`), and the range check of a
+/// partial-pivot U that [`outputs_in_range`] leaves to the LU kernels
+/// ([`upper_finite`]), for providers whose kernels share host-cpu's
+/// conventions.
 pub use crate::kernels::{
+    lu::upper_finite,
     range::check_range,
     range::copy_range,
     scaling::scale_mat,

@@ -144,6 +144,60 @@ fn decompositions_overflow<P: TestProvider>(provider: &P) {
     decompositions::<Complex<f64>, P>(*provider);
 }
 
+/// Wilkinson's matrix of order n at scale 2^s: 1 on the diagonal, −1 below
+/// it and 1 in the last column. Partial pivoting grows its last column to
+/// U[i, n−1] = 2^i·2^s, entries in U that `a` is far from.
+fn wilkinson<T: Scalar + Element, P: Provider<Memory = Host>>(
+    la: &mut Direct<P>,
+    n: usize,
+    s: i32,
+) -> Tensor {
+    let scale = pow2::<T>(s);
+    let entry = |i: usize, j: usize| match (i, j) {
+        (_, j) if j == n - 1 => scale,
+        (i, j) if i == j => scale,
+        (i, j) if i > j => -scale,
+        _ => 0.0,
+    };
+    let data: Vec<T> = (0..n * n).map(|k| T::from_f64(entry(k % n, k / n))).collect();
+    la.tensor(&[n, n], &data).unwrap()
+}
+
+/// LU whose pivot growth overflows U: at the input's own scale (order 60,
+/// 2^(emax−54): the blocked kernel, U's last column reaches 2^(emax+5)),
+/// and after the kernel scaled `a` into the elimination's safe range and
+/// back (order 40, 2^(emax−20): the small kernel), and an entry above the
+/// diagonal alone. One power of two less growth factors exactly.
+fn pivot_growth<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
+where
+    Re<T>: Element,
+{
+    let mut la = Direct::new(p);
+    let e = emax::<T>();
+    for (n, s) in [(60, e - 54), (40, e - 20)] {
+        let over = wilkinson::<T, P>(&mut la, n, s);
+        assert_out_of_range(la.lu(&over), "lu", 0);
+        let fits = wilkinson::<T, P>(&mut la, n, e - (n as i32 - 1));
+        let f = la.lu(&fits).unwrap();
+        let u = reals::<T>(&f.u);
+        let top = u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        assert_eq!(top, pow2::<T>(e), "order {n}: the largest entry of U");
+    }
+    // An entry of U alone overflows, its diagonal (m, m, 1) finite:
+    // m·[[1, 0, 1], [−1, 1, 1], [0, 0, 1/m]] has U₁₂ = 2m.
+    let m = 0.75 * Re::<T>::MAX.to_f64();
+    let rows = [[m, 0.0, m], [-m, m, m], [0.0, 0.0, 1.0]];
+    let data: Vec<T> = (0..9).map(|k| T::from_f64(rows[k % 3][k / 3])).collect();
+    let a = la.tensor(&[3, 3], &data).unwrap();
+    assert_out_of_range(la.lu(&a), "lu", 0);
+}
+
+fn lu_pivot_growth<P: TestProvider>(provider: &P) {
+    pivot_growth::<f64, P>(*provider);
+    pivot_growth::<f32, P>(*provider);
+    pivot_growth::<Complex<f64>, P>(*provider);
+}
+
 /// Solves whose solution overflows: 2^−(emax−10)·I x = (2^k, 1) has
 /// x = (2^(emax − 10 + k), 2^(emax − 10)): exact at k = 10, out of range at
 /// k = 11 (for `solve` and `triangular_solve` in both triangles; `inv` of
@@ -355,6 +409,7 @@ lindiff_tests::providers!(
     functions_at_extreme_scales,
     decompositions_overflow,
     solves_overflow,
+    lu_pivot_growth,
     triangular_zero_diagonal,
     rank_deficient_gradients
 );

@@ -32,7 +32,7 @@ use lindiff_core::op::{MatOp, SolveOptions};
 use lindiff_core::{RealScalar, Scalar};
 use lindiff_cpu::kernel_api::{
     copy_range, estimate_len, estimate_scratch, factored_norm, one_norm, pivots, scale_mat, singular_test,
-    Failure, Item, Kernel, Range, Scaling, Shapes,
+    upper_finite, Failure, Item, Kernel, Range, Scaling, Shapes,
 };
 
 /// One LU op on LAPACK.
@@ -191,7 +191,7 @@ fn unpacked<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), 
             u[(i, j)] = if i <= j { scaling.undo(lu[(i, j)]) } else { T::zero() };
         }
     }
-    Ok(())
+    upper_finite(u.rb(), scaling)
 }
 
 fn factor_output<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result<(), Failure> {
@@ -200,7 +200,8 @@ fn factor_output<T: Lapack>(item: &mut Item<'_>, stack: &mut MemStack) -> Result
     let (ipiv, _) = carve_uninit::<i32>(stack, k);
     let mut lu = item.out_mat::<T>(0);
     let scaling = factor_into(a, lu.rb_mut(), ipiv)?;
-    undo_upper(lu, scaling);
+    undo_upper(lu.rb_mut(), scaling);
+    upper_finite(lu.rb(), scaling)?;
     write_perm(item, 1, ipiv, k);
     Ok(())
 }
@@ -260,7 +261,8 @@ fn factor_solve<T: Lapack>(
         }
         // a' x' = b' with a' = a·2^ea, b' = b·2^eb: x = x'·2^(ea − eb).
         scale_mat(x, a_scaling.exponent() - b_scaling.exponent());
-        undo_upper(lu, a_scaling);
+        undo_upper(lu.rb_mut(), a_scaling);
+        upper_finite(lu.rb(), a_scaling)?;
     }
     write_perm(item, 2, ipiv, n);
     Ok(())

@@ -35,6 +35,7 @@
 use super::columns::{copy_col, copy_mat, zero_col};
 use super::finite::{all_finite, check_finite};
 use super::lu_small;
+use super::output_range::RESULT;
 use super::range::check_range;
 use super::scaling::{max_abs, scale_mat, Range, Scaling};
 use super::singular::{estimate_len, estimate_scratch, factored_norm, one_norm, pivots, singular_test};
@@ -290,6 +291,36 @@ pub(super) fn undo_upper<T: Field>(mut lu: MatMut<'_, T>, scaling: Scaling) {
     }
 }
 
+/// `Ok` when U, the upper triangle of the packed factor `lu` (or U itself)
+/// as the kernel returns it — scaled back by `scaling` — is finite. The
+/// partial-pivot kernels check their own U this way, and
+/// `super::output_range` leaves it alone: in an m×n factor with m ≥ n,
+/// made at the input's own scale with no zero pivot, a non-finite entry
+/// reaches U's diagonal (the argument of [`factor_in_range`]: an entry of
+/// U's row p in column k ≥ p enters every later row's column k through
+/// the updates, 0·∞ being NaN, and the diagonal entry of column k is one
+/// of them), so the diagonal is enough. Otherwise — U scaled back by
+/// 2^e (which may overflow an entry alone), a zero pivot (whose skipped
+/// updates stop that spread), or m < n (the columns past m have no
+/// diagonal) — the whole triangle is scanned.
+///
+/// # Errors
+/// `OutOfRange("a")` for a NaN or infinity in U: a value the dtype
+/// cannot hold (pivot growth or the scaling back overflowed).
+pub fn upper_finite<T: Field>(lu: MatRef<'_, T>, scaling: Scaling) -> Result<(), Failure> {
+    let (m, n) = (lu.nrows(), lu.ncols());
+    let diagonal = || {
+        let p = pivots(lu);
+        p.finite && !p.zero
+    };
+    let whole = || (0..n).all(|j| all_finite(lu.col(j).subrows(0, m.min(j + 1)).as_mat()));
+    if (scaling.is_none() && m >= n && diagonal()) || whole() {
+        Ok(())
+    } else {
+        Err(Failure::OutOfRange { arg: "a", why: RESULT })
+    }
+}
+
 /// The scaling that brings the upper triangle of the packed `lu` (U) into
 /// the safe range (`None` for a NaN or ∞ there).
 pub(super) fn upper_range<T: Field>(lu: MatRef<'_, T>) -> Option<Scaling> {
@@ -362,15 +393,17 @@ impl<T: Field> Kernel<T> for Lu {
         let a = item.mat::<T>(0);
         let (mut fwd, mut inv, stack) = carve_perms(stack, a.nrows());
         if a.nrows() >= a.ncols() {
-            let (mut l, u) = item.out_pair::<T, T>(1, 2);
+            let (mut l, mut u) = item.out_pair::<T, T>(1, 2);
             let scaling = factor_in_range(a, l.rb_mut(), &mut fwd, &mut inv, par, stack)?;
-            write_u(l.rb(), u, scaling);
+            write_u(l.rb(), u.rb_mut(), scaling);
+            upper_finite(u.rb(), scaling)?;
             keep_l(l);
         } else {
             let (l, mut u) = item.out_pair::<T, T>(1, 2);
             let scaling = factor_in_range(a, u.rb_mut(), &mut fwd, &mut inv, par, stack)?;
             write_l(u.rb(), l);
-            keep_u(u, scaling);
+            keep_u(u.rb_mut(), scaling);
+            upper_finite(u.rb(), scaling)?;
         }
         write_perm(item, 0, &fwd);
         Ok(())
@@ -388,7 +421,8 @@ impl<T: Field> Kernel<T> for LuFactor {
         let (mut fwd, mut inv, stack) = carve_perms(stack, a.nrows());
         let mut lu = item.out_mat::<T>(0);
         let scaling = factor_in_range(a, lu.rb_mut(), &mut fwd, &mut inv, par, stack)?;
-        undo_upper(lu, scaling);
+        undo_upper(lu.rb_mut(), scaling);
+        upper_finite(lu.rb(), scaling)?;
         write_perm(item, 1, &fwd);
         Ok(())
     }
@@ -469,7 +503,8 @@ impl<T: Field> Kernel<T> for LuFactorSolve {
             }
             // a' x' = b' with a' = a·2^ea, b' = b·2^eb: x = x'·2^(ea − eb).
             scale_mat(x, scaling.exponent() - b_scaling.exponent());
-            undo_upper(lu, scaling);
+            undo_upper(lu.rb_mut(), scaling);
+            upper_finite(lu.rb(), scaling)?;
         }
         write_perm(item, 2, &fwd);
         Ok(())

@@ -69,7 +69,7 @@ pub(crate) mod gauge_check;
 mod gauss_legendre;
 pub(crate) mod householder;
 mod kept;
-mod lu;
+pub(crate) mod lu;
 mod lu_small;
 pub(crate) mod output_range;
 mod pool;

@@ -13,7 +13,8 @@
 //! outputs) against the op's O(n³); a failing output is scanned again,
 //! entry by entry, for the batch item. Not scanned: outputs bounded by
 //! construction (unitary factors, eigenvectors, partial-pivot L, Cholesky
-//! factors), and by definition `slogdet`'s `logabsdet` (−∞ at a singular
+//! factors), partial-pivot U (its kernels check it, most often from its
+//! diagonal alone: `super::lu::upper_finite`), and by definition `slogdet`'s `logabsdet` (−∞ at a singular
 //! matrix), `funm_hermitian_factors`' `gamma` (+∞ where f′ is, e.g. √ at a
 //! zero eigenvalue), and a triangular solve asked to propagate a zero pivot
 //! (`PivotCheck::Off`, whose caller discards what it reaches).
@@ -62,7 +63,11 @@ fn exempt(op: &LinalgOp, i: usize) -> bool {
     let name = op.output_names().get(i).copied();
     match op {
         LinalgOp::Cholesky(_) | LinalgOp::Polar(_) => true,
-        LinalgOp::Lu(_) | LinalgOp::FullPivLu(_) => name == Some("l"),
+        // U is checked by the kernels themselves (`super::lu::upper_finite`),
+        // most often from its diagonal alone.
+        LinalgOp::Lu(_) | LinalgOp::LuFactor(_) => true,
+        LinalgOp::LuFactorSolve(_) => name == Some("lu"),
+        LinalgOp::FullPivLu(_) => name == Some("l"),
         LinalgOp::Qr(_) | LinalgOp::RankRevealingQr(_) => name == Some("q"),
         LinalgOp::Svd(_) | LinalgOp::SvdFull(_) | LinalgOp::SvdTruncated(_) => {
             matches!(name, Some("u" | "vh"))

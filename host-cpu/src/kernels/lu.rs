@@ -258,14 +258,20 @@ pub(super) fn write_u<T: Field>(lu: MatRef<'_, T>, mut u: MatMut<'_, T>, scaling
     undo_upper(u, scaling);
 }
 
-/// Turns the packed m×n factor `lu` (m ≥ n) into L in place: ones on the
-/// diagonal, zeros above it.
-fn keep_l<T: Field>(mut lu: MatMut<'_, T>) {
-    for j in 0..lu.ncols() {
-        let mut col = lu.rb_mut().col_mut(j);
-        zero_col(col.rb_mut().subrows_mut(0, j));
-        col[j] = T::one();
+/// Splits the packed m×n factor `lu` (m ≥ n): U into `u` (n×n, zeros below
+/// the diagonal, scaled back by `scaling`) and L left in place (ones on the
+/// diagonal, zeros above it), one column of both at a time, so each column
+/// of `lu` is read and cleared while it is in cache.
+fn split_tall<T: Field>(mut lu: MatMut<'_, T>, mut u: MatMut<'_, T>, scaling: Scaling) {
+    let n = u.nrows();
+    for j in 0..n {
+        let (mut src, mut dst) = (lu.rb_mut().col_mut(j), u.rb_mut().col_mut(j));
+        copy_col(src.rb().subrows(0, j + 1), dst.rb_mut().subrows_mut(0, j + 1));
+        zero_col(dst.subrows_mut(j + 1, n - j - 1));
+        zero_col(src.rb_mut().subrows_mut(0, j));
+        src[j] = T::one();
     }
+    undo_upper(u, scaling);
 }
 
 /// Turns the packed m×n factor `lu` (m < n) into U in place: zeros below
@@ -395,9 +401,8 @@ impl<T: Field> Kernel<T> for Lu {
         if a.nrows() >= a.ncols() {
             let (mut l, mut u) = item.out_pair::<T, T>(1, 2);
             let scaling = factor_in_range(a, l.rb_mut(), &mut fwd, &mut inv, par, stack)?;
-            write_u(l.rb(), u.rb_mut(), scaling);
+            split_tall(l, u.rb_mut(), scaling);
             upper_finite(u.rb(), scaling)?;
-            keep_l(l);
         } else {
             let (l, mut u) = item.out_pair::<T, T>(1, 2);
             let scaling = factor_in_range(a, u.rb_mut(), &mut fwd, &mut inv, par, stack)?;

@@ -132,6 +132,7 @@ fn small_ld<T: Field>(n: usize) -> Option<usize> {
 /// copied out to `l` afterwards. `a` is copied whole (its strict upper
 /// triangle is read but never reaches L, and the factorization zeroes it);
 /// the same non-finite and positive-definite checks as faer's path.
+#[inline(always)]
 fn small<T: Field>(
     a: MatRef<'_, T>,
     l: MatMut<'_, T>,

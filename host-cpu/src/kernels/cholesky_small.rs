@@ -79,7 +79,12 @@ fn factor_body<T: Field>(l: &mut [T], n: usize, ld: usize) -> bool {
             return false;
         }
         let r = d.sqrt();
-        let inv = <T as Scalar>::Real::one() / r;
+        // 1/√d as √d·(1/d): the root and the division both wait on d alone
+        // and run side by side, where 1/√d waits for the root (the chain
+        // from one pivot to the next is most of a small factorization).
+        // 1/d overflows only for d < 2^−1024 (f64), where 1/√d does not.
+        let q = <T as Scalar>::Real::one() / d;
+        let inv = if Scalar::is_finite(q) { r * q } else { <T as Scalar>::Real::one() / r };
         // One pass over the whole column (no short `memset` call per
         // column): zeros above the diagonal, the scaled entries below.
         for (row, x) in col.iter_mut().enumerate() {
@@ -215,6 +220,18 @@ mod tests {
             nan[0] = f64::NAN;
             assert!(!factor(&mut nan, n, n), "n = {n}: NaN pivot");
         }
+    }
+
+    /// A pivot whose reciprocal overflows (d = 2^−1030, subnormal) scales
+    /// its column by 1/√d = 2^515 all the same: 2^−1030·[[1, 1], [1, 2]]
+    /// has L = 2^−515·[[1, 0], [1, 1]], every entry a power of two.
+    #[test]
+    fn subnormal_pivots_scale_by_their_root() {
+        let t = 2f64.powi(-1030);
+        let mut a = [t, t, t, 2.0 * t];
+        assert!(factor(&mut a, 2, 2));
+        let h = 2f64.powi(-515);
+        assert_eq!(a, [h, h, 0.0, h]);
     }
 
     /// The kernel's columns are never a multiple of 512 bytes apart from

@@ -316,8 +316,10 @@ pub(super) fn undo_upper<T: Field>(mut lu: MatMut<'_, T>, scaling: Scaling) {
 pub fn upper_finite<T: Field>(lu: MatRef<'_, T>, scaling: Scaling) -> Result<(), Failure> {
     let (m, n) = (lu.nrows(), lu.ncols());
     let diagonal = || {
-        let p = pivots(lu);
-        p.finite && !p.zero
+        (0..n).all(|k| {
+            let d = lu[(k, k)];
+            Scalar::is_finite(d) && d != T::zero()
+        })
     };
     let whole = || (0..n).all(|j| all_finite(lu.col(j).subrows(0, m.min(j + 1)).as_mat()));
     if (scaling.is_none() && m >= n && diagonal()) || whole() {

@@ -360,7 +360,13 @@ fn render(
          min(m, n) = 128) or the other side is another library, Δ compares \
          two implementations and can be negative. Rows marked (plan) call lindiff through a call \
          planned once over caller buffers instead of the direct face. Absolute times depend on the machine \
-         and its load; read the ratios.\n\n",
+         and its load; read the ratios.\n\nOther CPUs: those kernel choices are fixed size thresholds, not \
+         run-time CPU features, and were measured on this machine only. lindiff's own kernels use at most \
+         AVX2 and FMA (a run-time copy beside the baseline one), while faer's matrix products use AVX-512 \
+         where the CPU has it, so on a CPU without AVX-512 faer's side loses speed and lindiff's does not. \
+         The stall that made one Xeon 9× slower than an EPYC on the same code, legacy-SSE instructions \
+         inside AVX code, is checked in the machine code by `cargo xtask machine-code` (part of \
+         `cargo xtask test`), not by timings.\n\n",
     );
     d.push_str(&format!(
         "- Command: `cargo xtask bench{}{}`, mode: {mode}\n",

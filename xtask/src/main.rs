@@ -32,6 +32,9 @@
 //!   outside the tree or issue numbers (`citations.rs`); part of `test`.
 //! * `modules` — no import cycle between a crate's top-level modules
 //!   (`modules.rs`); part of `test`.
+//! * `machine-code` — no legacy-SSE instruction inside a function that uses
+//!   AVX registers, in the release build of every kernel
+//!   (`machine_code.rs`); part of `test`.
 //! * `sweep-ties` — the spectral near-tie sweep's table (the test runs in `test`).
 
 mod bench;
@@ -39,6 +42,7 @@ mod citations;
 mod cuda;
 mod embedded;
 mod fuzz;
+mod machine_code;
 mod miri;
 mod modules;
 mod nvrtc;
@@ -71,10 +75,11 @@ fn main() -> ExitCode {
         Some("nvrtc") => nvrtc::test(),
         Some("citations") => citations::check(),
         Some("modules") => modules::check(),
+        Some("machine-code") => machine_code::check(),
         Some("sweep-ties") => sweep_ties(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side; writes docs/benchmarks.md [--quick] [--peers: numpy, scipy, JAX] (`bench singular`: only the cost of solve's singularity tests)\n  fuzz N SEED  the fuzz suite in release, N calls per provider (cpu, blas) from SEED\n  miri      the core's tests and host-cpu's kernels (small fuzz cases) under Miri, pinned nightly\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ (run them on a GPU machine)\n  nvrtc     fetch NVRTC 13 (PyPI wheel, cached) and compile the CUDA kernels with it (also run by test)\n  citations every cited file and section exists; no outside notes or issue numbers (also run by test)\n  modules   no import cycles between a crate's top-level modules (also run by test)\n  sweep-ties  spectral gradients at gaps 0, 1e-16 … 1e-4 against closed forms: the table (also run by test)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test      formatting, clippy, all tests, no_std cross builds, QEMU, browser\n  bench     lindiff vs faer and vs raw LAPACK, side by side; writes docs/benchmarks.md [--quick] [--peers: numpy, scipy, JAX] (`bench singular`: only the cost of solve's singularity tests)\n  fuzz N SEED  the fuzz suite in release, N calls per provider (cpu, blas) from SEED\n  miri      the core's tests and host-cpu's kernels (small fuzz cases) under Miri, pinned nightly\n  embedded  Cortex-M firmware under QEMU (no heap), sizes\n  demo      build the wasm, serve the browser demo on 127.0.0.1, print the URL\n  browser   the demo in Chromium against native values (also run by test)\n  node      the wasm API under node: wasm-bindgen tests, the built package (also run by test)\n  cuda-check  build the CUDA device-check binaries into .device/ (run them on a GPU machine)\n  nvrtc     fetch NVRTC 13 (PyPI wheel, cached) and compile the CUDA kernels with it (also run by test)\n  citations every cited file and section exists; no outside notes or issue numbers (also run by test)\n  modules   no import cycles between a crate's top-level modules (also run by test)\n  machine-code  no legacy-SSE instruction inside AVX code in the release kernels (also run by test)\n  sweep-ties  spectral gradients at gaps 0, 1e-16 … 1e-4 against closed forms: the table (also run by test)"
             );
             return ExitCode::from(2);
         }
@@ -227,6 +232,7 @@ fn test() -> Step {
             ],
         )
     })?;
+    timed("machine code", &machine_code::check)?;
     timed("miri core units", &miri::core_unit)?;
     timed("rustdoc", &|| {
         // Deny rustdoc warnings (broken links, bad markup) in our crates.

@@ -11,9 +11,10 @@
 //! their gradients, are finite and accurate (evaluated exactly scaled).
 
 use lindiff_core::face::direct::{Direct, Tensor};
-use lindiff_core::op::{Diagonal, PivotCheck, Triangle, TriangularSolveOptions};
-use lindiff_core::{Element, Error, Host, Linalg, Ops, Provider, RealScalar, Scalar};
-use lindiff_tests::dense::Re;
+use lindiff_core::op::{Diagonal, Lu, LuFactor, PivotCheck, Triangle, TriangularSolveOptions};
+use lindiff_core::{Element, Error, Host, Linalg, LinalgOp, Ops, Provider, RealScalar, Scalar};
+use lindiff_tests::dense::{Dense, Re};
+use lindiff_tests::host::{run, HostTensor};
 use lindiff_tests::TestProvider;
 use num_complex::Complex;
 
@@ -144,52 +145,64 @@ fn decompositions_overflow<P: TestProvider>(provider: &P) {
     decompositions::<Complex<f64>, P>(*provider);
 }
 
-/// Wilkinson's matrix of order n at scale 2^s: 1 on the diagonal, −1 below
-/// it and 1 in the last column. Partial pivoting grows its last column to
-/// U[i, n−1] = 2^i·2^s, entries in U that `a` is far from.
-fn wilkinson<T: Scalar + Element, P: Provider<Memory = Host>>(
-    la: &mut Direct<P>,
-    n: usize,
-    s: i32,
-) -> Tensor {
+/// Wilkinson's matrix of order n at scale 2^s, bordered by `extra` zero
+/// rows (tall) or, for `extra` < 0, zero columns (wide): 1 on the
+/// diagonal, −1 below it and 1 in column n−1. Partial pivoting (ties to the
+/// first row) grows that column to U[i, n−1] = 2^i·2^s.
+fn wilkinson<T: Scalar + Element>(n: usize, s: i32, extra: isize) -> HostTensor {
     let scale = pow2::<T>(s);
     let entry = |i: usize, j: usize| match (i, j) {
+        (i, j) if i >= n || j >= n => 0.0,
         (_, j) if j == n - 1 => scale,
         (i, j) if i == j => scale,
         (i, j) if i > j => -scale,
         _ => 0.0,
     };
-    let data: Vec<T> = (0..n * n).map(|k| T::from_f64(entry(k % n, k / n))).collect();
-    la.tensor(&[n, n], &data).unwrap()
+    let (rows, cols) = (n + extra.max(0).unsigned_abs(), n + extra.min(0).unsigned_abs());
+    HostTensor::from_dense(&Dense::from_fn(rows, cols, |i, j| T::from_f64(entry(i, j))))
 }
 
-/// LU whose pivot growth overflows U: at the input's own scale (order 60,
-/// 2^(emax−54): the blocked kernel, U's last column reaches 2^(emax+5)),
-/// and after the kernel scaled `a` into the elimination's safe range and
-/// back (order 40, 2^(emax−20): the small kernel), and an entry above the
+/// `lu` and `lu_factor` of `a` are `OutOfRange` on `a`.
+fn both_out_of_range<P: Provider<Memory = Host>>(p: &P, a: &HostTensor, case: &str) {
+    for op in [LinalgOp::Lu(Lu), LinalgOp::LuFactor(LuFactor)] {
+        let name = op.name();
+        match run(p, op, &[a]) {
+            Err(Error::OutOfRange { op, arg: "a", batch_index: 0, .. }) if op == name => {}
+            other => panic!("{name}, {case}: expected OutOfRange on `a`; got {:?}", other.map(|_| ())),
+        }
+    }
+}
+
+/// LU whose pivot growth overflows U, square, tall and wide: at the input's
+/// own scale (order 60, 2^(emax−54): past the small kernel; U's last
+/// column reaches 2^(emax+5)), and on scaling back after the kernel scaled
+/// `a` into the elimination's safe range (order 20, 2^(emax−10): the
+/// scaled U peaks at 2^(emax−6), finite); also an entry above a finite
 /// diagonal alone. One power of two less growth factors exactly.
 fn pivot_growth<T: Scalar + Element, P: Provider<Memory = Host>>(p: P)
 where
     Re<T>: Element,
 {
-    let mut la = Direct::new(p);
     let e = emax::<T>();
-    for (n, s) in [(60, e - 54), (40, e - 20)] {
-        let over = wilkinson::<T, P>(&mut la, n, s);
-        assert_out_of_range(la.lu(&over), "lu", 0);
-        let fits = wilkinson::<T, P>(&mut la, n, e - (n as i32 - 1));
-        let f = la.lu(&fits).unwrap();
-        let u = reals::<T>(&f.u);
-        let top = u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    for (n, s) in [(60, e - 54), (20, e - 10)] {
+        for extra in [0, 1, -1] {
+            let case = format!("order {n} at 2^{s}, {extra:+} rows");
+            both_out_of_range(&p, &wilkinson::<T>(n, s, extra), &case);
+        }
+        let fits = wilkinson::<T>(n, e - (n as i32 - 1), 0);
+        let outs = run(&p, LinalgOp::Lu(Lu), &[&fits]).unwrap();
+        let u: Dense<T> = outs[2].as_ref().unwrap().matrix(0);
+        let top = (0..n * n).map(|k| u[(k % n, k / n)].re().to_f64().abs()).fold(0.0, f64::max);
         assert_eq!(top, pow2::<T>(e), "order {n}: the largest entry of U");
     }
-    // An entry of U alone overflows, its diagonal (m, m, 1) finite:
-    // m·[[1, 0, 1], [−1, 1, 1], [0, 0, 1/m]] has U₁₂ = 2m.
+    // m·[[1, 0, 1], [−1, 1, 1], [0, 0, 1/m]] with m = ¾ of the largest
+    // finite value, scaled into the safe range (at its own scale U₂₂ would be
+    // 1 − 0·∞ = NaN) and back: U₁₂ = 2m overflows, the diagonal (m, m, 1)
+    // does not.
     let m = 0.75 * Re::<T>::MAX.to_f64();
     let rows = [[m, 0.0, m], [-m, m, m], [0.0, 0.0, 1.0]];
-    let data: Vec<T> = (0..9).map(|k| T::from_f64(rows[k % 3][k / 3])).collect();
-    let a = la.tensor(&[3, 3], &data).unwrap();
-    assert_out_of_range(la.lu(&a), "lu", 0);
+    let a = HostTensor::from_dense(&Dense::from_fn(3, 3, |i, j| T::from_f64(rows[i][j])));
+    both_out_of_range(&p, &a, "an entry above a finite diagonal");
 }
 
 fn lu_pivot_growth<P: TestProvider>(provider: &P) {

@@ -208,11 +208,15 @@ fn factor_unblocked<T: Field>(mut lu: MatMut<'_, T>, perm: &mut [usize]) -> usiz
         if best == <Re<T> as Scalar>::zero() {
             continue;
         }
-        // Divide by the pivot scaled to abs1 = 1: safe for subnormal pivots,
-        // and every |entry| ≤ abs1(pivot) keeps the quotients ≤ √2.
-        let p = div_real(lu[(j, j)], best);
+        // Divide by the pivot scaled by its largest part s (p's parts ≤ 1,
+        // |p| ≥ 1): safe for subnormal pivots and for complex ones whose
+        // abs1 overflows, where s does not (so L stays finite where U is);
+        // every entry has abs1 ≤ abs1(pivot) ≤ 2s, so the quotients are ≤ 2.
+        let pivot = lu[(j, j)];
+        let s = Scalar::abs(Scalar::re(pivot)).max_real(Scalar::abs(Scalar::im(pivot)));
+        let p = div_real(pivot, s);
         for i in j + 1..m {
-            lu[(i, j)] = div_real(lu[(i, j)], best) / p;
+            lu[(i, j)] = div_real(lu[(i, j)], s) / p;
         }
         // Rank-1 update of the trailing block (faer's allocation-free kernel).
         let (_, top_right, bottom_left, trailing) = lu.rb_mut().split_at_mut(j + 1, j + 1);
@@ -302,7 +306,7 @@ pub(super) fn undo_upper<T: Field>(mut lu: MatMut<'_, T>, scaling: Scaling) {
 /// partial-pivot kernels check their own U this way, and
 /// `super::output_range` leaves it alone: in an m×n factor with m ≥ n,
 /// made at the input's own scale with no zero pivot, a non-finite entry
-/// reaches U's diagonal (the argument of [`factor_in_range`]: an entry of
+/// reaches U's diagonal (the argument of `factor_in_range`: an entry of
 /// U's row p in column k ≥ p enters every later row's column k through
 /// the updates, 0·∞ being NaN, and the diagonal entry of column k is one
 /// of them), so the diagonal is enough. Otherwise — U scaled back by

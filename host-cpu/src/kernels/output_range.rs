@@ -13,11 +13,12 @@
 //! outputs) against the op's O(n³); a failing output is scanned again,
 //! entry by entry, for the batch item. Not scanned: outputs bounded by
 //! construction (unitary factors, eigenvectors, partial-pivot L, Cholesky
-//! factors), partial-pivot U (its kernels check it, most often from its
-//! diagonal alone: `super::lu::upper_finite`), and by definition `slogdet`'s `logabsdet` (−∞ at a singular
-//! matrix), `funm_hermitian_factors`' `gamma` (+∞ where f′ is, e.g. √ at a
-//! zero eigenvalue), and a triangular solve asked to propagate a zero pivot
-//! (`PivotCheck::Off`, whose caller discards what it reaches).
+//! factors); partial-pivot U, which its kernels check (most often from its
+//! diagonal alone: `super::lu::upper_finite`); and by definition `slogdet`'s
+//! `logabsdet` (−∞ at a singular matrix), `funm_hermitian_factors`' `gamma`
+//! (+∞ where f′ is, e.g. √ at a zero eigenvalue), and a triangular solve
+//! asked to propagate a zero pivot (`PivotCheck::Off`, whose caller
+//! discards what it reaches).
 
 use super::finite::slice_finite;
 use crate::batch_run::batch_rank_of;
@@ -57,8 +58,10 @@ fn why(op: &LinalgOp, i: usize) -> &'static str {
 /// Whether output `i` of `op` need not be scanned: it may hold a
 /// non-finite value for finite inputs (see the module docs), or it cannot
 /// overflow — unitary factors and unit-norm eigenvectors (entries ≤ 1),
-/// partial-pivot L (≤ 1), a Cholesky factor (|l_ij| ≤ √a_jj) — so the scan
-/// is spent only where a value can leave the range.
+/// partial-pivot L (≤ 1), a Cholesky factor (|l_ij| ≤ √a_jj) — or its
+/// kernel checks it (partial-pivot U, and with it the packed factors of
+/// `lu_factor` and `lu_factor_solve`, whose L is finite where U is) — so
+/// the scan is spent only where a value can leave the range.
 fn exempt(op: &LinalgOp, i: usize) -> bool {
     let name = op.output_names().get(i).copied();
     match op {

@@ -82,7 +82,8 @@ fn factor_body<T: Field>(l: &mut [T], n: usize, ld: usize) -> bool {
         // 1/√d as √d·(1/d): the root and the division both wait on d alone
         // and run side by side, where 1/√d waits for the root (the chain
         // from one pivot to the next is most of a small factorization).
-        // 1/d overflows only for d < 2^−1024 (f64), where 1/√d does not.
+        // 1/d overflows only for d ≤ 2^−1024 (f64; 2^−128 in f32), where
+        // 1/√d does not.
         let q = <T as Scalar>::Real::one() / d;
         let inv = if Scalar::is_finite(q) { r * q } else { <T as Scalar>::Real::one() / r };
         // One pass over the whole column (no short `memset` call per
@@ -227,7 +228,7 @@ mod tests {
     /// has L = 2^−515·[[1, 0], [1, 1]], every entry a power of two.
     #[test]
     fn subnormal_pivots_scale_by_their_root() {
-        let t = 2f64.powi(-1030);
+        let t = f64::MIN_POSITIVE / 256.0;
         let mut a = [t, t, t, 2.0 * t];
         assert!(factor(&mut a, 2, 2));
         let h = 2f64.powi(-515);

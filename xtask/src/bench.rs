@@ -362,8 +362,9 @@ fn render(
          planned once over caller buffers instead of the direct face. Absolute times depend on the machine \
          and its load; read the ratios.\n\nOther CPUs: those kernel choices are fixed size thresholds, not \
          run-time CPU features, and were measured on this machine only. lindiff's own kernels use at most \
-         AVX2 and FMA (a run-time copy beside the baseline one), while faer's matrix products use AVX-512 \
-         where the CPU has it, so on a CPU without AVX-512 faer's side loses speed and lindiff's does not. \
+         AVX2 (a run-time copy beside the baseline one), while faer's matrix products use AVX-512 \
+         where the CPU has it, so on a CPU without AVX-512 faer's kernels lose speed and lindiff's own \
+         do not: where lindiff's own kernel wins here, it wins there. \
          The stall that made one Xeon 9× slower than an EPYC on the same code, legacy-SSE instructions \
          inside AVX code, is checked in the machine code by `cargo xtask machine-code` (part of \
          `cargo xtask test`), not by timings.\n\n",

@@ -4,9 +4,10 @@
 //! upper halves dirty; a legacy (non-VEX) SSE instruction run in that state
 //! costs a state transition or a false dependency on the whole register,
 //! by CPU: nothing on one Xeon or EPYC, a 9× slower 8×8 SVD batch on
-//! another. The compiler never mixes the two encodings in one function
-//! (it emits `vzeroupper` before calls and returns), so a mix can only come
-//! from inline assembly inlined into AVX code — as libm's x86-64 square
+//! another. The compiler encodes every vector instruction of a function for
+//! that function's target features (all VEX in an AVX function) and clears
+//! the upper halves (`vzeroupper`) before it calls or returns to baseline
+//! code, so a mix can only come from inline assembly inlined into AVX code — as libm's x86-64 square
 //! root is (`sqrtsd` in `asm!`), the reason lindiff-core takes `sqrt` from
 //! std in std builds (core/src/scalar.rs).
 //!
@@ -21,7 +22,7 @@
 //! x86-64 it reports that it has nothing to check.
 
 use crate::Step;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The test binary whose machine code is checked.
 const BINARY: &str = "workspace_overflow";
@@ -67,10 +68,11 @@ pub fn check() -> Step {
 fn release_binary() -> Result<String, String> {
     let args =
         ["test", "--release", "-p", "lindiff-tests", "--features", "blas", "--test", BINARY, "--no-run"];
-    eprintln!("\n==> cargo {} --message-format=json", args.join(" "));
+    eprintln!("\n==> cargo {} --message-format=json-render-diagnostics", args.join(" "));
     let out = Command::new("cargo")
         .args(args)
-        .arg("--message-format=json")
+        .arg("--message-format=json-render-diagnostics")
+        .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
     if !out.status.success() {
@@ -90,7 +92,8 @@ fn release_binary() -> Result<String, String> {
 pub struct Report {
     /// Functions with a ymm or zmm operand.
     pub wide: usize,
-    /// Of those, lindiff's run-time AVX2 copies (`...::avx2`).
+    /// Of those, lindiff's run-time AVX2 copies (`...::avx2`, or
+    /// `...::avx2::<f64>` with v0 symbol mangling).
     pub lindiff_avx2: usize,
     /// (function, first legacy-SSE instruction) for each function that
     /// mixes the two.
@@ -108,7 +111,7 @@ pub fn scan(disassembly: &str) -> Report {
             return;
         }
         report.wide += 1;
-        if name.contains("lindiff") && name.ends_with("::avx2") {
+        if name.contains("lindiff") && (name.ends_with("::avx2") || name.contains("::avx2::")) {
             report.lindiff_avx2 += 1;
         }
         if let Some(instruction) = legacy {
